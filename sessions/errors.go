@@ -1,0 +1,6 @@
+package sessions
+
+import "errors"
+
+// ErrClosed is returned by a Store used after Close.
+var ErrClosed = errors.New("otelrecords: store closed")

@@ -1,0 +1,126 @@
+package sessions
+
+import (
+	"bytes"
+	"iter"
+	"slices"
+	"sync"
+)
+
+// MemStore is a Store in memory: for tests, and for programs that want to
+// assert what they recorded without a disk. It keeps its entries sorted, so
+// it reads like the Badger store. The zero value is ready to use.
+type MemStore struct {
+	mu      sync.RWMutex
+	entries []Entry // sorted by key
+	closed  bool
+}
+
+// NewMemStore returns an empty in-memory store.
+func NewMemStore() *MemStore { return &MemStore{} }
+
+func (m *MemStore) find(key []byte) (int, bool) {
+	return slices.BinarySearchFunc(m.entries, key, func(e Entry, k []byte) int { return bytes.Compare(e.Key, k) })
+}
+
+// Write stores copies of the entries, in order.
+func (m *MemStore) Write(entries []Entry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	for _, e := range entries {
+		e = Entry{Key: bytes.Clone(e.Key), Value: bytes.Clone(e.Value)}
+		if e.Value == nil {
+			e.Value = []byte{}
+		}
+		i, ok := m.find(e.Key)
+		if ok {
+			m.entries[i] = e
+		} else {
+			m.entries = slices.Insert(m.entries, i, e)
+		}
+	}
+	return nil
+}
+
+// Scan yields the entries in [start, end) in key order. It reads a snapshot
+// taken when iteration begins, so a caller may write or delete while it
+// iterates.
+func (m *MemStore) Scan(start, end []byte) iter.Seq2[Entry, error] {
+	return func(yield func(Entry, error) bool) {
+		m.mu.RLock()
+		if m.closed {
+			m.mu.RUnlock()
+			yield(Entry{}, ErrClosed)
+			return
+		}
+		i, _ := m.find(start)
+		j := len(m.entries)
+		if end != nil {
+			j, _ = m.find(end)
+		}
+		var snap []Entry
+		if i < j {
+			snap = slices.Clone(m.entries[i:j])
+		}
+		m.mu.RUnlock()
+		for _, e := range snap {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// DeleteRange deletes the keys in [start, end) that match.
+func (m *MemStore) DeleteRange(start, end []byte, match func([]byte) bool) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return 0, ErrClosed
+	}
+	i, _ := m.find(start)
+	j := len(m.entries)
+	if end != nil {
+		j, _ = m.find(end)
+	}
+	if i >= j {
+		return 0, nil
+	}
+	kept := m.entries[i:i]
+	for _, e := range m.entries[i:j] {
+		if match != nil && !match(e.Key) {
+			kept = append(kept, e)
+		}
+	}
+	n := j - i - len(kept)
+	m.entries = slices.Delete(m.entries, i+len(kept), j)
+	return n, nil
+}
+
+// Len returns how many entries the store holds.
+func (m *MemStore) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.entries)
+}
+
+// Close marks the store closed; later calls fail with ErrClosed. The
+// entries stay readable through a new store only if the caller kept them,
+// as with a real database: use Reopen to get them back.
+func (m *MemStore) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	return nil
+}
+
+// Reopen returns a new open store holding the entries of m, as reopening a
+// database directory after Close would.
+func (m *MemStore) Reopen() *MemStore {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return &MemStore{entries: slices.Clone(m.entries)}
+}
