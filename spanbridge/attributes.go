@@ -1,0 +1,70 @@
+package spanbridge
+
+import (
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The attribute keys of the records contract.
+const (
+	// KindKey names a span's record kind. A span without it is a mark.
+	KindKey = attribute.Key("records.kind")
+	// EffectKey says whether a span accompanies a change: "changed" or
+	// "observed" (the default).
+	EffectKey = attribute.Key("records.effect")
+	// FullPrefix starts the key of a heavy attribute, kept only at level
+	// full and stored without the prefix.
+	FullPrefix = "records.full."
+	// SessionLabelKey is a Resource attribute naming what the process is
+	// doing; the exporter's WithLabel option and Label method take
+	// precedence over it.
+	SessionLabelKey = attribute.Key("records.session.label")
+	// InvalidKindKey is set on the mark a span with an invalid kind is
+	// stored as, holding the kind it gave (cut to 256 bytes).
+	InvalidKindKey = attribute.Key("records.invalid_kind")
+)
+
+// The values of EffectKey.
+const (
+	EffectChanged  = "changed"
+	EffectObserved = "observed"
+)
+
+// Kind returns the attribute that makes a span a record of the given kind.
+func Kind(kind string) attribute.KeyValue { return KindKey.String(kind) }
+
+// Changed returns the attribute that marks a span as accompanying a change,
+// which keeps its session.
+func Changed() attribute.KeyValue { return EffectKey.String(EffectChanged) }
+
+// Observed returns the attribute that marks a span as changing nothing (the
+// default, for spans that say nothing).
+func Observed() attribute.KeyValue { return EffectKey.String(EffectObserved) }
+
+// Full returns a heavy attribute: kv under the key records.full.<key>,
+// kept only at level full.
+func Full(kv attribute.KeyValue) attribute.KeyValue {
+	return attribute.KeyValue{Key: attribute.Key(FullPrefix + string(kv.Key)), Value: kv.Value}
+}
+
+// SessionLabel returns the Resource attribute that labels a session.
+func SessionLabel(label string) attribute.KeyValue { return SessionLabelKey.String(label) }
+
+// Record starts nothing: it returns the span start options that make a span
+// a record of kind, with the given extra attributes, for
+// tracer.Start(ctx, name, spanbridge.Record(kind, attrs...)...).
+func Record(kind string, attrs ...attribute.KeyValue) []trace.SpanStartOption {
+	return []trace.SpanStartOption{trace.WithAttributes(Kind(kind)), trace.WithAttributes(attrs...)}
+}
+
+// MarkChanged sets the records.effect attribute of a span to changed: call
+// it on the span of a tune or a compile once it has stored something.
+func MarkChanged(span trace.Span) { span.SetAttributes(Changed()) }
+
+func isControl(k attribute.Key) bool {
+	return k == KindKey || k == EffectKey
+}
+
+func isHeavy(k attribute.Key) bool { return strings.HasPrefix(string(k), FullPrefix) }

@@ -1,0 +1,30 @@
+// Package spanbridge is where OpenTelemetry meets records: the attribute
+// contract a program types on its spans, and the mapping from an ended span
+// to the body of a record.
+//
+// The contract is three attribute keys, usable without this package:
+//
+//   - records.kind (string) names the record's kind, the namespace
+//     records/v1/<kind> it is stored under. A span without it is a mark: a
+//     named stretch of the caller's work, stored as kind "marks".
+//   - records.effect (string) is "changed" when the span accompanies a
+//     change to the store's caches (a key tuned, an artifact compiled and
+//     stored), "observed" otherwise (the default). The first changed record
+//     keeps the session; it may be set at any time before the span ends.
+//   - records.full.<key> holds a heavy attribute (a kernel's source, say):
+//     kept only at sessions.LevelFull, and stored as <key>, without the
+//     prefix; dropped at LevelBasic.
+//
+// These control attributes are not repeated in the stored body. A span whose
+// kind is invalid (empty, "sessions", holding 0x00, longer than 128 bytes,
+// or not a string) is not lost: it is stored as a mark carrying the
+// attribute records.invalid_kind with the kind it gave, and the exporter
+// reports it once through otel.Handle. Its effect still counts: a change
+// with a mistyped kind still keeps its session.
+//
+// The mapping reads everything a reader needs to explain the span: name,
+// wall time, attributes (typed), status, events, trace, span and parent
+// span ids, and instrumentation scope. This package imports no Badger:
+// what a record looks like is decided here and in package sessions, how it
+// is stored elsewhere.
+package spanbridge

@@ -1,0 +1,175 @@
+package spanbridge
+
+import (
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// Mapped is an ended span as a record: where it goes and what it says.
+type Mapped struct {
+	// Kind is the record's kind: the span's records.kind, or
+	// sessions.MarksKind for a span without one or with an invalid one.
+	Kind string
+	// Effect is whether the record accompanies a change.
+	Effect sessions.Effect
+	// Record is the body to store.
+	Record sessions.Record
+	// Problem, when not nil, says what was wrong with the span's control
+	// attributes (an invalid kind or effect) and how it was handled; the
+	// record is still stored. The exporter reports it through otel.Handle.
+	Problem error
+}
+
+// Map maps an ended span to a record at the given level: heavy
+// (records.full.*) attributes are kept, without their prefix, only at
+// sessions.LevelFull. It does not stamp; the stamp was taken when the span
+// started.
+func Map(s sdktrace.ReadOnlySpan, level sessions.Level) Mapped {
+	m := Mapped{Kind: sessions.MarksKind}
+	attrs := s.Attributes()
+	var rawKind *attribute.Value
+	for i := range attrs {
+		switch attrs[i].Key {
+		case KindKey:
+			rawKind = &attrs[i].Value
+		case EffectKey:
+			switch v := attrs[i].Value.Emit(); v {
+			case EffectChanged:
+				m.Effect = sessions.Changed
+			case EffectObserved:
+				m.Effect = sessions.Observed
+			default:
+				m.Effect = sessions.Observed
+				m.Problem = fmt.Errorf("otelrecords: span %q: %s=%q is neither %q nor %q; recorded as observed", s.Name(), EffectKey, cut(v, 64), EffectChanged, EffectObserved)
+			}
+		}
+	}
+	start := s.StartTime()
+	m.Record = sessions.Record{
+		Name:         s.Name(),
+		Wall:         max(s.EndTime().Sub(start), 0),
+		Attributes:   convertAttrs(attrs, level),
+		Status:       status(s.Status()),
+		TraceID:      sessions.TraceID(s.SpanContext().TraceID()),
+		SpanID:       sessions.SpanID(s.SpanContext().SpanID()),
+		ParentSpanID: sessions.SpanID(s.Parent().SpanID()),
+		Scope:        sessions.Scope{Name: s.InstrumentationScope().Name, Version: s.InstrumentationScope().Version},
+	}
+	if evs := s.Events(); len(evs) > 0 {
+		m.Record.Events = make([]sessions.Event, len(evs))
+		for i, e := range evs {
+			m.Record.Events[i] = sessions.Event{
+				Name:       e.Name,
+				Offset:     max(e.Time.Sub(start), 0),
+				Attributes: convertAttrs(e.Attributes, level),
+			}
+		}
+	}
+	if rawKind != nil {
+		m.kind(s.Name(), *rawKind)
+	}
+	return m
+}
+
+// kind sets the record's kind from the span's records.kind value, or keeps
+// it a mark carrying the value it gave, with a Problem saying why.
+func (m *Mapped) kind(span string, v attribute.Value) {
+	var err error
+	if v.Type() != attribute.STRING {
+		err = fmt.Errorf("%w: %s is a %s, not a string", sessions.ErrInvalidKind, KindKey, v.Type())
+	} else if m.Kind, err = sessions.CheckKind(v.AsString()); err == nil {
+		return
+	}
+	m.Kind = sessions.MarksKind
+	m.Record.Attributes = append(m.Record.Attributes, sessions.Attr{Key: string(InvalidKindKey), Value: sessions.StringValue(cut(v.Emit(), 256))})
+	m.Problem = fmt.Errorf("otelrecords: span %q: %w; recorded as a mark with %s", span, err, InvalidKindKey)
+}
+
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func status(st sdktrace.Status) sessions.Status {
+	switch st.Code {
+	case codes.Error:
+		return sessions.Status{Code: "error", Description: st.Description}
+	case codes.Ok:
+		return sessions.Status{Code: "ok"}
+	}
+	return sessions.Status{}
+}
+
+// convertAttrs converts span attributes to record attributes: control
+// attributes go, heavy ones stay (unprefixed) only at level full.
+func convertAttrs(kvs []attribute.KeyValue, level sessions.Level) sessions.Attrs {
+	n := 0
+	for _, kv := range kvs {
+		if keep(kv.Key, level) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make(sessions.Attrs, 0, n)
+	for _, kv := range kvs {
+		if !keep(kv.Key, level) {
+			continue
+		}
+		k := string(kv.Key)
+		if isHeavy(kv.Key) {
+			k = k[len(FullPrefix):]
+		}
+		out = append(out, sessions.Attr{Key: k, Value: Value(kv.Value)})
+	}
+	return out
+}
+
+func keep(k attribute.Key, level sessions.Level) bool {
+	return !isControl(k) && (level >= sessions.LevelFull || !isHeavy(k))
+}
+
+// Attrs converts OpenTelemetry attributes (a Resource's, say) to record
+// attributes, keeping every one.
+func Attrs(kvs []attribute.KeyValue) sessions.Attrs {
+	out := make(sessions.Attrs, len(kvs))
+	for i, kv := range kvs {
+		out[i] = sessions.Attr{Key: string(kv.Key), Value: Value(kv.Value)}
+	}
+	return out
+}
+
+// Value converts an OpenTelemetry attribute value to a record value. The
+// types a record has no room for (byte slices, nested slices and maps)
+// are stored as the string OpenTelemetry emits for them.
+func Value(v attribute.Value) sessions.Value {
+	switch v.Type() {
+	case attribute.BOOL:
+		return sessions.BoolValue(v.AsBool())
+	case attribute.INT64:
+		return sessions.Int64Value(v.AsInt64())
+	case attribute.FLOAT64:
+		return sessions.Float64Value(v.AsFloat64())
+	case attribute.STRING:
+		return sessions.StringValue(v.AsString())
+	case attribute.BOOLSLICE:
+		return sessions.BoolSliceValue(v.AsBoolSlice())
+	case attribute.INT64SLICE:
+		return sessions.Int64SliceValue(v.AsInt64Slice())
+	case attribute.FLOAT64SLICE:
+		return sessions.Float64SliceValue(v.AsFloat64Slice())
+	case attribute.STRINGSLICE:
+		return sessions.StringSliceValue(v.AsStringSlice())
+	case attribute.EMPTY:
+		return sessions.Value{}
+	}
+	return sessions.StringValue(v.Emit())
+}
