@@ -1,0 +1,36 @@
+// Package exporter is the OpenTelemetry span processor that turns a
+// program's spans into the durable account of how its environment was
+// built.
+//
+// Plug it into a TracerProvider beside any other processor (a
+// BatchSpanProcessor to OTLP, say):
+//
+//	rec, err := exporter.New("", exporter.WithLabel("build"))
+//	if err != nil { ... }
+//	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+//	defer tp.Shutdown(ctx)
+//
+// OnStart stamps each span (its session, its seq among all of the
+// session's records, its offset from the session's start), so a span's seq
+// is lower than that of every span started inside it. OnEnd hands the
+// ended span to a background goroutine and returns: mapping, encoding,
+// retention and every write happen there, never on the caller's span call.
+//
+// The retention rules are those of package sessions: until the session's
+// first changed record (a span with records.effect=changed) everything is
+// held in memory within a byte budget, oldest dropped first; the first
+// change keeps the session and writes what was held. The store is opened
+// only then, so a warm run that finds everything cached opens nothing,
+// creates no directory and writes no byte.
+//
+// Only recording (sampled) spans reach a span processor. The provider
+// carrying this processor should sample everything, as the SDK's default
+// ParentBased(AlwaysSample) does; where an application samples its OTLP
+// traces, give records a provider of its own.
+//
+// Errors go to the caller where there is one (ForceFlush, Shutdown) and to
+// otel.Handle where there is none, once per cause rather than once per
+// span. The exporter never panics into, prints in, or blocks the host
+// program's span calls. Its counters (Stats) tell what was written, held,
+// evicted and dropped.
+package exporter
