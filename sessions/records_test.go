@@ -296,8 +296,8 @@ func TestValueRoundTrip(t *testing.T) {
 	}
 	in := sessions.Stamped[sessions.Record]{Stamp: sessions.Stamp{Session: 9, Seq: 1, Offset: time.Millisecond},
 		Record: sessions.Record{Name: "n", Wall: time.Second, Attributes: vals,
-			Status: sessions.Status{Code: "error", Description: "boom"},
-			Events: []sessions.Event{{Name: "e", Offset: 5, Attributes: sessions.Attrs{{Key: "x", Value: sessions.IntValue(1)}}}},
+			Status:  sessions.Status{Code: "error", Description: "boom"},
+			Events:  []sessions.Event{{Name: "e", Offset: 5, Attributes: sessions.Attrs{{Key: "x", Value: sessions.IntValue(1)}}}},
 			TraceID: sessions.TraceID{1}, SpanID: sessions.SpanID{2}, ParentSpanID: sessions.SpanID{3},
 			Scope: sessions.Scope{Name: "sc", Version: "v1"}}}
 	b, err := sessions.EncodeRecord(in)
