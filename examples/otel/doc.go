@@ -1,0 +1,20 @@
+// Command otel is a pretend build instrumented with ordinary OpenTelemetry
+// spans and recorded by otelrecords: the program the README's first command
+// runs.
+//
+// It marks three phases (load, tune, compile), tunes a few keys and
+// compiles a few kernels, with nested spans. A key or kernel already in its
+// cache is only observed; a new one is tuned or compiled, stored in the
+// cache, and its span says records.effect=changed. So the first run (cold)
+// changes things and is kept, with everything it observed before its first
+// change; a second run on the same cache (warm) finds everything cached and
+// leaves nothing in the store. After each run it reads the store back
+// through the Records reader and prints what it holds.
+//
+//	go run ./examples/otel              # cold: kept
+//	go run ./examples/otel              # warm: nothing written
+//	go run ./examples/otel -reset       # forget the cache and the store
+//
+// The store is the default one (see badgerstore.DefaultDir) unless -dir
+// says otherwise; the cache lives beside it, in <dir>-cache.
+package main
