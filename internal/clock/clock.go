@@ -1,6 +1,3 @@
-// Package clock is the session clock: wall time for a session's id and
-// start, and a monotonic reading for the offsets of its records. It is a
-// seam so tests (and the golden files of the CLI) can fix time.
 package clock
 
 import (
