@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // the store could not be read, or the output written
+	exitUsage = 2 // the command line was wrong
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run runs the command line args, writing output to stdout and errors to
+// stderr, and returns the exit code. It is main without the process, so
+// tests can drive the command as a user would.
+func run(args []string, stdout, stderr io.Writer) int {
+	a := &app{}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "records: %v\n", err)
+	// Cobra reports a bad flag, argument or command before any command
+	// starts; our own flag checks say so with usageError.
+	if !a.started || errors.As(err, new(usageError)) {
+		fmt.Fprintln(stderr, "Run 'records --help' for usage.")
+		return exitUsage
+	}
+	return exitError
+}
+
+// app is the state the commands share: the persistent flags, and whether
+// the command line was accepted.
+type app struct {
+	dir     string
+	started bool // a command got past argument parsing
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "records",
+		Short: "Read what an environment remembers of how it was built",
+		Long: `records reads an otelrecords store: the sessions that changed it, and the
+records each session left, in the order they happened.
+
+The store is opened read-only and never created. It is --dir if given, else
+$OTELRECORDS_DIR, else the per-user default (the user cache directory's
+otelrecords/default). Text output strips control characters from every
+field; --json prints one JSON object per line, described in docs/FORMAT.md.`,
+		Example: `  records sessions
+  records dump --kind autotune
+  records --dir ./build/records dump --session 1735787045006000000 --json`,
+		Version:       sessions.Version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(*cobra.Command, []string) {
+			a.started = true
+		},
+	}
+	root.CompletionOptions.HiddenDefaultCmd = true
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().StringVar(&a.dir, "dir", "",
+		"the store `directory` (default $OTELRECORDS_DIR, else the user cache directory's otelrecords/default)")
+	root.AddCommand(a.sessionsCommand(), a.dumpCommand())
+	return root
+}
+
+// usageError is an error in the command line rather than in the store.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// read opens the store read-only, hands a reader of it to fn, and closes
+// it. A store that does not exist is reported as such and not created; a
+// store another process holds is reported as busy. After fn, values the
+// reader skipped because they did not decode are counted on stderr.
+func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err error) {
+	dir := a.dir
+	if dir == "" {
+		if dir, err = badgerstore.DefaultDir(); err != nil {
+			return fmt.Errorf("give the store directory with --dir: %w", err)
+		}
+	}
+	st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no store at %s (nothing has been recorded there yet)", dir)
+	case errors.Is(err, badgerstore.ErrLocked):
+		return fmt.Errorf("the store at %s is busy: another process holds it open for writing; try again when it is done", dir)
+	case errors.Is(err, badgerstore.ErrNeedsRecovery):
+		return fmt.Errorf("the store at %s was not closed cleanly (its writer crashed or was killed); "+
+			"nothing is lost, and it can be read again once a program has opened it to record", dir)
+	case err != nil:
+		return err // it names the directory
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close the store at %s: %w", dir, cerr)
+		}
+	}()
+	r := sessions.NewRecords(st)
+	defer func() {
+		switch n := r.Skipped(); {
+		case n == 1:
+			fmt.Fprintln(cmd.ErrOrStderr(), "records: 1 value did not decode and was skipped")
+		case n > 1:
+			fmt.Fprintf(cmd.ErrOrStderr(), "records: %d values did not decode and were skipped\n", n)
+		}
+	}()
+	return fn(r)
+}

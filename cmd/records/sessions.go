@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bufio"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+func (a *app) sessionsCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List the sessions in the store, oldest first",
+		Long: `List the sessions in the store, oldest first: each one's id, start (UTC),
+label, process id, operating system, architecture, the otelrecords version
+that wrote it, and how many records of each kind it left.
+
+Only sessions that changed something are in a store: a run that found
+everything cached left nothing.`,
+		Example: `  records sessions
+  records sessions --dir ./build/records
+  records sessions --json | jq -r 'select(.records.autotune > 0) | .id'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.read(cmd, func(r *sessions.Records) error {
+				return listSessions(cmd, r, asJSON)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per session, one per line")
+	return cmd
+}
+
+// sessionJSON is a session as `records sessions --json` prints it; its
+// fields are part of the documented output (docs/FORMAT.md).
+type sessionJSON struct {
+	ID            sessions.SessionID `json:"id"`
+	StartedUnixMs int64              `json:"started_unix_ms"`
+	Label         string             `json:"label"`
+	Process       int                `json:"process"`
+	OS            string             `json:"os"`
+	Arch          string             `json:"arch"`
+	Version       string             `json:"version"`
+	Resource      sessions.Attrs     `json:"resource"`
+	Records       map[string]int     `json:"records"`
+}
+
+func listSessions(cmd *cobra.Command, r *sessions.Records, asJSON bool) error {
+	var rows []sessions.Session
+	for s, err := range r.Sessions() {
+		if err != nil {
+			return err
+		}
+		rows = append(rows, s)
+	}
+	counts, err := countRecords(r)
+	if err != nil {
+		return err
+	}
+
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	if asJSON {
+		enc := jsonLines(out)
+		for _, s := range rows {
+			c := counts[s.ID]
+			if c == nil {
+				c = map[string]int{}
+			}
+			if err := enc.Encode(sessionJSON{
+				ID:            s.ID,
+				StartedUnixMs: s.StartedUnixMs,
+				Label:         s.Label,
+				Process:       s.Process,
+				OS:            s.OS,
+				Arch:          s.Arch,
+				Version:       s.Version,
+				Resource:      s.Resource,
+				Records:       c,
+			}); err != nil {
+				return err
+			}
+		}
+		return out.Flush()
+	}
+
+	t := newTable(out)
+	if err := t.row("ID", "STARTED", "LABEL", "PID", "OS", "ARCH", "VERSION", "RECORDS"); err != nil {
+		return err
+	}
+	for _, s := range rows {
+		if err := t.row(
+			s.ID.String(),
+			formatTime(time.UnixMilli(s.StartedUnixMs)),
+			orDash(s.Label),
+			strconv.Itoa(s.Process),
+			orDash(s.OS),
+			orDash(s.Arch),
+			orDash(s.Version),
+			orDash(formatCounts(counts[s.ID])),
+		); err != nil {
+			return err
+		}
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return out.Flush()
+}
+
+// countRecords counts every session's records per kind, scanning each
+// kind once. Records whose session has no row (left by a process whose
+// session was pruned while it ran) are counted too, and not shown.
+func countRecords(r *sessions.Records) (map[sessions.SessionID]map[string]int, error) {
+	kinds, err := r.Kinds()
+	if err != nil {
+		return nil, err
+	}
+	counts := map[sessions.SessionID]map[string]int{}
+	for _, kind := range kinds {
+		for rec, err := range r.All(kind) {
+			if err != nil {
+				return nil, err
+			}
+			c := counts[rec.Stamp.Session]
+			if c == nil {
+				c = map[string]int{}
+				counts[rec.Stamp.Session] = c
+			}
+			c[kind]++
+		}
+	}
+	return counts, nil
+}
+
+// formatCounts formats counts per kind as "kind=n" pairs in kind order.
+func formatCounts(c map[string]int) string {
+	var b strings.Builder
+	for i, kind := range slices.Sorted(maps.Keys(c)) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(kind)
+		b.WriteByte('=')
+		b.WriteString(strconv.Itoa(c[kind]))
+	}
+	return b.String()
+}
