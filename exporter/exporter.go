@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -11,6 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/clock"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -104,6 +106,9 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	if c.label != nil {
 		cfg.Label = *c.label
 		e.labelSet.Store(true)
+	}
+	if c.now == nil {
+		c.now = clock.Real{}.Now
 	}
 	e.rec = sessions.NewRecorder(cfg, open, c.now)
 	go e.loop()
@@ -290,6 +295,9 @@ func (e *Exporter) process(it ended) {
 			otel.Handle(fmt.Errorf("otelrecords: recording span %q failed: %v", it.span.Name(), p))
 		}
 	}()
+	if isStoreSpan(it.span) {
+		return
+	}
 	if !e.resourceSet {
 		e.resourceSet = true
 		res := it.span.Resource()
@@ -308,6 +316,19 @@ func (e *Exporter) process(it ended) {
 		e.reportOnce("record", err)
 	}
 }
+
+// isStoreSpan reports whether a span comes from Badger itself, which
+// traces its compactions and value-log GC on the global TracerProvider
+// with an unnamed tracer (the SDK names it sdkTracerName). Recording them
+// would record our own writes, and each record written can cause more
+// compaction.
+func isStoreSpan(s sdktrace.ReadOnlySpan) bool {
+	scope := s.InstrumentationScope().Name
+	return (scope == "" || scope == sdkTracerName) && strings.HasPrefix(s.Name(), "Badger.")
+}
+
+// sdkTracerName is the name the SDK gives a tracer asked for without one.
+const sdkTracerName = "go.opentelemetry.io/otel/sdk/tracer"
 
 func problemClass(err error) string {
 	if errors.Is(err, sessions.ErrInvalidKind) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/internal/clock"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -565,5 +566,30 @@ func TestNothingOnStdout(t *testing.T) {
 	<-done
 	if len(out) > 0 {
 		t.Fatalf("the exporter printed to stdout: %q", strings.TrimSpace(string(out)))
+	}
+}
+
+func TestBadgerOwnSpansAreNotRecorded(t *testing.T) {
+	mem := sessions.NewMemStore()
+	p := newProvider(t, "", exporter.WithStore(mem))
+	_, s := p.Tracer("").Start(context.Background(), "Badger.Compaction", trace.WithAttributes(spanbridge.Changed()))
+	s.End()
+	p.do("compile", spanbridge.Kind("compile"), spanbridge.Changed())
+	p.shutdown(t)
+	r := sessions.NewRecords(mem.Reopen())
+	if got := names(t, r, "marks"); len(got) != 0 {
+		t.Fatalf("marks = %q: Badger's own compaction span was recorded", got)
+	}
+}
+
+func TestSessionTakesItsIDFromTheClock(t *testing.T) {
+	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	mem := sessions.NewMemStore()
+	p := newProvider(t, "", exporter.WithStore(mem), exporter.WithClock(fake.Now))
+	p.do("compile", spanbridge.Kind("compile"), spanbridge.Changed())
+	p.shutdown(t)
+	ss := countSessions(t, sessions.NewRecords(mem.Reopen()))
+	if len(ss) != 1 || ss[0].ID != sessions.SessionID(fake.Now().UnixNano()) || ss[0].StartedUnixMs != fake.Now().UnixMilli() {
+		t.Fatalf("sessions = %+v, want id and start from the fake clock", ss)
 	}
 }

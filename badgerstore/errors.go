@@ -1,0 +1,48 @@
+package badgerstore
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrLocked is matched (with errors.Is) by the error Open returns when
+// another Store, in this process or another one, holds the directory: a
+// read-write Store excludes every other open, and a read-only one excludes
+// read-write opens. The error's message carries Badger's own text. Open does
+// not wait for the lock; a caller that wants to wait retries.
+var ErrLocked = errors.New("otelrecords: store locked")
+
+// ErrNeedsRecovery is matched by the error a read-only Open returns when
+// the store's last writer ended without closing it (it crashed, or was
+// killed). Nothing it acknowledged is lost: the next read-write Open
+// replays Badger's log, and read-only opens work again after it.
+var ErrNeedsRecovery = errors.New("otelrecords: store needs recovery by a read-write open")
+
+// ErrReadOnly is matched by the error Write and DeleteRange return on a
+// Store opened with WithReadOnly.
+var ErrReadOnly = errors.New("otelrecords: store opened read-only")
+
+// Badger's errors carry no sentinel that survives its wrapping (it formats
+// the cause with %+v), so they are recognised by their text.
+const (
+	// badgerLockText opens Badger's error for a directory whose flock is
+	// held by another open.
+	badgerLockText = "Cannot acquire directory lock"
+	// badgerTruncateText is the text of badger.ErrTruncateNeeded, which a
+	// read-only open returns for a log that a crashed writer left unreplayed.
+	badgerTruncateText = "Log truncate required"
+)
+
+// openError classifies an error of badger.Open for dir, keeping Badger's
+// text in the message.
+func openError(dir string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, badgerLockText):
+		return fmt.Errorf("%w: %w", ErrLocked, err)
+	case strings.Contains(msg, badgerTruncateText):
+		return fmt.Errorf("%w: %s: %w", ErrNeedsRecovery, dir, err)
+	}
+	return fmt.Errorf("otelrecords: open store %s: %w", dir, err)
+}

@@ -1,0 +1,138 @@
+package badgerstore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// The footprint of the Badger database a Store opens. Badger's defaults
+// serve a database server; a Store is a guest in a host process that writes
+// a few records per operation, so each value is the smallest that keeps
+// writes and scans fast.
+const (
+	// memTableSize is the size of one memtable, Badger's write buffer
+	// (Badger's default: 64 MiB). A memtable is mapped twice its size in its
+	// log file, and is the unit flushed to a level-0 table.
+	memTableSize = 8 << 20
+
+	// numMemtables is how many memtables may exist at once, the one being
+	// written and those waiting to flush (Badger's default: 5). Two let
+	// writes go on while one flushes.
+	numMemtables = 2
+
+	// valueThreshold is the size from which a value is kept in the value
+	// log rather than inline beside its key (Badger's default, and its
+	// maximum: 1 MiB). Records are small, so nearly all stay inline, where a
+	// scan reads them without a second lookup. Badger requires it to be at
+	// most 15% of memTableSize (its largest transaction): 1 MiB <= 1.2 MiB.
+	valueThreshold = 1 << 20
+
+	// valueLogFileSize is the size of one value-log file (Badger's default:
+	// 1 GiB, mapped twice over). It also bounds the largest value a Store
+	// takes.
+	valueLogFileSize = 16 << 20
+
+	// blockCacheSize is the cache of decompressed table blocks (Badger's
+	// default: 256 MiB). Tables are Snappy-compressed, Badger's default, and
+	// Badger refuses a zero cache with compression.
+	blockCacheSize = 8 << 20
+
+	// indexCacheSize 0 keeps every table's index and bloom filter in memory
+	// without a cache (Badger's default). A store of records has few tables,
+	// so their indexes are small, and a cache would cost goroutines and
+	// counters of its own.
+	indexCacheSize = 0
+
+	// numCompactors is how many goroutines compact the levels (Badger's
+	// default: 4). Badger accepts 0 (no compaction, writes eventually stall)
+	// or at least 2, one of which favours level 0.
+	numCompactors = 2
+
+	// numVersionsToKeep is how many versions of a key survive compaction: a
+	// Store replaces, it never reads history.
+	numVersionsToKeep = 1
+)
+
+// dirMode is the mode of a store directory Open creates: records carry
+// whatever the host put in its spans, so only their owner reads them.
+const dirMode = 0o700
+
+// An Option configures Open.
+type Option func(*config)
+
+type config struct {
+	readOnly bool
+	handle   func(error)
+}
+
+// WithReadOnly opens the store for reading: any number of read-only Stores
+// may share a directory, but none beside a read-write one. A read-only
+// Open creates nothing, and fails with an error matching fs.ErrNotExist
+// when there is no store at the directory. Write and DeleteRange return an
+// error matching ErrReadOnly. Badger does not support read-only opens on
+// Windows or Plan 9.
+func WithReadOnly() Option {
+	return func(c *config) { c.readOnly = true }
+}
+
+// WithErrorHandler sends Badger's warnings and errors to handle, as errors
+// whose message starts "otelrecords: badger warning:" or "otelrecords:
+// badger error:". By default they are logged to slog.Default() at warn
+// level. Badger's INFO and DEBUG lines are always
+// dropped. Badger calls handle from its own goroutines, so it must be safe
+// for concurrent use, and must not call back into the Store. A nil handle
+// drops everything.
+func WithErrorHandler(handle func(error)) Option {
+	return func(c *config) {
+		if handle == nil {
+			handle = func(error) {}
+		}
+		c.handle = handle
+	}
+}
+
+// defaultErrorHandler logs err to slog.Default() at warn level, looking the
+// logger up at each call so a later slog.SetDefault takes effect.
+func defaultErrorHandler(err error) {
+	slog.Default().Warn(err.Error())
+}
+
+// badgerOptions returns the options of the Badger database at dir.
+func badgerOptions(dir string, c config) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithReadOnly(c.readOnly).
+		WithLogger(logger{handle: c.handle}).
+		WithMemTableSize(memTableSize).
+		WithNumMemtables(numMemtables).
+		WithValueThreshold(valueThreshold).
+		WithValueLogFileSize(valueLogFileSize).
+		WithBlockCacheSize(blockCacheSize).
+		WithIndexCacheSize(indexCacheSize).
+		WithNumCompactors(numCompactors).
+		WithNumVersionsToKeep(numVersionsToKeep).
+		// A Store only writes blindly (WriteBatch never reads), so there is
+		// nothing to conflict, and tracking commits for conflict checks would
+		// only hold memory while a scan is open.
+		WithDetectConflicts(false).
+		// Badger's metrics are process-wide expvars the host did not ask for.
+		WithMetricsEnabled(false)
+}
+
+// logger forwards Badger's warnings and errors to the error handler and
+// drops the rest: Badger says a lot at INFO (every open, replay and
+// compaction), and the host's stderr is not ours to fill.
+type logger struct{ handle func(error) }
+
+func (l logger) Errorf(format string, args ...any)   { l.forward("error", format, args) }
+func (l logger) Warningf(format string, args ...any) { l.forward("warning", format, args) }
+func (logger) Infof(string, ...any)                  {}
+func (logger) Debugf(string, ...any)                 {}
+
+func (l logger) forward(level, format string, args []any) {
+	msg := strings.TrimSpace(fmt.Sprintf(format, args...))
+	l.handle(errors.New("otelrecords: badger " + level + ": " + msg))
+}

@@ -1,0 +1,360 @@
+package badgerstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// dirEnv names the environment variable that overrides DefaultDir.
+const dirEnv = "OTELRECORDS_DIR"
+
+// copyValuesFrom is the value size from which Scan copies a value instead of
+// yielding it from inside Badger's read. A value that large lives in the
+// value log, and Badger holds that file's read lock while its callback
+// runs; a write made from the loop body (a prune while reading, say) may
+// need the same file's write lock to rotate the log, and would wait forever
+// (badger issue #315). Inline values hold no lock. Values this large are
+// rare, and far larger than the cost of their copy.
+const copyValuesFrom = 64 << 10
+
+// Store is a sessions.Store on a Badger database in one directory. It is
+// safe for concurrent use.
+type Store struct {
+	db       *badger.DB
+	dir      string
+	readOnly bool
+
+	// closed is set (under mu) by the first Close; operations check it to
+	// fail fast, and a Scan checks it at every entry to end early.
+	closed atomic.Bool
+
+	mu       sync.Mutex
+	cond     sync.Cond // signals active reaching 0, and released
+	active   int       // operations in progress; Close waits for 0
+	released bool      // the first Close has closed Badger
+}
+
+// Open opens the store in dir, creating it for a read-write open. A
+// directory Open creates (parents included) has mode 0700.
+//
+// Open fails at once, with an error matching ErrLocked, when another Store
+// holds the directory; with one matching fs.ErrNotExist for a read-only
+// open of a directory holding no store; and with one matching
+// ErrNeedsRecovery for a read-only open of a store whose writer crashed.
+func Open(dir string, opts ...Option) (*Store, error) {
+	c := config{handle: defaultErrorHandler}
+	for _, o := range opts {
+		o(&c)
+	}
+	if dir == "" {
+		return nil, errors.New("otelrecords: open store: empty directory name")
+	}
+	if c.readOnly {
+		// Badger would fail too, but with a message naming its manifest;
+		// checking first also guarantees a reader creates nothing.
+		if _, err := os.Stat(filepath.Join(dir, badger.ManifestFilename)); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("otelrecords: no store at %s: %w", dir, fs.ErrNotExist)
+		} else if err != nil {
+			return nil, fmt.Errorf("otelrecords: open store %s: %w", dir, err)
+		}
+	} else if err := makeDir(dir); err != nil {
+		return nil, fmt.Errorf("otelrecords: create store %s: %w", dir, err)
+	}
+	db, err := openBadger(badgerOptions(dir, c))
+	if err != nil {
+		return nil, openError(dir, err)
+	}
+	s := &Store{db: db, dir: dir, readOnly: c.readOnly}
+	s.cond.L = &s.mu
+	return s, nil
+}
+
+// makeDir creates dir with mode 0700 if it does not exist. MkdirAll's mode
+// is reduced by the umask, so the leaf is set again; a directory that
+// exists is left as it is.
+func makeDir(dir string) error {
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return err // nil for an existing directory; Badger rejects a file
+	}
+	if err := os.MkdirAll(dir, dirMode); err != nil {
+		return err
+	}
+	return os.Chmod(dir, dirMode)
+}
+
+// openBadger is badger.Open with its panics in this goroutine turned into
+// errors: the Store runs inside other people's programs, and a corrupt
+// store must not bring them down. Badger's deferred releases (its lock, its
+// manifest) run while the panic unwinds.
+func openBadger(opt badger.Options) (db *badger.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("badger panicked: %v", r)
+		}
+	}()
+	return badger.Open(opt)
+}
+
+// DefaultDir returns the store directory used when none is given: the
+// value of the environment variable OTELRECORDS_DIR when it is set and not
+// empty, and otherwise "otelrecords/default" under the user's cache
+// directory (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux,
+// ~/Library/Caches on macOS, %LocalAppData% on Windows). It fails only
+// when the variable is unset and there is no cache directory.
+func DefaultDir() (string, error) {
+	if dir := os.Getenv(dirEnv); dir != "" {
+		return dir, nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("otelrecords: no default store directory (set %s): %w", dirEnv, err)
+	}
+	return filepath.Join(cache, "otelrecords", "default"), nil
+}
+
+// Dir returns the directory the store was opened in, as given to Open.
+func (s *Store) Dir() string { return s.dir }
+
+// begin registers an operation, or returns sessions.ErrClosed once Close
+// has begun. Every successful begin is paired with end.
+func (s *Store) begin() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return sessions.ErrClosed
+	}
+	s.active++
+	return nil
+}
+
+func (s *Store) end() {
+	s.mu.Lock()
+	s.active--
+	if s.active == 0 && s.closed.Load() {
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
+}
+
+// Write stores the entries in one Badger WriteBatch, in order, and returns
+// once Badger has acknowledged them all. A batch larger than one Badger
+// transaction is committed as several, so a failed Write may have stored
+// some entries; writing them again is harmless. Badger keeps the entries'
+// slices only until the batch is flushed, which Write waits for, so the
+// caller may reuse them as soon as Write returns.
+//
+// Write fails with an error matching ErrReadOnly on a read-only Store, and
+// with sessions.ErrClosed after Close. Keys must be non-empty, at most
+// 65000 bytes, and must not start with "!badger!"; values must be at most
+// 16 MiB.
+func (s *Store) Write(entries []sessions.Entry) error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	defer s.end()
+	if s.readOnly {
+		return fmt.Errorf("%w: cannot write to %s", ErrReadOnly, s.dir)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	wb := s.db.NewWriteBatch()
+	// Cancel after a Flush does nothing; after a failure it releases the
+	// batch's transaction, which would otherwise pin Badger's read mark.
+	defer wb.Cancel()
+	for _, e := range entries {
+		if err := wb.Set(e.Key, e.Value); err != nil {
+			return fmt.Errorf("otelrecords: write to %s: %w", s.dir, err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("otelrecords: write to %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// Scan yields, in byte order of keys, every entry whose key k has
+// start <= k < end (a nil end is no bound), from one Badger read
+// transaction: a snapshot, so writes and deletes made while it runs, from
+// the loop body or elsewhere, do not change what it yields. Keys are read
+// first and each value only when its entry is reached; a value kept inline
+// is yielded from Badger's buffer, without another copy. Key and value are
+// valid until the next iteration; an empty value is yielded as nil.
+//
+// An error is yielded once, as the last element. Close ends a Scan in
+// progress at its next entry, with sessions.ErrClosed; and since Close
+// waits for the Scan to end, it must not be called from its loop body.
+func (s *Store) Scan(start, end []byte) iter.Seq2[sessions.Entry, error] {
+	return func(yield func(sessions.Entry, error) bool) {
+		if err := s.begin(); err != nil {
+			yield(sessions.Entry{}, err)
+			return
+		}
+		defer s.end()
+		if end != nil && bytes.Compare(start, end) >= 0 {
+			return
+		}
+		err := s.db.View(func(txn *badger.Txn) error {
+			it := txn.NewIterator(rangeOptions(start, end))
+			defer it.Close()
+			var buf []byte // reused for the values that are copied
+			for it.Seek(start); it.Valid(); it.Next() {
+				if s.closed.Load() {
+					return sessions.ErrClosed
+				}
+				item := it.Item()
+				key := item.Key()
+				if end != nil && bytes.Compare(key, end) >= 0 {
+					return nil
+				}
+				more := true
+				if item.ValueSize() >= copyValuesFrom {
+					var err error
+					if buf, err = item.ValueCopy(buf[:0]); err != nil {
+						return err
+					}
+					more = yield(sessions.Entry{Key: key, Value: buf}, nil)
+				} else if err := item.Value(func(v []byte) error {
+					more = yield(sessions.Entry{Key: key, Value: v}, nil)
+					return nil
+				}); err != nil {
+					return err
+				}
+				if !more {
+					return nil
+				}
+			}
+			return nil
+		})
+		if errors.Is(err, sessions.ErrClosed) {
+			yield(sessions.Entry{}, err)
+		} else if err != nil {
+			yield(sessions.Entry{}, fmt.Errorf("otelrecords: scan %s: %w", s.dir, err))
+		}
+	}
+}
+
+// DeleteRange deletes every key k with start <= k < end (a nil end is no
+// bound) for which match(k) is true (every such key when match is nil), and
+// returns how many it deleted. It walks the keys of the range without
+// reading a value, and deletes them through one WriteBatch, which commits a
+// Badger transaction each time one fills: its cost follows the keys in the
+// range (live ones, and tombstones not yet compacted), not the size of the
+// store. match must not retain k. DeleteRange may be called from a Scan's
+// loop body.
+//
+// DeleteRange fails with an error matching ErrReadOnly on a read-only
+// Store, and with sessions.ErrClosed after Close. On an error some keys may
+// be deleted already.
+func (s *Store) DeleteRange(start, end []byte, match func(key []byte) bool) (int, error) {
+	if err := s.begin(); err != nil {
+		return 0, err
+	}
+	defer s.end()
+	if s.readOnly {
+		return 0, fmt.Errorf("%w: cannot delete from %s", ErrReadOnly, s.dir)
+	}
+	if end != nil && bytes.Compare(start, end) >= 0 {
+		return 0, nil
+	}
+	var wb *badger.WriteBatch // made at the first key: an empty range writes nothing
+	n := 0
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(rangeOptions(start, end))
+		defer it.Close()
+		for it.Seek(start); it.Valid(); it.Next() {
+			item := it.Item()
+			key := item.Key()
+			if end != nil && bytes.Compare(key, end) >= 0 {
+				return nil
+			}
+			if match != nil && !match(key) {
+				continue
+			}
+			if wb == nil {
+				wb = s.db.NewWriteBatch()
+			}
+			// The batch keeps the key until it commits, and the iterator
+			// reuses its buffer at Next: copy.
+			if err := wb.Delete(item.KeyCopy(nil)); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if wb != nil {
+		defer wb.Cancel()
+		if err == nil {
+			err = wb.Flush()
+		}
+	}
+	if err != nil {
+		return n, fmt.Errorf("otelrecords: delete from %s: %w", s.dir, err)
+	}
+	return n, nil
+}
+
+// rangeOptions returns the options of a key iterator over [start, end). It
+// reads no values ahead, and narrows the iterator to the longest prefix
+// that every key of the range shares, which lets Badger skip the tables
+// holding none of them.
+func rangeOptions(start, end []byte) badger.IteratorOptions {
+	opts := badger.IteratorOptions{PrefetchValues: false}
+	if end != nil {
+		n := 0
+		for n < len(start) && n < len(end) && start[n] == end[n] {
+			n++
+		}
+		if n > 0 {
+			opts.Prefix = bytes.Clone(start[:n])
+		}
+	}
+	return opts
+}
+
+// Close waits for the operations in progress to end (a Scan ends at its
+// next entry), then closes Badger, which flushes its memtable and releases
+// the directory's lock. Operations started after Close has begun fail with
+// sessions.ErrClosed. Later calls wait for the first one to finish and
+// return nil. Since Close waits for a Scan in progress, calling it from
+// that Scan's loop body never returns.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed.Load() {
+		for !s.released {
+			s.cond.Wait()
+		}
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed.Store(true)
+	for s.active > 0 {
+		s.cond.Wait()
+	}
+	s.mu.Unlock()
+
+	err := s.db.Close()
+
+	s.mu.Lock()
+	s.released = true
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("otelrecords: close store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+var _ sessions.Store = (*Store)(nil)
