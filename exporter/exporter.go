@@ -190,6 +190,9 @@ func (e *Exporter) signal() {
 // It returns the error of the last write, if it failed, or ctx's error if
 // ctx ends first. After Shutdown it returns nil.
 func (e *Exporter) ForceFlush(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	reply := make(chan error, 1)
 	select {
 	case e.requests <- reply:
