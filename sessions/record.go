@@ -3,6 +3,7 @@ package sessions
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -77,6 +78,10 @@ func (t TraceID) String() string {
 // MarshalJSON encodes the id as a hex string ("" when zero).
 func (t TraceID) MarshalJSON() ([]byte, error) { return json.Marshal(t.String()) }
 
+// UnmarshalCBOR decodes a 16-byte string; any other length is an error, so
+// a damaged id is not silently padded or cut.
+func (t *TraceID) UnmarshalCBOR(b []byte) error { return unmarshalID(b, t[:]) }
+
 // SpanID is an OpenTelemetry span id, stored as an 8-byte CBOR byte string.
 type SpanID [8]byte
 
@@ -93,3 +98,18 @@ func (s SpanID) String() string {
 
 // MarshalJSON encodes the id as a hex string ("" when zero).
 func (s SpanID) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+
+// UnmarshalCBOR decodes an 8-byte string; any other length is an error.
+func (s *SpanID) UnmarshalCBOR(b []byte) error { return unmarshalID(b, s[:]) }
+
+func unmarshalID(b []byte, dst []byte) error {
+	var raw []byte
+	if err := decMode.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if len(raw) != len(dst) {
+		return fmt.Errorf("id of %d bytes, want %d", len(raw), len(dst))
+	}
+	copy(dst, raw)
+	return nil
+}

@@ -336,3 +336,36 @@ func TestParseLevel(t *testing.T) {
 		t.Error("ParseLevel(verbose) succeeded")
 	}
 }
+
+func TestValueJSON(t *testing.T) {
+	for _, c := range []struct {
+		v    sessions.Value
+		want string
+	}{
+		{sessions.Float64Value(2), "2.0"},
+		{sessions.Float64Value(2.5), "2.5"},
+		{sessions.Float64Value(1e300), "1e+300"},
+		{sessions.Float64Value(math.NaN()), `"NaN"`},
+		{sessions.Int64Value(2), "2"},
+		{sessions.Float64SliceValue([]float64{1, math.Inf(-1)}), `[1.0,"-Inf"]`},
+		{sessions.StringSliceValue([]string{"a"}), `["a"]`},
+	} {
+		b, err := c.v.MarshalJSON()
+		if err != nil || string(b) != c.want {
+			t.Errorf("MarshalJSON(%v) = %s, %v; want %s", c.v, b, err, c.want)
+		}
+	}
+}
+
+func TestDamagedIDIsUndecodable(t *testing.T) {
+	s := sessions.NewMemStore()
+	// {"stamp": {}, "record": {"name": "x", "span_id": h'0102'}}: a 2-byte span id.
+	put(t, s, sessions.RecordKey("k", sessions.Stamp{Session: 1}), []byte("\xa2\x65stamp\xa0\x66record\xa2\x64name\x61x\x67span_id\x42\x01\x02"))
+	r := sessions.NewRecords(s)
+	for range r.All("k") {
+		t.Fatal("a record with a 2-byte span id decoded")
+	}
+	if r.Skipped() != 1 {
+		t.Fatalf("Skipped = %d, want 1", r.Skipped())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // ValueKind is the type of a Value: the types an OpenTelemetry attribute can
@@ -252,7 +253,13 @@ func jsonFloat(f float64) any {
 	case math.IsInf(f, -1):
 		return "-Inf"
 	}
-	return f
+	// Keep a float a float in JSON: 2.0, not 2, so a reader can tell it
+	// from an integer.
+	b := strconv.AppendFloat(nil, f, 'g', -1, 64)
+	if !strings.ContainsAny(string(b), ".eE") {
+		b = append(b, ".0"...)
+	}
+	return json.RawMessage(b)
 }
 
 // Attr is a key and its value.

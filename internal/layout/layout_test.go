@@ -1,0 +1,35 @@
+// Package layout checks that imports flow one way between the packages of
+// the module, as SPEC §6 lays them out: the model knows no database and no
+// OpenTelemetry, the store knows no OpenTelemetry, the bridge knows no
+// database.
+package layout
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestImportsFlowOneWay(t *testing.T) {
+	const otel, badger = "go.opentelemetry.io/", "github.com/dgraph-io/badger"
+	forbidden := map[string][]string{
+		"sessions":    {otel, badger, "github.com/otelrecords/otelrecords/badgerstore", "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter"},
+		"badgerstore": {otel, "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter"},
+		"spanbridge":  {badger, "github.com/otelrecords/otelrecords/badgerstore", "github.com/otelrecords/otelrecords/exporter"},
+	}
+	for pkg, bad := range forbidden {
+		// Direct imports only: Badger itself imports the otel API, which is
+		// its business, not ours.
+		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "github.com/otelrecords/otelrecords/"+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		for _, imp := range strings.Fields(string(out)) {
+			for _, b := range bad {
+				if strings.HasPrefix(imp, b) {
+					t.Errorf("%s imports %s", pkg, imp)
+				}
+			}
+		}
+	}
+}
