@@ -44,6 +44,8 @@ type Exporter struct {
 	problems atomic.Int64
 	reported sync.Map // problem class -> struct{}: each reported once
 
+	metricErr error // set while registering metrics, in New
+
 	// owned by the loop goroutine
 	resourceSet bool
 	failing     bool // the last write failed; report again only after a success
@@ -111,6 +113,11 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 		c.now = clock.Real{}.Now
 	}
 	e.rec = sessions.NewRecorder(cfg, open, c.now)
+	if c.meters != nil {
+		if err := e.registerMetrics(c.meters); err != nil {
+			return nil, fmt.Errorf("otelrecords: register metrics: %w", err)
+		}
+	}
 	go e.loop()
 	return e, nil
 }

@@ -3,6 +3,8 @@ package exporter
 import (
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -30,6 +32,7 @@ type config struct {
 	store        sessions.Store
 	now          func() time.Time
 	maxQueue     int
+	meters       metric.MeterProvider
 }
 
 // Option configures an Exporter. Options in code win over the environment

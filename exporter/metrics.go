@@ -1,0 +1,59 @@
+package exporter
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/metric"
+)
+
+// WithMeterProvider publishes the exporter's counters (Stats) as
+// OpenTelemetry metrics named under "otelrecords.", observed when the
+// provider's reader collects: nothing is computed on the span path.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) { c.meters = mp }
+}
+
+// registerMetrics registers one callback observing every counter.
+func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
+	m := mp.Meter("github.com/otelrecords/otelrecords/exporter")
+	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
+		c, err := m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if err != nil {
+			e.metricErr = err
+		}
+		return c
+	}
+	gauge := func(name, unit, desc string) metric.Int64ObservableGauge {
+		g, err := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if err != nil {
+			e.metricErr = err
+		}
+		return g
+	}
+	written := counter("otelrecords.records.written", "{record}", "Records the store acknowledged.")
+	evicted := counter("otelrecords.records.evicted", "{record}", "Held records pushed out by the pending budget.")
+	dropped := counter("otelrecords.records.dropped", "{record}", "Ended spans dropped because the queue was full.")
+	problems := counter("otelrecords.records.problems", "{record}", "Spans with invalid control attributes (recorded as documented) or that failed to record.")
+	writeErrors := counter("otelrecords.store.write_errors", "{error}", "Failed opens or writes of the store (retried).")
+	opens := counter("otelrecords.store.opens", "{open}", "Times the store was opened.")
+	kept := counter("otelrecords.sessions.kept", "{session}", "Sessions kept (1 once this session changed something).")
+	held := gauge("otelrecords.records.held", "{record}", "Records held in memory, waiting for a change.")
+	heldBytes := gauge("otelrecords.records.held_bytes", "By", "Bytes the held records count against the pending budget.")
+	if e.metricErr != nil {
+		return e.metricErr
+	}
+	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		s := e.Stats()
+		o.ObserveInt64(written, s.Written)
+		o.ObserveInt64(evicted, s.Evicted)
+		o.ObserveInt64(dropped, s.Dropped)
+		o.ObserveInt64(problems, s.Problems)
+		o.ObserveInt64(writeErrors, s.WriteErrors)
+		o.ObserveInt64(opens, s.StoreOpens)
+		o.ObserveInt64(kept, s.SessionsKept)
+		o.ObserveInt64(held, s.Held)
+		o.ObserveInt64(heldBytes, s.HeldBytes)
+		return nil
+	}, written, evicted, dropped, problems, writeErrors, opens, kept, held, heldBytes)
+	return err
+}
