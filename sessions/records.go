@@ -55,23 +55,7 @@ func bounds(namespace string, opts []ReadOption) (start, end []byte) {
 func (r *Records) Sessions(opts ...ReadOption) iter.Seq2[Session, error] {
 	return func(yield func(Session, error) bool) {
 		start, end := bounds(SessionsNamespace, opts)
-		for e, err := range r.store.Scan(start, end) {
-			if err != nil {
-				yield(Session{}, err)
-				return
-			}
-			if _, _, err := ParseKey(e.Key); err != nil {
-				continue
-			}
-			s, err := DecodeSession(e.Value)
-			if err != nil {
-				r.skipped.Add(1)
-				continue
-			}
-			if !yield(s, nil) {
-				return
-			}
-		}
+		decodeRange(r, start, end, DecodeSession, yield)
 	}
 }
 
@@ -93,22 +77,29 @@ func (r *Records) All(kind string, opts ...ReadOption) iter.Seq2[Stamped[Record]
 			return
 		}
 		start, end := bounds(Namespace(k), opts)
-		for e, err := range r.store.Scan(start, end) {
-			if err != nil {
-				yield(Stamped[Record]{}, err)
-				return
-			}
-			if _, _, err := ParseKey(e.Key); err != nil {
-				continue
-			}
-			v, err := DecodeRecord(e.Value)
-			if err != nil {
-				r.skipped.Add(1)
-				continue
-			}
-			if !yield(v, nil) {
-				return
-			}
+		decodeRange(r, start, end, DecodeRecord, yield)
+	}
+}
+
+// decodeRange yields the decoded values of the keys of ours in [start,
+// end), skipping (and counting) those that do not decode.
+func decodeRange[T any](r *Records, start, end []byte, decode func([]byte) (T, error), yield func(T, error) bool) {
+	var zero T
+	for e, err := range r.store.Scan(start, end) {
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		if !parses(e.Key) {
+			continue
+		}
+		v, err := decode(e.Value)
+		if err != nil {
+			r.skipped.Add(1)
+			continue
+		}
+		if !yield(v, nil) {
+			return
 		}
 	}
 }
