@@ -52,6 +52,9 @@ type Store struct {
 // holds the directory; with one matching fs.ErrNotExist for a read-only
 // open of a directory holding no store; and with one matching
 // ErrNeedsRecovery for a read-only open of a store whose writer crashed.
+// A store with a damaged file gives an error matching ErrCorrupt, a
+// *CorruptError naming the file, and never a crash (see Verify); a
+// read-write open on a nearly full file system, one matching ErrNoSpace.
 func Open(dir string, opts ...Option) (*Store, error) {
 	c := config{handle: defaultErrorHandler}
 	for _, o := range opts {
@@ -71,9 +74,22 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	} else if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("otelrecords: create store %s: %w", dir, err)
 	}
+	// Badger panics on some damaged files in goroutines no recover reaches,
+	// and silently drops data over others: read them first (verify.go).
+	if err := checkBeforeOpen(dir, c.readOnly); err != nil {
+		return nil, err
+	}
 	db, err := openBadger(badgerOptions(dir, c))
 	if err != nil {
 		return nil, openError(dir, err)
+	}
+	if !c.readOnly {
+		// Blocks for the write-ahead log, so a disk filling up meanwhile
+		// cannot crash the process through Badger's memory maps (space.go).
+		if err := reserveLog(dir); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
 	}
 	s := &Store{db: db, dir: dir, readOnly: c.readOnly}
 	s.cond.L = &s.mu
@@ -168,6 +184,10 @@ func (s *Store) Write(entries []sessions.Entry) error {
 	}
 	if len(entries) == 0 {
 		return nil
+	}
+	// Badger may need a new log and a table for these (space.go).
+	if err := checkWriteSpace(s.dir, entries); err != nil {
+		return err
 	}
 	wb := s.db.NewWriteBatch()
 	// Cancel after a Flush does nothing; after a failure it releases the

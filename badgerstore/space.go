@@ -1,0 +1,45 @@
+package badgerstore
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// Badger writes through memory maps: its write-ahead logs (.mem), its
+// value logs and the tables it flushes are files sized first and then
+// written through a map. On a full file system a write to a page of such a
+// file that has no disk block yet raises SIGBUS, which Go turns into a
+// fatal error in Badger's goroutine: the host process dies. So a writer
+// checks for room before it lets Badger write — Open refuses with
+// ErrNoSpace, and the records wait in memory until room comes back — and
+// gives Badger's write-ahead log its blocks as soon as Badger creates it,
+// so that the writes of a burst land in allocated blocks even if the file
+// system fills up meanwhile; and each Write checks for room again, for the
+// log and table Badger may start while it writes.
+//
+// What is left: a file system filled by someone else between a Write's
+// check and Badger's next flush or compaction, within a store's open
+// spell, can still crash the process. Writers that share a store open it
+// for short spells (Shared), which keeps that window small.
+
+// minWriteSpace is the free space a Write asks for besides its entries: a
+// new write-ahead log and a table flushed from the memtable it replaces.
+const minWriteSpace = 2*memTableSize + memTableSize
+
+// minFreeSpace is the free space a read-write Open asks for: the
+// write-ahead log of a memtable (twice its size), a table flushed from it,
+// and a value-log file (mapped at twice its size), with room to spare.
+const minFreeSpace = 2*memTableSize + memTableSize + 2*valueLogFileSize + 8<<20
+
+// ErrNoSpace is matched by the error a read-write Open returns when the
+// file system holding the store has too little free space for Badger to
+// write safely. It also matches syscall.ENOSPC. Nothing was changed; open
+// again once there is room.
+var ErrNoSpace = errors.New("otelrecords: not enough free space for the store")
+
+// noSpace returns an error matching ErrNoSpace and syscall.ENOSPC.
+func noSpace(dir string, free uint64) error {
+	return fmt.Errorf("%w at %s: %d MiB free, %d MiB needed (Badger writes through memory maps, and a full file system would crash the process): %w",
+		ErrNoSpace, dir, free>>20, uint64(minFreeSpace)>>20, syscall.ENOSPC)
+}
