@@ -1,0 +1,27 @@
+// Package replay turns the records of a store back into OpenTelemetry
+// spans, so a store that outgrew one machine can be sent to the backends a
+// fleet already runs (an OpenTelemetry Collector, Jaeger, ...) through any
+// sdktrace.SpanExporter — in practice the official OTLP exporters, as the
+// `records replay` command does.
+//
+// A record was a span once, and its body kept what a backend needs to show
+// it again: its trace, span and parent ids, name, attributes, status and
+// events. Its start is not stored as a wall-clock instant but as an offset
+// from its session's start, and the session's id is that start in Unix
+// nanoseconds, so a replayed span starts at time.Unix(0, session id) +
+// offset and ends wall later. Each session becomes one Resource: the
+// Resource attributes its process had, plus the session's own fields
+// (records.session.id, records.session.label, process.pid, ...).
+//
+// Replay is deterministic: the same store replays as the same spans, with
+// the same ids and times, every time. Sending a session twice therefore
+// sends duplicate spans, which a backend stores twice; whether it shows
+// them twice is up to the backend (Jaeger's query service, for one, hides
+// exact duplicates). docs/FORMAT.md, section 10, gives the whole mapping.
+//
+// Records written without trace or span ids (by a sessions.Recorder driven
+// directly, not by the OpenTelemetry exporter) get ids derived from their
+// stamp, so they too replay the same way every time: the trace id is the
+// session id's 8 bytes, big-endian, then 8 zero bytes; the span id is the
+// record's seq + 1.
+package replay

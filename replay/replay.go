@@ -1,0 +1,272 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// Batch limits: a batch is exported when it holds DefaultBatchSpans spans
+// or about DefaultBatchBytes bytes of record, whichever comes first. The
+// count is the SDK's BatchSpanProcessor default; the bytes keep a batch of
+// heavy records (kernel sources at level full) well under the 4 MiB that a
+// gRPC receiver (the Collector's, Jaeger's) accepts by default.
+const (
+	DefaultBatchSpans = 512
+	DefaultBatchBytes = 1 << 20
+)
+
+// Progress is how far a replay got; Options.Progress receives it after
+// every batch.
+type Progress struct {
+	// Sessions is how many sessions have been started, of Total (the
+	// sessions with a row; records without one add to Sessions only).
+	Sessions, Total int
+	// Spans is how many spans the exporter accepted.
+	Spans int
+}
+
+// Options narrow a replay and report on it. The zero Options replays every
+// session, silently.
+type Options struct {
+	// Sessions, when not empty, are the only sessions replayed.
+	Sessions []sessions.SessionID
+	// Service, when not empty, replaces every session's service.name: a
+	// fleet sending to one backend can tell replayed sessions from live
+	// ones, or keep two replays of one store apart.
+	Service string
+	// Progress, when not nil, is called after every batch the exporter
+	// accepts, on the goroutine that called Replay.
+	Progress func(Progress)
+}
+
+// ErrNoSession is returned (wrapped) when Options.Sessions names a session
+// the store has no record of.
+var ErrNoSession = errors.New("no such session in the store")
+
+// Replay reads the records of the store in stamp order and exports them
+// through exp as spans (see Span), one Resource per session (see
+// Resource), in batches. It returns how far it got, which on error is how
+// much the exporter accepted before it failed. It does not shut exp down.
+//
+// Records whose session row is gone (a process whose session another
+// process pruned while it ran) are replayed too, under a Resource that
+// only carries their session's id.
+func Replay(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter, o Options) (Progress, error) {
+	ids := slices.Compact(slices.Sorted(slices.Values(o.Sessions)))
+	rows := map[sessions.SessionID]sessions.Session{}
+	var p Progress
+	for s, err := range r.Sessions() {
+		if err != nil {
+			return p, err
+		}
+		if len(ids) == 0 || slices.Contains(ids, s.ID) {
+			rows[s.ID] = s
+		}
+	}
+	p.Total = len(rows)
+	kinds, err := r.Kinds()
+	if err != nil {
+		return p, err
+	}
+
+	b := batcher{ctx: ctx, exp: exp, progress: o.Progress, p: &p}
+	var (
+		current sessions.SessionID
+		res     *resource.Resource
+		started bool
+	)
+	replayRange := func(opts ...sessions.ReadOption) (bool, error) {
+		found := false
+		for kr, err := range inStampOrder(r, kinds, opts...) {
+			if err != nil {
+				return found, err
+			}
+			found = true
+			if !started || kr.Stamp.Session != current {
+				started, current = true, kr.Stamp.Session
+				s, ok := rows[current]
+				if !ok {
+					s = sessions.Session{ID: current}
+				}
+				if o.Service != "" {
+					s.Resource = withService(s.Resource, o.Service)
+				}
+				res = Resource(s)
+				p.Sessions++
+			}
+			if err := b.add(Span(res, kr.kind, kr.Stamped), size(kr.Record)); err != nil {
+				return found, err
+			}
+		}
+		return found, nil
+	}
+
+	if len(ids) == 0 {
+		if _, err := replayRange(); err != nil {
+			return p, err
+		}
+	}
+	for _, id := range ids {
+		found, err := replayRange(sessions.InSession(id))
+		if err != nil {
+			return p, err
+		}
+		if _, row := rows[id]; !found && !row {
+			return p, fmt.Errorf("session %d: %w", id, ErrNoSession)
+		}
+	}
+	return p, b.flush()
+}
+
+func withService(attrs sessions.Attrs, service string) sessions.Attrs {
+	out := slices.DeleteFunc(slices.Clone(attrs), func(kv sessions.Attr) bool { return kv.Key == "service.name" })
+	return append(out, sessions.Attr{Key: "service.name", Value: sessions.StringValue(service)})
+}
+
+// batcher gathers spans and exports them in batches.
+type batcher struct {
+	ctx      context.Context
+	exp      sdktrace.SpanExporter
+	progress func(Progress)
+	p        *Progress
+
+	spans []sdktrace.ReadOnlySpan
+	bytes int
+}
+
+func (b *batcher) add(s sdktrace.ReadOnlySpan, n int) error {
+	if len(b.spans) > 0 && b.bytes+n > DefaultBatchBytes {
+		if err := b.flush(); err != nil {
+			return err
+		}
+	}
+	b.spans = append(b.spans, s)
+	b.bytes += n
+	if len(b.spans) >= DefaultBatchSpans {
+		return b.flush()
+	}
+	return nil
+}
+
+func (b *batcher) flush() error {
+	if len(b.spans) == 0 {
+		return nil
+	}
+	if err := b.ctx.Err(); err != nil {
+		return err
+	}
+	if err := b.exp.ExportSpans(b.ctx, b.spans); err != nil {
+		return err
+	}
+	b.p.Spans += len(b.spans)
+	clear(b.spans) // let the exported spans go
+	b.spans, b.bytes = b.spans[:0], 0
+	if b.progress != nil {
+		b.progress(*b.p)
+	}
+	return nil
+}
+
+// size estimates how many bytes a record makes in an export request: its
+// strings, 8 bytes a number, and a fixed part for ids, times and framing.
+// It only has to keep batches well under a receiver's limit.
+func size(r sessions.Record) int {
+	n := 64 + len(r.Name) + len(r.Scope.Name) + len(r.Scope.Version) + len(r.Status.Description) + attrsSize(r.Attributes)
+	for _, e := range r.Events {
+		n += 16 + len(e.Name) + attrsSize(e.Attributes)
+	}
+	return n
+}
+
+func attrsSize(a sessions.Attrs) int {
+	n := 0
+	for _, kv := range a {
+		n += 4 + len(kv.Key)
+		switch x := kv.Value.Any().(type) {
+		case string:
+			n += len(x)
+		case []string:
+			for _, s := range x {
+				n += 2 + len(s)
+			}
+		case []bool:
+			n += len(x)
+		case []int64:
+			n += 8 * len(x)
+		case []float64:
+			n += 8 * len(x)
+		default:
+			n += 8
+		}
+	}
+	return n
+}
+
+// kindRecord is a record and the kind it was read from.
+type kindRecord struct {
+	kind string
+	sessions.Stamped[sessions.Record]
+}
+
+// inStampOrder yields the records of every given kind merged in stamp
+// order (session, seq). Each kind's read is already in that order, so this
+// is a k-way merge holding one record per kind; kinds are few, so the
+// smallest head is found by a linear scan.
+func inStampOrder(r *sessions.Records, kinds []string, opts ...sessions.ReadOption) iter.Seq2[kindRecord, error] {
+	return func(yield func(kindRecord, error) bool) {
+		type cursor struct {
+			head kindRecord
+			next func() (sessions.Stamped[sessions.Record], error, bool)
+		}
+		var cs []*cursor
+		for _, kind := range kinds {
+			next, stop := iter.Pull2(r.All(kind, opts...))
+			defer stop()
+			rec, err, ok := next()
+			if err != nil {
+				yield(kindRecord{}, err)
+				return
+			}
+			if ok {
+				cs = append(cs, &cursor{kindRecord{kind, rec}, next})
+			}
+		}
+		for len(cs) > 0 {
+			first := 0
+			for i, c := range cs[1:] {
+				if before(c.head.Stamp, cs[first].head.Stamp) {
+					first = i + 1
+				}
+			}
+			c := cs[first]
+			if !yield(c.head, nil) {
+				return
+			}
+			rec, err, ok := c.next()
+			switch {
+			case err != nil:
+				yield(kindRecord{}, err)
+				return
+			case !ok:
+				cs = slices.Delete(cs, first, first+1)
+			default:
+				c.head.Stamped = rec
+			}
+		}
+	}
+}
+
+func before(a, b sessions.Stamp) bool {
+	if a.Session != b.Session {
+		return a.Session < b.Session
+	}
+	return a.Seq < b.Seq
+}
