@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -51,6 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // the command line was accepted.
 type app struct {
 	dir     string
+	wait    time.Duration
 	started bool // a command got past argument parsing
 }
 
@@ -79,7 +82,13 @@ field; --json prints one JSON object per line, described in docs/FORMAT.md.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&a.dir, "dir", "",
 		"the store `directory` (default $OTELRECORDS_DIR, else the user cache directory's otelrecords/default)")
+	root.PersistentFlags().DurationVar(&a.wait, "wait", 30*time.Second,
+		"how long to wait for a store another process holds")
 	root.AddCommand(a.sessionsCommand(), a.dumpCommand())
+	root.AddCommand(a.summaryCommand(), a.timelineCommand(), a.showCommand(), a.diffCommand(),
+		a.pruneCommand(), a.compactCommand(), a.exportCommand(), a.reportCommand())
+	root.AddCommand(a.replayCommand())
+	root.AddCommand(a.doctorCommand())
 	return root
 }
 
@@ -93,23 +102,19 @@ func (e usageError) Unwrap() error { return e.error }
 // store another process holds is reported as busy. After fn, values the
 // reader skipped because they did not decode are counted on stderr.
 func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err error) {
-	dir := a.dir
-	if dir == "" {
-		if dir, err = badgerstore.DefaultDir(); err != nil {
-			return fmt.Errorf("give the store directory with --dir: %w", err)
-		}
+	dir, err := a.storeDir()
+	if err != nil {
+		return err
 	}
-	st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("no store at %s (nothing has been recorded there yet)", dir)
-	case errors.Is(err, badgerstore.ErrLocked):
-		return fmt.Errorf("the store at %s is busy: another process holds it open for writing; try again when it is done", dir)
-	case errors.Is(err, badgerstore.ErrNeedsRecovery):
-		return fmt.Errorf("the store at %s was not closed cleanly (its writer crashed or was killed); "+
-			"nothing is lost, and it can be read again once a program has opened it to record", dir)
-	case err != nil:
-		return err // it names the directory
+	// Another process may hold the store: a writer lets it go when asked
+	// (see badgerstore.Shared), so wait a bounded time, and say so.
+	ctx, cancel := context.WithTimeout(cmd.Context(), a.wait)
+	defer cancel()
+	st, err := badgerstore.OpenWait(ctx, dir, func(error) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "records: waiting for the store at %s: another process holds it\n", dir)
+	}, badgerstore.WithReadOnly())
+	if err != nil {
+		return openError(dir, err)
 	}
 	defer func() {
 		if cerr := st.Close(); cerr != nil && err == nil {
@@ -126,4 +131,73 @@ func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err er
 		}
 	}()
 	return fn(r)
+}
+
+// storeDir returns the store directory: --dir, else the default.
+func (a *app) storeDir() (string, error) {
+	if a.dir != "" {
+		return a.dir, nil
+	}
+	dir, err := badgerstore.DefaultDir()
+	if err != nil {
+		return "", fmt.Errorf("give the store directory with --dir: %w", err)
+	}
+	return dir, nil
+}
+
+// openError says why the store in dir could not be opened, in the terms
+// of someone at the command line.
+func openError(dir string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no store at %s (nothing has been recorded there yet)", dir)
+	case errors.Is(err, badgerstore.ErrLocked):
+		return fmt.Errorf("the store at %s is busy: another process holds it open for writing; try again when it is done", dir)
+	case errors.Is(err, badgerstore.ErrNeedsRecovery):
+		return fmt.Errorf("the store at %s was not closed cleanly (its writer crashed or was killed); "+
+			"nothing is lost, and it can be read again once a program has opened it to record", dir)
+	}
+	return err // it names the directory
+}
+
+// change opens the store read-write for a command that changes it (prune,
+// compact), hands it to fn, and closes it. Unlike a program recording, it
+// never creates a store: a directory holding none is reported as missing.
+// It needs the store to itself: it waits, as read does, for another
+// process to let the store go, and reports it busy after --wait.
+func (a *app) change(cmd *cobra.Command, fn func(dir string, st *badgerstore.Store) error) (err error) {
+	dir, err := a.storeDir()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), a.wait)
+	defer cancel()
+	said := false
+	onWait := func(error) {
+		if !said {
+			said = true
+			fmt.Fprintf(cmd.ErrOrStderr(), "records: waiting for the store at %s: another process holds it\n", dir)
+		}
+	}
+	// A read-only open checks that a store is there, and creates nothing
+	// (it also recovers a store whose writer crashed).
+	ro, err := badgerstore.OpenWait(ctx, dir, onWait, badgerstore.WithReadOnly())
+	if err != nil {
+		return openError(dir, err)
+	}
+	if err := ro.Close(); err != nil {
+		return fmt.Errorf("close the store at %s: %w", dir, err)
+	}
+	st, err := badgerstore.OpenWait(ctx, dir, onWait)
+	if errors.Is(err, badgerstore.ErrLocked) {
+		return fmt.Errorf("the store at %s is busy: another process holds it open; try again when it is done", dir)
+	} else if err != nil {
+		return openError(dir, err)
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close the store at %s: %w", dir, cerr)
+		}
+	}()
+	return fn(dir, st)
 }

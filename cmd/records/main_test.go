@@ -457,10 +457,14 @@ func TestBusyStore(t *testing.T) {
 	}
 	defer writer.Close()
 
-	code, out, errOut := runCLI(t, "dump", "--dir", dir)
+	code, out, errOut := runCLI(t, "dump", "--dir", dir, "--wait", "300ms")
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
+	if want := "records: waiting for the store at " + dir + ": another process holds it\n"; !strings.HasPrefix(errOut, want) {
+		t.Errorf("stderr %q, want it to say it waits first", errOut)
+	}
+	errOut = strings.TrimPrefix(errOut, "records: waiting for the store at "+dir+": another process holds it\n")
 	if want := "records: the store at " + dir + " is busy: another process holds it open for writing"; !strings.HasPrefix(errOut, want) {
 		t.Errorf("stderr %q, want it to start with %q", errOut, want)
 	}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/otelrecords/otelrecords/badgerstore"
+)
+
+func (a *app) doctorCommand() *cobra.Command {
+	var checkOnly bool
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check a store, and recover what is readable from a damaged one",
+		Long: `Check every file of the store, every block of every table included, and if
+a file is damaged, recover: move the damaged store aside, to
+<dir>.damaged-<UTC time>, where it is kept as it was; create a new store at
+<dir>; copy into it every record and session row that can still be read;
+and say what was kept and what was lost. A healthy store is left alone.
+
+A program recording into a damaged store, and every other records command,
+fail with an error naming the damaged file rather than read a store that
+may crash them or lose more data; this is the command that error points
+to. Records a busy store set aside (its spool) go to the new store.
+
+The doctor needs the store to itself: it changes nothing while another
+process has the store open. --check only checks, and exits with 1 if a
+file is damaged.`,
+		Example: `  records doctor
+  records doctor --dir ./build/records --check`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := a.storeDir()
+			if err != nil {
+				return err
+			}
+			if checkOnly {
+				return doctorCheck(cmd.OutOrStdout(), dir)
+			}
+			return doctor(cmd.OutOrStdout(), dir)
+		},
+	}
+	cmd.Flags().BoolVar(&checkOnly, "check", false, "only check; exit with 1 if a file is damaged")
+	return cmd
+}
+
+// doctorError says why the doctor could not work on the store in dir.
+func doctorError(dir string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no store at %s", dir)
+	case errors.Is(err, badgerstore.ErrLocked):
+		return fmt.Errorf("the store at %s is busy: another process has it open; stop it, then run the doctor again", dir)
+	}
+	return err
+}
+
+// doctorCheck checks the store in dir and prints what is damaged.
+func doctorCheck(w io.Writer, dir string) error {
+	damage, err := badgerstore.Verify(dir)
+	if err != nil {
+		return doctorError(dir, err)
+	}
+	if len(damage) == 0 {
+		fmt.Fprintf(w, "The store at %s is healthy.\n", clean(dir))
+		return nil
+	}
+	printDamage(w, damage)
+	return fmt.Errorf("the store at %s is damaged; run records doctor --dir %s to recover what is readable", dir, dir)
+}
+
+// doctor recovers the store in dir, and prints what it did.
+func doctor(w io.Writer, dir string) error {
+	rec, err := badgerstore.Recover(dir)
+	if err != nil {
+		if rec != nil && rec.Aside != "" {
+			fmt.Fprintf(w, "The damaged store is safe at %s.\n", clean(rec.Aside))
+		}
+		return doctorError(dir, err)
+	}
+	if rec.Aside == "" {
+		fmt.Fprintf(w, "The store at %s is healthy: nothing to do.\n", clean(dir))
+		return nil
+	}
+	printDamage(w, rec.Damage)
+	fmt.Fprintf(w, "\nMoved the damaged store to %s, where it is kept as it was.\n", clean(rec.Aside))
+	fmt.Fprintf(w, "Created a new store at %s, holding what could be read:\n", clean(dir))
+	kinds := make([]string, 0, len(rec.Kept))
+	for k := range rec.Kept {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	if len(kinds) == 0 {
+		fmt.Fprintln(w, "  nothing")
+	}
+	for _, k := range kinds {
+		switch n := rec.Kept[k]; k {
+		case "sessions":
+			fmt.Fprintf(w, "  %-12s %s\n", "sessions", plural(n, "session row"))
+		case "":
+			fmt.Fprintf(w, "  %-12s %d entries otelrecords does not know\n", "(other)", n)
+		default:
+			fmt.Fprintf(w, "  %-12s %s\n", clean(k), plural(n, "record"))
+		}
+	}
+	if rec.Spool {
+		fmt.Fprintln(w, "  and the spool (records set aside while the store was busy), which the next program to open the store writes in")
+	}
+	if len(rec.Lost) == 0 {
+		fmt.Fprintln(w, "Nothing was lost.")
+		return nil
+	}
+	fmt.Fprintln(w, "Could not be read, and lost:")
+	for _, l := range rec.Lost {
+		fmt.Fprintf(w, "  %s\n", clean(l))
+	}
+	if rec.LostEntries > 0 {
+		fmt.Fprintf(w, "At least %d entries (records or session rows) were lost.\n", rec.LostEntries)
+	}
+	return nil
+}
+
+func printDamage(w io.Writer, damage []*badgerstore.CorruptError) {
+	fmt.Fprintln(w, "Damaged:")
+	for _, d := range damage {
+		problem := d.Problem
+		if d.Err != nil {
+			problem += ": " + d.Err.Error()
+		}
+		fmt.Fprintf(w, "  %s: %s\n", clean(d.File), clean(strings.TrimSpace(problem)))
+	}
+}

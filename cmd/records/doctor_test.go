@@ -1,0 +1,105 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDoctorRecoversWholeTables damages the MANIFEST of the test store (cut
+// short, which would make Badger delete every table): the readers refuse
+// the store, naming the file; the doctor moves it aside and recovers every
+// record and session row, and the readers print the same as before.
+func TestDoctorRecoversWholeTables(t *testing.T) {
+	dir := writeStore(t)
+	sessionsBefore := mustRun(t, "--dir", dir, "sessions", "--json")
+	dumpBefore := mustRun(t, "--dir", dir, "dump", "--json")
+	manifest := filepath.Join(dir, "MANIFEST")
+	if err := os.Truncate(manifest, 12); err != nil {
+		t.Fatal(err)
+	}
+
+	code, _, errOut := runCLI(t, "--dir", dir, "sessions")
+	if code != exitError || !strings.Contains(errOut, manifest) || !strings.Contains(errOut, "records doctor") {
+		t.Fatalf("records sessions on a damaged store: exit %d, stderr %q; want 1 and the damaged file named", code, errOut)
+	}
+	code, out, _ := runCLI(t, "--dir", dir, "doctor", "--check")
+	if code != exitError || !strings.Contains(out, manifest) {
+		t.Fatalf("records doctor --check: exit %d, stdout %q", code, out)
+	}
+
+	out = mustRun(t, "--dir", dir, "doctor")
+	t.Logf("records doctor:\n%s", out)
+	for _, want := range []string{"Damaged:", "MANIFEST", "Moved the damaged store to " + dir + ".damaged-", "sessions", "2 session rows", "Nothing was lost."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor's report lacks %q", want)
+		}
+	}
+	if got := mustRun(t, "--dir", dir, "sessions", "--json"); got != sessionsBefore {
+		t.Errorf("sessions after the doctor:\n%s\nbefore:\n%s", got, sessionsBefore)
+	}
+	if got := mustRun(t, "--dir", dir, "dump", "--json"); got != dumpBefore {
+		t.Errorf("dump after the doctor:\n%s\nbefore:\n%s", got, dumpBefore)
+	}
+	asides, _ := filepath.Glob(dir + ".damaged-*")
+	if len(asides) != 1 {
+		t.Fatalf("damaged stores aside: %v, want one", asides)
+	}
+	if b, err := os.ReadFile(filepath.Join(asides[0], "MANIFEST")); err != nil || len(b) != 12 {
+		t.Errorf("the damaged store was changed: MANIFEST %d bytes, %v", len(b), err)
+	}
+	if out := mustRun(t, "--dir", dir, "doctor"); !strings.Contains(out, "healthy") {
+		t.Errorf("doctor of the recovered store: %q, want healthy", out)
+	}
+}
+
+// TestDoctorReportsLoss damages the index of the table holding the second
+// session: the doctor keeps the first session and says what it lost.
+func TestDoctorReportsLoss(t *testing.T) {
+	dir := writeStore(t)
+	table := filepath.Join(dir, "000002.sst")
+	fi, err := os.Stat(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(table, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "--dir", dir, "doctor")
+	t.Logf("records doctor:\n%s", out)
+	for _, want := range []string{"000002.sst", "1 session row\n", "lost", "all of 000002.sst"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor's report lacks %q", want)
+		}
+	}
+	got := decodeLines(t, mustRun(t, "--dir", dir, "sessions", "--json"))
+	if len(got) != 1 || got[0]["id"] != num(id1.String()) {
+		t.Errorf("sessions after the doctor: %v, want session %d only", got, id1)
+	}
+}
+
+// TestDoctorMissingAndHealthy checks the doctor on no directory, on an
+// empty one, and on a healthy store.
+func TestDoctorMissingAndHealthy(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nothing")
+	if code, _, errOut := runCLI(t, "--dir", missing, "doctor"); code != exitError || !strings.Contains(errOut, "no store at") {
+		t.Errorf("doctor of no store: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("doctor created %s", missing)
+	}
+	empty := t.TempDir()
+	for _, args := range [][]string{{"doctor"}, {"doctor", "--check"}} {
+		if code, _, errOut := runCLI(t, append([]string{"--dir", empty}, args...)...); code != exitError || !strings.Contains(errOut, "no store at") {
+			t.Errorf("%v of an empty directory: exit %d, %q", args, code, errOut)
+		}
+	}
+	dir := writeStore(t)
+	if out := mustRun(t, "--dir", dir, "doctor", "--check"); !strings.Contains(out, "healthy") {
+		t.Errorf("doctor --check of a healthy store: %q", out)
+	}
+	if out := mustRun(t, "--dir", dir, "doctor"); !strings.Contains(out, "nothing to do") {
+		t.Errorf("doctor of a healthy store: %q", out)
+	}
+}

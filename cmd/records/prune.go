@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+func (a *app) pruneCommand() *cobra.Command {
+	var (
+		asJSON bool
+		keep   int
+		dryRun bool
+	)
+	cmd := &cobra.Command{
+		Use:   "prune --keep N",
+		Short: "Delete every session but the newest N, with their records",
+		Long: `Delete every session but the newest N, with their records, and print what
+went: each pruned session's id, start, label and records per kind. Records
+of any session at or below the newest pruned one go too, whether or not
+their session row is still there (a process whose session another process
+pruned while it ran leaves such records). --keep 0 deletes every session.
+
+Pruning needs the store to itself: it fails, and changes nothing, while
+another process has the store open. Deleted records give their disk space
+back once the store is compacted: run records compact after a prune.
+
+--dry-run prints what would go, and deletes nothing. With --json, one JSON
+object per pruned session and line, as records sessions --json prints it.`,
+		Example: `  records prune --keep 20
+  records prune --keep 1 --dry-run
+  records prune --keep 5 && records compact`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("keep") {
+				return usageError{errors.New("say how many sessions to keep, with --keep N")}
+			}
+			if keep < 0 {
+				return usageError{errors.New("--keep must not be negative")}
+			}
+			if dryRun {
+				return a.read(cmd, func(r *sessions.Records) error {
+					return prune(cmd, r, keep, true, asJSON)
+				})
+			}
+			return a.change(cmd, func(_ string, st *badgerstore.Store) error {
+				return prune(cmd, sessions.NewRecords(st), keep, false, asJSON)
+			})
+		},
+	}
+	cmd.Flags().IntVar(&keep, "keep", 0, "keep the newest `N` sessions")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would go, and delete nothing")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per pruned session, one per line")
+	return cmd
+}
+
+// prune finds what Prune(keep) deletes, deletes it (unless dryRun) and
+// prints it.
+func prune(cmd *cobra.Command, r *sessions.Records, keep int, dryRun, asJSON bool) error {
+	rows, err := sessionRows(r)
+	if err != nil {
+		return err
+	}
+	var gone []sessions.Session
+	if len(rows) > keep {
+		gone = rows[:len(rows)-keep]
+	}
+	counts := map[sessions.SessionID]map[string]int{}
+	records := 0
+	if len(gone) > 0 {
+		newest := gone[len(gone)-1].ID
+		all, err := countRecords(r)
+		if err != nil {
+			return err
+		}
+		var orphans []sessions.SessionID
+		for id, c := range all {
+			if id > newest {
+				continue
+			}
+			counts[id] = c
+			for _, n := range c {
+				records += n
+			}
+			orphans = append(orphans, id)
+		}
+		gone = withOrphans(gone, orphans)
+	}
+	if !dryRun && len(gone) > 0 {
+		if _, err := r.Prune(keep); err != nil {
+			return fmt.Errorf("prune: %w (what was deleted stays deleted; running it again finishes the job)", err)
+		}
+	}
+
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	if asJSON {
+		enc := jsonLines(out)
+		for _, s := range gone {
+			c := counts[s.ID]
+			if c == nil {
+				c = map[string]int{}
+			}
+			if err := enc.Encode(sessionJSON{
+				ID:            s.ID,
+				StartedUnixMs: s.StartedUnixMs,
+				Label:         s.Label,
+				Process:       s.Process,
+				OS:            s.OS,
+				Arch:          s.Arch,
+				Version:       s.Version,
+				Resource:      s.Resource,
+				Records:       c,
+			}); err != nil {
+				return err
+			}
+		}
+		return out.Flush()
+	}
+
+	kept := min(keep, len(rows))
+	switch {
+	case len(gone) == 0:
+		fmt.Fprintf(out, "nothing to prune: the store holds %s, and --keep is %d\n", plural(len(rows), "session"), keep)
+		return out.Flush()
+	case dryRun:
+		fmt.Fprintf(out, "would prune %s (%s), and keep %d:\n", plural(len(gone), "session"), plural(records, "record"), kept)
+	default:
+		fmt.Fprintf(out, "pruned %s (%s), and kept %d:\n", plural(len(gone), "session"), plural(records, "record"), kept)
+	}
+	t := newTable(out)
+	if err := t.row("ID", "STARTED", "LABEL", "RECORDS"); err != nil {
+		return err
+	}
+	for _, s := range gone {
+		if err := t.row(s.ID.String(), formatTime(time.UnixMilli(s.StartedUnixMs)), orDash(s.Label),
+			orDash(formatCounts(counts[s.ID]))); err != nil {
+			return err
+		}
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if !dryRun {
+		fmt.Fprintln(out, "Run records compact to give their disk space back.")
+	}
+	return out.Flush()
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+
+	"github.com/otelrecords/otelrecords/replay"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// defaultReplayTimeout bounds how long one batch may take to be accepted,
+// retries included. The OTLP exporters' own default retries for a minute;
+// a person at a terminal who mistyped a port should hear about it sooner.
+const defaultReplayTimeout = 30 * time.Second
+
+// progressEvery is how often the progress line on a terminal is redrawn.
+const progressEvery = 100 * time.Millisecond
+
+type replayFlags struct {
+	endpoint string
+	protocol string
+	sessions []string
+	insecure bool
+	timeout  time.Duration
+	service  string
+}
+
+func (a *app) replayCommand() *cobra.Command {
+	var f replayFlags
+	cmd := &cobra.Command{
+		Use:   "replay",
+		Short: "Send stored sessions to an OpenTelemetry backend over OTLP",
+		Long: `Send the records of the store to an OpenTelemetry backend (a Collector,
+Jaeger, ...) over OTLP, as the spans they were: each record with its
+original trace, span and parent ids, name, attributes, status and events,
+starting at its session's start plus its offset and lasting its wall time;
+marks too. Each session is sent as one Resource: the Resource attributes its
+process had, plus records.session.id, records.session.label, process.pid,
+os.type and host.arch. Every span carries records.kind and records.seq.
+
+Replay is deterministic: sending a session twice sends the same spans
+again, with the same ids, and a backend stores them twice (Jaeger's query
+service then shows exact duplicates once; others may show both). Send each
+session once.
+
+The connection uses TLS unless --insecure (or the standard
+OTEL_EXPORTER_OTLP_INSECURE=true) says otherwise. Headers (an API key,
+say) come from the standard environment variables OTEL_EXPORTER_OTLP_HEADERS
+or OTEL_EXPORTER_OTLP_TRACES_HEADERS, never from the command line, and are
+never printed; a CA certificate and client certificates come from
+OTEL_EXPORTER_OTLP_CERTIFICATE and its kin. Without --endpoint, the
+endpoint is OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
+OTEL_EXPORTER_OTLP_ENDPOINT.
+
+A busy backend is retried as the OTLP exporters do, with backoff, for at
+most --timeout per batch; when nothing accepts the spans in that time the
+command says so and exits 1. Progress is shown on standard error when it
+is a terminal.`,
+		Example: `  records replay --endpoint collector.example.com:4317
+  records replay --endpoint 127.0.0.1:4318 --protocol http --insecure
+  records replay --endpoint 127.0.0.1:4317 --insecure --session 1735787045006000000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := f.options()
+			if err != nil {
+				return err
+			}
+			newExporter, err := f.exporter()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			return a.read(cmd, func(r *sessions.Records) error {
+				return f.run(ctx, cmd, r, newExporter, o)
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.endpoint, "endpoint", "",
+		"the OTLP receiver, `host:port` (4317 for grpc, 4318 for http), or a URL (https://host:port)")
+	fl.StringVar(&f.protocol, "protocol", "grpc", "the OTLP transport: `grpc` or http (protobuf over HTTP)")
+	fl.StringArrayVar(&f.sessions, "session", nil, "send only the session with this `id` (repeatable)")
+	fl.BoolVar(&f.insecure, "insecure", false, "send without TLS (plain gRPC or http://)")
+	fl.DurationVar(&f.timeout, "timeout", defaultReplayTimeout,
+		"how long one batch may take to be accepted, retries included")
+	fl.StringVar(&f.service, "service", "", "replace every session's service.name with this `name`")
+	return cmd
+}
+
+// options checks the flags that narrow the replay.
+func (f *replayFlags) options() (replay.Options, error) {
+	var o replay.Options
+	for _, s := range f.sessions {
+		id, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return o, usageError{fmt.Errorf("--session %q: not a session id (a decimal number, as `records sessions` prints it)", s)}
+		}
+		o.Sessions = append(o.Sessions, sessions.SessionID(id))
+	}
+	if f.timeout <= 0 {
+		return o, usageError{errors.New("--timeout must be positive")}
+	}
+	o.Service = f.service
+	return o, nil
+}
+
+// exporter checks the flags that say where to send, and returns how to
+// make the exporter. Making it waits for the store to open, so a missing
+// store is reported before anything dials out.
+func (f *replayFlags) exporter() (func(context.Context) (*otlptrace.Exporter, error), error) {
+	if f.endpoint == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" {
+		return nil, usageError{errors.New("give the OTLP receiver with --endpoint host:port")}
+	}
+	isURL := strings.Contains(f.endpoint, "://")
+	if isURL {
+		u, err := url.Parse(f.endpoint)
+		switch {
+		case err != nil:
+			return nil, usageError{fmt.Errorf("--endpoint: %w", err)}
+		case u.User != nil:
+			// An endpoint is printed in messages; credentials must not be.
+			return nil, usageError{errors.New("--endpoint must not hold credentials: give them as headers in OTEL_EXPORTER_OTLP_HEADERS")}
+		case u.Scheme == "http" && !f.insecure:
+			return nil, usageError{errors.New("--endpoint http://... sends without TLS: use https://, or say so with --insecure")}
+		case u.Scheme != "http" && u.Scheme != "https":
+			return nil, usageError{fmt.Errorf("--endpoint: unknown scheme %q (want http or https)", u.Scheme)}
+		}
+	}
+	// Retry as the exporters do (exponential backoff, honouring a
+	// receiver's throttling hints), but within --timeout, so that nothing
+	// listening ends in an error rather than a minute of silence.
+	retry := struct{ initial, maxInterval, elapsed time.Duration }{500 * time.Millisecond, 5 * time.Second, f.timeout}
+	switch f.protocol {
+	case "grpc":
+		opts := []otlptracegrpc.Option{
+			otlptracegrpc.WithTimeout(f.timeout),
+			otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: retry.initial, MaxInterval: retry.maxInterval, MaxElapsedTime: retry.elapsed}),
+		}
+		switch {
+		case isURL:
+			opts = append(opts, otlptracegrpc.WithEndpointURL(f.endpoint))
+		case f.endpoint != "":
+			opts = append(opts, otlptracegrpc.WithEndpoint(f.endpoint))
+		}
+		if f.insecure {
+			opts = append(opts, otlptracegrpc.WithInsecure())
+		}
+		return func(ctx context.Context) (*otlptrace.Exporter, error) { return otlptracegrpc.New(ctx, opts...) }, nil
+	case "http", "http/protobuf":
+		opts := []otlptracehttp.Option{
+			otlptracehttp.WithTimeout(f.timeout),
+			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: retry.initial, MaxInterval: retry.maxInterval, MaxElapsedTime: retry.elapsed}),
+		}
+		switch {
+		case isURL:
+			opts = append(opts, otlptracehttp.WithEndpointURL(f.endpoint))
+		case f.endpoint != "":
+			opts = append(opts, otlptracehttp.WithEndpoint(f.endpoint))
+		}
+		if f.insecure {
+			opts = append(opts, otlptracehttp.WithInsecure())
+		}
+		return func(ctx context.Context) (*otlptrace.Exporter, error) { return otlptracehttp.New(ctx, opts...) }, nil
+	}
+	return nil, usageError{fmt.Errorf("--protocol %q: want grpc or http", f.protocol)}
+}
+
+// where names the destination in messages, without anything secret: the
+// endpoint holds no credentials (checked above), and headers are never
+// named.
+func (f *replayFlags) where() string {
+	e := f.endpoint
+	if e == "" {
+		e = "the endpoint in OTEL_EXPORTER_OTLP_*ENDPOINT"
+	}
+	return fmt.Sprintf("%s (OTLP/%s)", clean(e), f.protocol)
+}
+
+func (f *replayFlags) run(ctx context.Context, cmd *cobra.Command, r *sessions.Records, newExporter func(context.Context) (*otlptrace.Exporter, error), o replay.Options) (err error) {
+	exp, err := newExporter(ctx)
+	if err != nil {
+		return fmt.Errorf("set up the exporter to %s: %w", f.where(), err)
+	}
+	defer func() {
+		// Everything was sent, or failed, batch by batch; Shutdown only
+		// closes the connection, so it gets a short bound of its own.
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if serr := exp.Shutdown(sctx); serr != nil && err == nil {
+			err = fmt.Errorf("close the connection to %s: %w", f.where(), serr)
+		}
+	}()
+
+	bar := newProgressLine(cmd.ErrOrStderr())
+	o.Progress = bar.show
+	p, err := replay.Replay(ctx, r, exp, o)
+	bar.done()
+	switch {
+	case errors.Is(err, replay.ErrNoSession):
+		return err
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("interrupted after sending %d spans to %s", p.Spans, f.where())
+	case err != nil && p.Spans == 0:
+		return fmt.Errorf("nothing accepted the spans at %s within %v: %w\n"+
+			"Check that an OTLP receiver listens there, and whether it expects TLS (--insecure sends without)", f.where(), f.timeout, err)
+	case err != nil:
+		return fmt.Errorf("sending to %s failed after it accepted %s of %s: %w", f.where(), plural(p.Spans, "span"), plural(p.Sessions, "session"), err)
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "replayed %s, %s, to %s\n", plural(p.Sessions, "session"), plural(p.Spans, "span"), f.where())
+	return err
+}
+
+// progressLine redraws one line of progress on a terminal, and does
+// nothing elsewhere: a log file or a pipe gets only the final summary on
+// standard output.
+type progressLine struct {
+	w    io.Writer // nil when not a terminal
+	last time.Time
+	drew bool
+}
+
+func newProgressLine(w io.Writer) *progressLine {
+	if !isTerminalFile(w) {
+		return &progressLine{}
+	}
+	return &progressLine{w: w}
+}
+
+func (l *progressLine) show(p replay.Progress) {
+	if l.w == nil || time.Since(l.last) < progressEvery {
+		return
+	}
+	l.last, l.drew = time.Now(), true
+	// \r returns to the start of the line, \x1b[K clears what a longer
+	// line left.
+	fmt.Fprintf(l.w, "\rreplay: session %d of %d, %d spans sent\x1b[K", p.Sessions, max(p.Total, p.Sessions), p.Spans)
+}
+
+func (l *progressLine) done() {
+	if l.drew {
+		fmt.Fprint(l.w, "\r\x1b[K")
+	}
+}

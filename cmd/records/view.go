@@ -1,0 +1,251 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// This file holds what the commands that look at whole sessions (summary,
+// timeline, export, report) share: the session rows, the --session flag,
+// and the lane layout that draws overlapping records apart.
+
+// sessionFlag is a --session flag: one session's id, or every session when
+// it is not given.
+type sessionFlag struct {
+	id  uint64
+	set bool
+}
+
+func (f *sessionFlag) register(cmd *cobra.Command, usage string) {
+	cmd.Flags().Uint64Var(&f.id, "session", 0, usage)
+}
+
+// parse notes whether the flag was given; call it from RunE.
+func (f *sessionFlag) parse(cmd *cobra.Command) { f.set = cmd.Flags().Changed("session") }
+
+// readOptions returns the read options that narrow a read to the session.
+func (f *sessionFlag) readOptions() []sessions.ReadOption {
+	if !f.set {
+		return nil
+	}
+	return []sessions.ReadOption{sessions.InSession(sessions.SessionID(f.id))}
+}
+
+// missing is the error for a --session that names no session of the
+// store.
+func (f *sessionFlag) missing() error {
+	return fmt.Errorf("the store has no session %d (records sessions lists them)", f.id)
+}
+
+// sessionRows reads the session rows the options select, oldest first.
+func sessionRows(r *sessions.Records, opts ...sessions.ReadOption) ([]sessions.Session, error) {
+	var rows []sessions.Session
+	for s, err := range r.Sessions(opts...) {
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, s)
+	}
+	return rows, nil
+}
+
+// withOrphans returns rows plus a bare row for every id in ids that has
+// none, sorted by id: records may outlive their session's row (a process
+// whose session another process pruned while it ran keeps writing under
+// it), and a reader shows them rather than hide them.
+func withOrphans(rows []sessions.Session, ids []sessions.SessionID) []sessions.Session {
+	have := make(map[sessions.SessionID]bool, len(rows))
+	for _, s := range rows {
+		have[s.ID] = true
+	}
+	for _, id := range ids {
+		if !have[id] {
+			have[id] = true
+			rows = append(rows, orphanRow(id))
+		}
+	}
+	slices.SortFunc(rows, func(a, b sessions.Session) int { return cmp.Compare(a.ID, b.ID) })
+	return rows
+}
+
+// orphanRow is what is known of a session from its id alone.
+func orphanRow(id sessions.SessionID) sessions.Session {
+	return sessions.Session{ID: id, StartedUnixMs: time.Unix(0, int64(id)).UnixMilli()}
+}
+
+// pickSession returns the session a one-session command (report) shows:
+// the one --session names, else the newest. A session with records but no
+// row (see withOrphans) can be named too.
+func pickSession(r *sessions.Records, f sessionFlag) (sessions.Session, error) {
+	if f.set {
+		id := sessions.SessionID(f.id)
+		s, ok, err := r.Session(id)
+		if err != nil || ok {
+			return s, err
+		}
+		kinds, err := r.Kinds()
+		if err != nil {
+			return s, err
+		}
+		for _, kind := range kinds {
+			for _, err := range r.All(kind, sessions.InSession(id)) {
+				if err != nil {
+					return s, err
+				}
+				return orphanRow(id), nil
+			}
+		}
+		return s, f.missing()
+	}
+	rows, err := sessionRows(r)
+	if err != nil {
+		return sessions.Session{}, err
+	}
+	if len(rows) == 0 {
+		return sessions.Session{}, errors.New("the store has no sessions")
+	}
+	return rows[len(rows)-1], nil
+}
+
+// sessionEnd returns the later of end and the end of a record stamped at
+// st that lasted wall. Fed every record of a session, it gives the
+// session's duration from its first stamp, where its clock starts.
+func sessionEnd(end time.Duration, st sessions.Stamp, wall time.Duration) time.Duration {
+	return max(end, st.Offset+max(wall, 0))
+}
+
+// span is where a record lies on its session's time axis, and where the
+// lane layout put it.
+type span struct {
+	seq        uint64
+	start, end time.Duration // offset, offset + wall
+	lane       int           // the lane it is drawn in
+	depth      int           // how many records of its lane contain it
+}
+
+// layOut assigns every span a lane and a depth, so that within a lane the
+// spans either nest (one lies wholly inside another, one level deeper) or
+// follow one another, and never partly overlap: what the Chrome trace
+// format asks of the complete events of one thread, and what keeps the
+// report's bars apart. Records of one session often overlap without
+// nesting (work on several goroutines, a record that outlives the mark it
+// was stamped in); each such record goes to the first lane where it fits,
+// or a new one. It returns the deepest depth of each lane, one per lane.
+//
+// Spans are laid out by start (the longer first on a tie, so that the
+// enclosing one comes first), whatever order they come in; the result is
+// written back into spans, whose order is kept.
+func layOut(spans []span) (depths []int) {
+	order := make([]int, len(spans))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		x, y := &spans[a], &spans[b]
+		if c := cmp.Compare(x.start, y.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.end, x.end)
+	})
+	// Each lane is a stack of the spans still open in it, innermost last.
+	var lanes [][]time.Duration
+	for _, i := range order {
+		s := &spans[i]
+		placed := false
+		for l, open := range lanes {
+			// Spans that ended by the time this one starts are closed: the
+			// spans still to come start no earlier.
+			for len(open) > 0 && open[len(open)-1] <= s.start {
+				open = open[:len(open)-1]
+			}
+			lanes[l] = open
+			if len(open) > 0 && open[len(open)-1] < s.end {
+				continue // it would overlap the innermost open span partly
+			}
+			s.lane, s.depth = l, len(open)
+			lanes[l] = append(open, s.end)
+			depths[l] = max(depths[l], s.depth)
+			placed = true
+			break
+		}
+		if !placed {
+			s.lane, s.depth = len(lanes), 0
+			lanes = append(lanes, []time.Duration{s.end})
+			depths = append(depths, 0)
+		}
+	}
+	return depths
+}
+
+// sessionVisitor is what eachSession calls for every session: begin with
+// its row, record for each of its records in stamp order, then end.
+type sessionVisitor struct {
+	begin  func(sessions.Session) error
+	record func(kindRecord) error
+	end    func(sessions.Session) error
+}
+
+// eachSession walks records (in stamp order, as inStampOrder yields them)
+// session by session, oldest first, calling v. Every session of rows is
+// visited, those without records too; records whose session has no row are
+// visited under a bare row (see withOrphans). It holds no record: what a
+// visitor keeps is up to it.
+func eachSession(rows []sessions.Session, records iter.Seq2[kindRecord, error], v sessionVisitor) error {
+	var (
+		cur  sessions.Session
+		open bool
+	)
+	// emptyUntil visits the rows before the session id, which have no
+	// records; every row left, when last.
+	emptyUntil := func(id sessions.SessionID, last bool) error {
+		for len(rows) > 0 && (last || rows[0].ID < id) {
+			if err := v.begin(rows[0]); err != nil {
+				return err
+			}
+			if err := v.end(rows[0]); err != nil {
+				return err
+			}
+			rows = rows[1:]
+		}
+		return nil
+	}
+	for kr, err := range records {
+		if err != nil {
+			return err
+		}
+		if id := kr.Stamp.Session; !open || id != cur.ID {
+			if open {
+				if err := v.end(cur); err != nil {
+					return err
+				}
+			}
+			if err := emptyUntil(id, false); err != nil {
+				return err
+			}
+			cur, open = orphanRow(id), true
+			if len(rows) > 0 && rows[0].ID == id {
+				cur, rows = rows[0], rows[1:]
+			}
+			if err := v.begin(cur); err != nil {
+				return err
+			}
+		}
+		if err := v.record(kr); err != nil {
+			return err
+		}
+	}
+	if open {
+		if err := v.end(cur); err != nil {
+			return err
+		}
+	}
+	return emptyUntil(0, true)
+}

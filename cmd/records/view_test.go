@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+func stamped(kind string, session sessions.SessionID, seq uint64, offset, wall time.Duration) kindRecord {
+	return kindRecord{kind, sessions.Stamped[sessions.Record]{
+		Stamp:  sessions.Stamp{Session: session, Seq: seq, Offset: offset},
+		Record: sessions.Record{Name: fmt.Sprintf("%s %d", kind, seq), Wall: wall},
+	}}
+}
+
+// TestEachSession visits sessions with rows and records, rows without
+// records, and records without rows, in id order.
+func TestEachSession(t *testing.T) {
+	rows := []sessions.Session{{ID: 1, Label: "one"}, {ID: 3, Label: "three"}, {ID: 5, Label: "five"}}
+	records := []kindRecord{
+		stamped("compile", 2, 0, 0, 0),
+		stamped("compile", 3, 0, 0, 0), stamped("compile", 3, 1, 0, 0),
+		stamped("compile", 6, 0, 0, 0),
+	}
+	var got []string
+	seq := func(yield func(kindRecord, error) bool) {
+		for _, kr := range records {
+			if !yield(kr, nil) {
+				return
+			}
+		}
+	}
+	err := eachSession(rows, seq, sessionVisitor{
+		begin: func(s sessions.Session) error {
+			got = append(got, fmt.Sprintf("begin %d %q", s.ID, s.Label))
+			return nil
+		},
+		record: func(kr kindRecord) error {
+			got = append(got, fmt.Sprintf("record %d/%d", kr.Stamp.Session, kr.Stamp.Seq))
+			return nil
+		},
+		end: func(s sessions.Session) error {
+			got = append(got, fmt.Sprintf("end %d", s.ID))
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`begin 1 "one"`, "end 1",
+		`begin 2 ""`, "record 2/0", "end 2",
+		`begin 3 "three"`, "record 3/0", "record 3/1", "end 3",
+		`begin 5 "five"`, "end 5",
+		`begin 6 ""`, "record 6/0", "end 6",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("visits:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestTimelineNesting builds trees by the containment rule of marks.
+func TestTimelineNesting(t *testing.T) {
+	ms := time.Millisecond
+	tr := &tree{}
+	for _, kr := range []kindRecord{
+		stamped("marks", 1, 0, 0, 10*ms),      // outer mark
+		stamped("marks", 1, 1, 1*ms, 5*ms),    // inner mark, inside outer
+		stamped("compile", 1, 2, 2*ms, 20*ms), // inside inner (its start is), though it ends later
+		stamped("compile", 1, 3, 6*ms, ms),    // at inner's end: still inside it
+		stamped("compile", 1, 4, 7*ms, ms),    // after inner: inside outer
+		stamped("marks", 1, 5, 10*ms, 0),      // at outer's end: inside it, and empty
+		stamped("compile", 1, 6, 11*ms, ms),   // after everything: at the top
+	} {
+		tr.add(kr)
+	}
+	var b strings.Builder
+	var walk func([]*node, string)
+	walk = func(nodes []*node, indent string) {
+		for _, n := range nodes {
+			fmt.Fprintf(&b, "%s%s\n", indent, n.Record.Name)
+			walk(n.children, indent+"  ")
+		}
+	}
+	walk(tr.roots, "")
+	want := `marks 0
+  marks 1
+    compile 2
+    compile 3
+  compile 4
+  marks 5
+compile 6
+`
+	if b.String() != want {
+		t.Errorf("tree:\n%s\nwant:\n%s", b.String(), want)
+	}
+	if tr.end != 22*ms {
+		t.Errorf("duration %v, want 22ms (compile 2 ends last)", tr.end)
+	}
+}
