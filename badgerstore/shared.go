@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/otelrecords/otelrecords/sessions"
@@ -71,7 +72,12 @@ type Shared struct {
 	closed   bool
 	opens    int
 	waits    int
+	token    string // names this Shared in the marker: pid and instance
 }
+
+// instances numbers the Shared stores of this process, so two of them on
+// one directory (two providers in one program) also take turns.
+var instances atomic.Int64
 
 // NewShared returns a Shared store for dir. opts are passed to every Open
 // (WithErrorHandler, say); WithReadOnly makes no sense here and is ignored.
@@ -80,7 +86,8 @@ func NewShared(dir string, opts ...Option) *Shared {
 	for _, o := range opts {
 		o(&c)
 	}
-	return &Shared{dir: dir, opts: opts, idle: DefaultIdleRelease, handle: c.handle}
+	token := fmt.Sprintf("%d/%d", os.Getpid(), instances.Add(1))
+	return &Shared{dir: dir, opts: opts, idle: DefaultIdleRelease, handle: c.handle, token: token}
 }
 
 // SetIdleRelease sets how long the store stays open after its last use.
@@ -116,7 +123,7 @@ func (s *Shared) acquire() (*Store, error) {
 	if err != nil {
 		if errors.Is(err, ErrLocked) {
 			s.waits++
-			askToYield(s.dir)
+			askToYield(s.dir, s.token)
 		}
 		return nil, err
 	}
@@ -149,7 +156,7 @@ func (s *Shared) done() {
 	if s.st == nil || s.users > 0 {
 		return
 	}
-	if asked(s.dir, s.openedAt) {
+	if asked(s.dir, s.token, s.openedAt) {
 		s.releaseLocked()
 		s.away = time.Now().Add(yieldGap)
 		return
@@ -242,16 +249,17 @@ func (s *Shared) Close() error {
 	return err
 }
 
-// askToYield leaves this process's pid in the store's marker, asking its
-// holder to let it go. A store whose directory cannot be written (a reader
-// of a read-only copy) just goes on waiting.
-func askToYield(dir string) {
-	os.WriteFile(filepath.Join(dir, waitFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
+// askToYield leaves the waiter's token (its pid, and which of the
+// process's openers it is) in the store's marker, asking the holder to let
+// it go. A store whose directory cannot be written (a reader of a
+// read-only copy) just goes on waiting.
+func askToYield(dir, token string) {
+	os.WriteFile(filepath.Join(dir, waitFile), []byte(token+"\n"), 0o600)
 }
 
-// asked reports whether another process asked, since the store was opened
-// at since, for the store to be let go.
-func asked(dir string, since time.Time) bool {
+// asked reports whether another opener (token names this one) asked,
+// since the store was opened at since, for the store to be let go.
+func asked(dir, token string, since time.Time) bool {
 	path := filepath.Join(dir, waitFile)
 	fi, err := os.Stat(path)
 	if err != nil || time.Since(fi.ModTime()) > waitFresh || fi.ModTime().Before(since.Add(-waitFresh)) {
@@ -261,7 +269,7 @@ func asked(dir string, since time.Time) bool {
 	if err != nil {
 		return false
 	}
-	return strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid())
+	return strings.TrimSpace(string(b)) != token
 }
 
 // OpenWait opens the store in dir like Open, but waits while another
@@ -283,7 +291,7 @@ func OpenWait(ctx context.Context, dir string, onWait func(error), opts ...Optio
 		if err == nil || !errors.Is(err, ErrLocked) {
 			return st, err
 		}
-		askToYield(dir)
+		askToYield(dir, strconv.Itoa(os.Getpid()))
 		if !waited && onWait != nil {
 			onWait(err)
 		}

@@ -3,6 +3,7 @@ package badgerstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -220,4 +221,40 @@ func TestOpenWaitRecoversCrashedStoreAndWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
+}
+
+// Two writers of one process on one store (two TracerProviders, say) take
+// turns too: a busy one yields to the other's request.
+func TestTwoSharedInOneProcessTakeTurns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	busy := badgerstore.NewShared(dir)
+	defer busy.Close()
+	other := badgerstore.NewShared(dir)
+	defer other.Close()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			busy.Write(entries(fmt.Sprint("busy", i), "x")) // never idle long enough to let go on its own
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := other.Write(entries("other", "y"))
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, badgerstore.ErrLocked) || time.Now().After(deadline) {
+			t.Fatalf("second writer of the process never got in: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
