@@ -2,6 +2,8 @@ package sessions
 
 import (
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/fxamacker/cbor/v2"
 )
@@ -15,8 +17,13 @@ const (
 )
 
 // MaxValueSize is the largest value a reader decodes, in bytes; larger ones
-// are counted as undecodable.
-const MaxValueSize = 64 << 20
+// are counted as undecodable. It is the largest value Badger stores (the
+// size of its value-log files), above MaxRecordSize, which writers keep
+// to. It bounds what one value can make a reader allocate: decoding
+// amplifies a value by up to about 32 times (an array of empty strings),
+// 80 times for an array of empty events, themselves bounded by
+// maxArrayElements.
+const MaxValueSize = 16 << 20
 
 var (
 	encMode cbor.EncMode
@@ -49,7 +56,21 @@ func init() {
 
 // EncodeRecord encodes a stamped record as the CBOR value stored under its
 // key.
-func EncodeRecord(v Stamped[Record]) ([]byte, error) { return encMode.Marshal(v) }
+func EncodeRecord(v Stamped[Record]) ([]byte, error) {
+	w := wires.Get().(*recordWire)
+	w.Stamp = v.Stamp
+	w.Record.fromRecord(&v.Record)
+	b, err := encMode.Marshal(w)
+	w.Record.release()
+	*w = recordWire{}
+	wires.Put(w)
+	return b, err
+}
+
+// wires recycles the structs records are encoded through: the encoder
+// takes an interface, so a struct of the stack's would escape to the heap
+// at every record.
+var wires = sync.Pool{New: func() any { return new(recordWire) }}
 
 // DecodeRecord decodes a stored record value.
 func DecodeRecord(b []byte) (Stamped[Record], error) {
@@ -57,8 +78,124 @@ func DecodeRecord(b []byte) (Stamped[Record], error) {
 	if len(b) > MaxValueSize {
 		return v, fmt.Errorf("value of %d bytes exceeds %d", len(b), MaxValueSize)
 	}
-	err := decMode.Unmarshal(b, &v)
+	var w recordWire
+	if err := decMode.Unmarshal(b, &w); err != nil {
+		return v, err
+	}
+	v.Stamp = w.Stamp
+	err := w.Record.toRecord(&v.Record)
 	return v, err
+}
+
+// recordWire is Stamped[Record] as it is stored (docs/FORMAT.md, 3.2),
+// with every attribute set a plain map of plain values. Record, Attrs and
+// Value encode to the same bytes through their CBOR methods, but the
+// library calls a method per attribute set and per value, allocates and
+// checks the bytes each returns, and copies them; through this struct it
+// encodes and decodes a record in one pass. The exporter encodes every
+// span and a reader decodes every record, so this is where their time
+// goes (BENCHMARKS.md, figures 4 and 5).
+type recordWire struct {
+	Stamp  Stamp    `cbor:"stamp"`
+	Record bodyWire `cbor:"record"`
+}
+
+// bodyWire is Record as it is stored; keep the two in step.
+type bodyWire struct {
+	Name         string         `cbor:"name"`
+	Wall         time.Duration  `cbor:"wall_ns"`
+	Attributes   map[string]any `cbor:"attrs,omitzero"`
+	Status       Status         `cbor:"status,omitzero"`
+	Events       []eventWire    `cbor:"events,omitempty"`
+	TraceID      TraceID        `cbor:"trace_id,omitzero"`
+	SpanID       SpanID         `cbor:"span_id,omitzero"`
+	ParentSpanID SpanID         `cbor:"parent_span_id,omitzero"`
+	Scope        Scope          `cbor:"scope,omitzero"`
+}
+
+// eventWire is Event as it is stored.
+type eventWire struct {
+	Name       string         `cbor:"name"`
+	Offset     time.Duration  `cbor:"offset_ns"`
+	Attributes map[string]any `cbor:"attrs,omitzero"`
+}
+
+// attrMaps recycles the maps a record's attributes are encoded through:
+// one per span would be the encoder's largest allocation.
+var attrMaps = sync.Pool{New: func() any { return make(map[string]any, 8) }}
+
+// wireAttrs returns a as a map for encoding: nil for nil (the key is
+// omitted), an empty map for empty attributes (encoded as an empty map, as
+// Attrs.MarshalCBOR does). A later duplicate key wins, as it does there.
+func wireAttrs(a Attrs) map[string]any {
+	if a == nil {
+		return nil
+	}
+	m := attrMaps.Get().(map[string]any)
+	for _, kv := range a {
+		m[kv.Key] = kv.Value.v
+	}
+	return m
+}
+
+func releaseAttrs(m map[string]any) {
+	if m != nil {
+		clear(m)
+		attrMaps.Put(m)
+	}
+}
+
+func (w *bodyWire) fromRecord(r *Record) {
+	*w = bodyWire{
+		Name:         r.Name,
+		Wall:         r.Wall,
+		Attributes:   wireAttrs(r.Attributes),
+		Status:       r.Status,
+		TraceID:      r.TraceID,
+		SpanID:       r.SpanID,
+		ParentSpanID: r.ParentSpanID,
+		Scope:        r.Scope,
+	}
+	if len(r.Events) > 0 {
+		w.Events = make([]eventWire, len(r.Events))
+		for i, e := range r.Events {
+			w.Events[i] = eventWire{Name: e.Name, Offset: e.Offset, Attributes: wireAttrs(e.Attributes)}
+		}
+	}
+}
+
+// release gives the attribute maps back once the body is encoded.
+func (w *bodyWire) release() {
+	releaseAttrs(w.Attributes)
+	for _, e := range w.Events {
+		releaseAttrs(e.Attributes)
+	}
+}
+
+func (w *bodyWire) toRecord(r *Record) error {
+	*r = Record{
+		Name:         w.Name,
+		Wall:         w.Wall,
+		Status:       w.Status,
+		TraceID:      w.TraceID,
+		SpanID:       w.SpanID,
+		ParentSpanID: w.ParentSpanID,
+		Scope:        w.Scope,
+	}
+	var err error
+	if r.Attributes, err = attrsOf(w.Attributes); err != nil {
+		return err
+	}
+	if w.Events != nil { // an empty array reads as an empty slice, as it did
+		r.Events = make([]Event, len(w.Events))
+		for i, e := range w.Events {
+			r.Events[i] = Event{Name: e.Name, Offset: e.Offset}
+			if r.Events[i].Attributes, err = attrsOf(e.Attributes); err != nil {
+				return fmt.Errorf("event %d: %w", i, err)
+			}
+		}
+	}
+	return nil
 }
 
 // EncodeSession encodes a session row.

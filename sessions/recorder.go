@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -35,8 +36,7 @@ type Recorder struct {
 	resource  Attrs
 	keep      int // 0: keep every session
 	budget    int // held bytes allowed; 0 holds nothing
-	held      []Entry
-	heldBytes int
+	held      heldRecords
 	kept      bool
 	needPrune bool
 	store     Store
@@ -63,6 +63,9 @@ type Stats struct {
 	Evicted int64
 	// Invalid is how many records were refused for an invalid kind.
 	Invalid int64
+	// TooLarge is how many records were dropped because no store could
+	// hold them (see MaxRecordSize and ErrTooLarge).
+	TooLarge int64
 	// WriteErrors is how many times opening or writing the store failed.
 	WriteErrors int64
 	// SessionsKept is 1 once the session is kept, else 0.
@@ -71,6 +74,9 @@ type Stats struct {
 	StoreOpens int64
 	// Pending is how many records wait to be written on the next Flush.
 	Pending int64
+	// Spooled is how many records Close set aside in the store's spool
+	// because the store stayed busy; the next opener writes them.
+	Spooled int64
 }
 
 // NewRecorder returns the recorder of a session that has not started yet.
@@ -179,7 +185,10 @@ func (r *Recorder) Kept() bool {
 // the held records oldest first, then the record itself; after that every
 // record is written. Writes are batched until Flush. The kind must pass
 // CheckKind; a record with an invalid kind is refused with an error
-// wrapping ErrInvalidKind, and nothing else changes.
+// wrapping ErrInvalidKind, and nothing else changes. A record no store can
+// hold (larger than MaxRecordSize, say) is dropped with an error wrapping
+// ErrTooLarge and counted in Stats.TooLarge; if it was Changed, it still
+// keeps the session.
 func (r *Recorder) Record(kind string, effect Effect, st Stamp, body Record) error {
 	k, err := CheckKind(kind)
 	if err != nil {
@@ -188,53 +197,37 @@ func (r *Recorder) Record(kind string, effect Effect, st Stamp, body Record) err
 		r.mu.Unlock()
 		return err
 	}
-	value, err := EncodeRecord(Stamped[Record]{Stamp: st, Record: body})
-	if err != nil {
+	value, err := encodeWithin(k, st, &body)
+	if err != nil && !errors.Is(err, ErrTooLarge) {
 		return fmt.Errorf("otelrecords: encode %s record: %w", k, err)
 	}
-	e := Entry{Key: RecordKey(k, st), Value: value}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrClosed
 	}
-	switch {
-	case r.kept:
-		r.batch = append(r.batch, e)
-	case effect == Changed:
-		r.keepSession()
-		r.batch = append(r.batch, e)
-	default:
-		r.hold(e)
-	}
-	return nil
-}
-
-// hold appends e to the held records, then drops the oldest until the held
-// bytes fit the budget. A record larger than the budget on its own empties
-// the buffer, itself included: what is held is always the newest run of
-// records that fits.
-func (r *Recorder) hold(e Entry) {
-	r.held = append(r.held, e)
-	r.heldBytes += len(e.Key) + len(e.Value)
-	drop := 0
-	for r.heldBytes > r.budget && drop < len(r.held) {
-		r.heldBytes -= len(r.held[drop].Key) + len(r.held[drop].Value)
-		r.held[drop] = Entry{}
-		drop++
-	}
-	if drop > 0 {
-		r.stats.Evicted += int64(drop)
-		r.held = r.held[drop:]
-		// Give the backing array back once it is mostly dead, so a session
-		// that never changes anything holds no more than its budget.
-		if len(r.held) == 0 {
-			r.held = nil
-		} else if cap(r.held) > 64 && len(r.held) < cap(r.held)/4 {
-			r.held = append([]Entry(nil), r.held...)
+	if err != nil {
+		// Dropped here, once: queued, a record no store takes would fail
+		// its batch at every flush and hold back every record after it.
+		// A change still keeps the session, which did change the caches.
+		r.stats.TooLarge++
+		if effect == Changed && !r.kept {
+			r.keepSession()
 		}
+		return fmt.Errorf("otelrecords: %s record %q dropped: %w", k, cutName(body.Name), err)
 	}
+	if !r.kept && effect != Changed {
+		// A held record needs no key until the session is kept: its kind
+		// and stamp give it back then.
+		r.stats.Evicted += int64(r.held.hold(k, st, value, r.budget))
+		return nil
+	}
+	if !r.kept {
+		r.keepSession()
+	}
+	r.batch = append(r.batch, Entry{Key: RecordKey(k, st), Value: value})
+	return nil
 }
 
 // keepSession marks the session kept and queues the session row and the
@@ -245,8 +238,8 @@ func (r *Recorder) keepSession() {
 	r.needPrune = r.keep > 0
 	r.stats.SessionsKept = 1
 	r.queueSession()
-	r.batch = append(r.batch, r.held...)
-	r.held, r.heldBytes = nil, 0
+	r.batch = r.held.appendEntries(r.batch)
+	r.held = heldRecords{}
 }
 
 // queueSession queues the session row as it is now.
@@ -359,13 +352,48 @@ func (r *Recorder) Close() error {
 		return nil
 	}
 	r.closed = true
-	r.held, r.heldBytes = nil, 0
+	r.held = heldRecords{}
 	r.mu.Unlock()
 	err := r.flush()
+	if err != nil {
+		err = r.spool(err)
+	}
 	if r.store != nil {
 		err = errors.Join(err, r.store.Close())
 	}
 	return err
+}
+
+// Spooler is implemented by a Store that can set entries aside when it
+// cannot write them now (another process holds the database), for a later
+// opener to write: so records a session acknowledged are not lost when it
+// must end before the store is free. Close uses it as a last resort.
+type Spooler interface {
+	Spool(entries []Entry) error
+}
+
+// spool sets the unwritten batch aside after a final flush failed with
+// cause; it returns nil if they are safe in the spool.
+func (r *Recorder) spool(cause error) error {
+	sp, ok := r.store.(Spooler)
+	if !ok {
+		return cause
+	}
+	r.mu.Lock()
+	batch := r.batch
+	r.mu.Unlock()
+	if err := sp.Spool(batch); err != nil {
+		return errors.Join(cause, err)
+	}
+	r.mu.Lock()
+	r.batch = nil
+	for _, e := range batch {
+		if !isSessionKey(e.Key) {
+			r.stats.Spooled++
+		}
+	}
+	r.mu.Unlock()
+	return nil
 }
 
 // SetResource sets the attributes describing the process (the
@@ -392,8 +420,8 @@ func (r *Recorder) Stats() Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.stats
-	s.Held = int64(len(r.held))
-	s.HeldBytes = int64(r.heldBytes)
+	s.Held = int64(r.held.n)
+	s.HeldBytes = int64(r.held.counted)
 	for _, e := range r.batch {
 		if !isSessionKey(e.Key) {
 			s.Pending++
@@ -423,3 +451,136 @@ var versionOnce = sync.OnceValue(func() string {
 	}
 	return "unknown"
 })
+
+// heldRecords holds the records of a session that has not changed
+// anything yet, oldest first, in one ring of bytes: each record is a
+// 24-byte header (its kind's index in kinds, its value's length, its
+// session and seq) followed by its value. Its key is rebuilt from the
+// header when the session is kept. The budget counts what the records
+// will take in the store, namespace + key + value bytes, and a key is at
+// least 29 bytes against a header's 24, so the ring never needs more than
+// the budget: a session that never changes anything holds its budget and
+// little else (BENCHMARKS.md, figure 3). One slice entry and two
+// allocations per record, as the records were held before, cost about
+// half as much again.
+type heldRecords struct {
+	ring    []byte // grows by doubling, up to the budget
+	head    int    // where the oldest record starts
+	used    int    // bytes of ring in use, from head, wrapping
+	n       int    // records held
+	counted int    // what the budget counts of them
+	kinds   []string
+	kindIdx map[string]uint32
+}
+
+const heldHeader = 4 + 4 + 8 + 8
+
+// hold appends a record, first dropping the oldest until the held records
+// and it fit the budget, and returns how many records it dropped. A record
+// larger than the budget on its own empties the buffer, itself included
+// (and counted among those dropped): what is held is always the newest run
+// of records that fits.
+func (h *heldRecords) hold(kind string, st Stamp, value []byte, budget int) (dropped int) {
+	size := KeySize(kind) + len(value)
+	if size > budget {
+		dropped = h.n + 1
+		*h = heldRecords{}
+		return dropped
+	}
+	for h.n > 0 && h.counted+size > budget {
+		h.dropOldest()
+		dropped++
+	}
+	if h.n == 0 {
+		h.head, h.used = 0, 0
+	}
+	need := h.used + heldHeader + len(value)
+	if need > len(h.ring) {
+		h.grow(need, budget)
+	}
+	var hdr [heldHeader]byte
+	binary.BigEndian.PutUint32(hdr[0:], h.kindIndex(kind))
+	binary.BigEndian.PutUint32(hdr[4:], uint32(len(value)))
+	binary.BigEndian.PutUint64(hdr[8:], uint64(st.Session))
+	binary.BigEndian.PutUint64(hdr[16:], st.Seq)
+	h.put(hdr[:])
+	h.put(value)
+	h.n++
+	h.counted += size
+	return dropped
+}
+
+func (h *heldRecords) kindIndex(kind string) uint32 {
+	if i, ok := h.kindIdx[kind]; ok {
+		return i
+	}
+	if h.kindIdx == nil {
+		h.kindIdx = make(map[string]uint32)
+	}
+	i := uint32(len(h.kinds))
+	h.kinds = append(h.kinds, kind)
+	h.kindIdx[kind] = i
+	return i
+}
+
+// put writes b at the ring's tail, wrapping at its end.
+func (h *heldRecords) put(b []byte) {
+	at := (h.head + h.used) % len(h.ring)
+	n := copy(h.ring[at:], b)
+	copy(h.ring, b[n:])
+	h.used += len(b)
+}
+
+// read copies len(b) bytes from the ring at offset off from head.
+func (h *heldRecords) read(off int, b []byte) {
+	at := (h.head + off) % len(h.ring)
+	n := copy(b, h.ring[at:])
+	copy(b[n:], h.ring)
+}
+
+// header returns the header of the record at offset off from head.
+func (h *heldRecords) header(off int) (kind string, st Stamp, valueLen int) {
+	var hdr [heldHeader]byte
+	h.read(off, hdr[:])
+	kind = h.kinds[binary.BigEndian.Uint32(hdr[0:])]
+	valueLen = int(binary.BigEndian.Uint32(hdr[4:]))
+	st = Stamp{Session: SessionID(binary.BigEndian.Uint64(hdr[8:])), Seq: binary.BigEndian.Uint64(hdr[16:])}
+	return kind, st, valueLen
+}
+
+func (h *heldRecords) dropOldest() {
+	kind, _, vlen := h.header(0)
+	h.head = (h.head + heldHeader + vlen) % len(h.ring)
+	h.used -= heldHeader + vlen
+	h.n--
+	h.counted -= KeySize(kind) + vlen
+}
+
+// grow makes the ring hold at least need bytes, doubling it but never past
+// the budget, which always suffices (see heldRecords).
+func (h *heldRecords) grow(need, budget int) {
+	size := max(need, min(2*len(h.ring), budget), min(4<<10, budget))
+	ring := make([]byte, size)
+	if h.used > 0 {
+		h.read(0, ring[:h.used])
+	}
+	h.ring, h.head = ring, 0
+}
+
+// appendEntries appends the held records, oldest first, to es as entries
+// to write: keys rebuilt, values copied out of the ring into one buffer.
+func (h *heldRecords) appendEntries(es []Entry) []Entry {
+	if h.n == 0 {
+		return es
+	}
+	values := make([]byte, h.used-h.n*heldHeader)
+	for off := 0; off < h.used; {
+		kind, st, vlen := h.header(off)
+		v := values[:vlen:vlen]
+		values = values[vlen:]
+		h.read(off+heldHeader, v)
+		es = append(es, Entry{Key: RecordKey(kind, st), Value: v})
+		off += heldHeader + vlen
+	}
+	return es
+}

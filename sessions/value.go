@@ -294,25 +294,45 @@ func (a Attrs) MarshalCBOR() ([]byte, error) {
 
 // UnmarshalCBOR decodes a CBOR map with text keys, sorted by key.
 func (a *Attrs) UnmarshalCBOR(b []byte) error {
-	var m map[string]Value
+	var m map[string]any
 	if err := decMode.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	out := make(Attrs, 0, len(m))
-	for k, v := range m {
-		out = append(out, Attr{k, v})
+	out, err := attrsOf(m)
+	if err != nil {
+		return err
 	}
-	slices.SortFunc(out, func(x, y Attr) int {
-		switch {
-		case x.Key < y.Key:
-			return -1
-		case x.Key > y.Key:
-			return 1
-		}
-		return 0
-	})
+	if out == nil {
+		out = Attrs{} // the map was there, if empty
+	}
 	*a = out
 	return nil
+}
+
+// attrsOf converts a decoded CBOR map to attributes sorted by key. Its
+// values are plain CBOR items decoded into an interface, which valueOf
+// checks: one item a record never holds makes the whole set fail, as it
+// makes Value.UnmarshalCBOR fail. A nil map gives nil attributes.
+func attrsOf(m map[string]any) (Attrs, error) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(Attrs, 0, len(m))
+	for k, x := range m {
+		v, err := valueOf(x)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %q: %w", k, err)
+		}
+		out = append(out, Attr{k, v})
+	}
+	sortAttrs(out)
+	return out, nil
+}
+
+// sortAttrs sorts attributes read back by key: their order in the map
+// that held them means nothing.
+func sortAttrs(a Attrs) {
+	slices.SortFunc(a, func(x, y Attr) int { return strings.Compare(x.Key, y.Key) })
 }
 
 // MarshalJSON encodes the attributes as one JSON object of typed values.
