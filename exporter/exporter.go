@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -29,14 +31,16 @@ type Exporter struct {
 
 	mu       sync.Mutex // guards queue and closed
 	queue    []ended
-	closed   bool // the loop has taken its last batch
+	spare    []ended // a drained array, reused by the next swap
+	closed   bool    // the loop has taken its last batch
 	maxQueue int
 
 	wake     chan struct{}
-	requests chan chan error // a flush request, answered with its error
+	requests chan flushRequest
 	stop     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
+	shutCtx  context.Context // Shutdown's, for the loop's last flush
 	shutErr  error
 
 	stopped  atomic.Bool
@@ -45,6 +49,8 @@ type Exporter struct {
 	reported sync.Map // problem class -> struct{}: each reported once
 
 	metricErr error // set while registering metrics, in New
+
+	fwd *forwarder // WithForward's; nil without it
 
 	// owned by the loop goroutine
 	resourceSet bool
@@ -77,7 +83,7 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	e := &Exporter{
 		maxQueue: c.maxQueue,
 		wake:     make(chan struct{}, 1),
-		requests: make(chan chan error),
+		requests: make(chan flushRequest),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -91,8 +97,11 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 			dir = d
 		}
 		e.dir = dir
+		// A Shared store opens the directory only while it writes, so
+		// other processes (another build, the records command) get their
+		// turn; it touches nothing until the first write.
 		open = func() (sessions.Store, error) {
-			return badgerstore.Open(dir, badgerstore.WithErrorHandler(otel.Handle))
+			return badgerstore.NewShared(dir, badgerstore.WithErrorHandler(otel.Handle)), nil
 		}
 	}
 	cfg := sessions.Config{Level: DefaultLevel}
@@ -118,6 +127,7 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 			return nil, fmt.Errorf("otelrecords: register metrics: %w", err)
 		}
 	}
+	e.fwd = newForwarder(c.forward, cfg.PendingBudget, e.maxQueue)
 	go e.loop()
 	return e, nil
 }
@@ -144,7 +154,9 @@ func (e *Exporter) Label(label string) {
 // OnStart stamps the span: its session (started now if this is its first
 // stamp), its seq and its offset. At level off it does nothing.
 func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
-	if e.stopped.Load() {
+	// The level first: at level off nothing else may cost anything, and
+	// StartTime takes the span's lock.
+	if e.stopped.Load() || e.rec.Level() == sessions.LevelOff {
 		return
 	}
 	st, ok := e.rec.Stamp(s.StartTime())
@@ -173,7 +185,11 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 		e.mu.Unlock()
 		if !closed {
 			e.dropped.Add(1)
-			e.reportOnce("queue", fmt.Errorf("otelrecords: span queue full (%d spans); dropping spans until it drains (see Stats().Dropped)", e.maxQueue))
+			// Format the report only the first time: a full queue drops
+			// spans by the thousand, each on the caller's span call.
+			if _, seen := e.reported.Load("queue"); !seen {
+				e.reportOnce("queue", fmt.Errorf("otelrecords: span queue full (%d spans); dropping spans until it drains (see Stats().Dropped)", e.maxQueue))
+			}
 		}
 		return
 	}
@@ -200,20 +216,27 @@ func (e *Exporter) ForceFlush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	reply := make(chan error, 1)
+	req := flushRequest{ctx: ctx, reply: make(chan error, 1)}
 	select {
-	case e.requests <- reply:
+	case e.requests <- req:
 	case <-e.done:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	select {
-	case err := <-reply:
-		return err
+	case err := <-req.reply:
+		return errors.Join(err, e.fwd.flush(ctx))
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// flushRequest asks the loop to write everything ended so far, retrying a
+// busy store until ctx ends.
+type flushRequest struct {
+	ctx   context.Context
+	reply chan error
 }
 
 // Shutdown flushes every ended span's record, closes the store and stops
@@ -224,6 +247,7 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	first := false
 	e.stopOnce.Do(func() {
 		first = true
+		e.shutCtx = ctx
 		e.stopped.Store(true)
 		close(e.stop)
 	})
@@ -242,27 +266,137 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 // through the retention rules, and writes in batches.
 func (e *Exporter) loop() {
 	defer close(e.done)
+	var retry <-chan time.Time // set while a write failed
+	backoff := minRetry
 	for {
 		select {
 		case <-e.wake:
-			e.handle(e.drain(false))
-		case reply := <-e.requests:
-			reply <- e.drain(false)
+		case <-retry:
+		case req := <-e.requests:
+			err := e.flushUntil(req.ctx)
+			req.reply <- err
+			retry, backoff = e.retryAfter(err, backoff)
+			continue
 		case <-e.stop:
-			err := e.drain(true)
-			e.shutErr = errors.Join(err, e.rec.Close())
+			ctx, cancel := shutdownContext(e.shutCtx)
+			err := e.flushUntil(ctx)
+			cancel()
+			if derr := e.drain(true); err == nil {
+				err = derr // what ended during the last flush
+			}
+			// Close flushes once more, and sets aside in the store's spool
+			// what the store, still busy, would not take.
+			e.shutErr = errors.Join(e.rec.Close(), ignoreLocked(err), e.fwd.shutdown(e.shutCtx))
 			return
+		}
+		err := e.drain(false)
+		e.handle(err)
+		retry, backoff = e.retryAfter(err, backoff)
+	}
+}
+
+// Retries of a failed write start at minRetry and back off, jittered, to
+// maxRetry: a store held by another process is retried about ten times a
+// second, while records wait in memory.
+const (
+	minRetry     = 10 * time.Millisecond
+	maxRetry     = 200 * time.Millisecond
+	maxFailRetry = 5 * time.Second
+)
+
+// DefaultShutdownWait bounds how long Shutdown waits for a busy store when
+// its context has no deadline; past it, unwritten records go to the
+// store's spool.
+const DefaultShutdownWait = 5 * time.Second
+
+// shutdownContext bounds the last flush: a fifth of what is left of the
+// caller's deadline (at most spoolMargin) is kept back, so that spooling
+// what the store would not take is done before Shutdown's caller stops
+// waiting — and, likely, the process exits.
+func shutdownContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return context.WithTimeout(ctx, DefaultShutdownWait)
+	}
+	margin := min(time.Until(deadline)/5, spoolMargin)
+	return context.WithDeadline(ctx, deadline.Add(-margin))
+}
+
+// spoolMargin is the most of Shutdown's deadline kept back for spooling.
+const spoolMargin = 250 * time.Millisecond
+
+// ignoreLocked drops a busy-store error: Close has spooled what it could
+// not write, so nothing was lost.
+func ignoreLocked(err error) error {
+	if errors.Is(err, badgerstore.ErrLocked) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return err
+}
+
+// retryAfter schedules the next attempt after a failed write, or clears it.
+// A busy store is retried often; other failures (a full disk) back off
+// further, to maxFailRetry.
+func (e *Exporter) retryAfter(err error, backoff time.Duration) (<-chan time.Time, time.Duration) {
+	if err == nil {
+		return nil, minRetry
+	}
+	limit := maxRetry
+	if !errors.Is(err, badgerstore.ErrLocked) {
+		limit = maxFailRetry
+	}
+	d := backoff/2 + rand.N(backoff/2+1)
+	return time.After(d), min(backoff*2, limit)
+}
+
+// flushUntil drains the queue and writes, retrying with backoff while
+// another process holds the store and ctx lasts. Other errors (a full
+// disk, a path that is a file) return at once: the loop keeps retrying
+// them in the background.
+func (e *Exporter) flushUntil(ctx context.Context) error {
+	backoff := minRetry
+	for {
+		err := e.drain(false)
+		if err == nil {
+			e.handle(nil)
+			return nil
+		}
+		if !errors.Is(err, badgerstore.ErrLocked) {
+			return err
+		}
+		d := backoff/2 + rand.N(backoff/2+1)
+		backoff = min(backoff*2, maxRetry)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(d):
 		}
 	}
 }
 
-// drain processes every queued span, then writes. last marks the final
-// drain: spans ending after it are ignored.
+// drain maps and routes the spans queued now, then writes. Spans that end
+// meanwhile wait for the next drain, so a ForceFlush under a steady stream
+// of spans returns once what ended before it is written, and a flush
+// request is never starved. last drains until the queue is empty and
+// closes it: spans ending after that are ignored.
 func (e *Exporter) drain(last bool) error {
-	var batch []ended
+	// A long batch is written in parts while the rest of it is mapped and
+	// encoded, so the store's write and ours run side by side instead of
+	// one after the other (BENCHMARKS.md, figure 4). At most one part is
+	// in flight, and it has ended before drain returns.
+	var writing chan error
+	defer func() {
+		if writing != nil {
+			<-writing // its records, if it failed, are in the final Flush
+		}
+	}()
 	for {
 		e.mu.Lock()
-		batch, e.queue = e.queue, batch[:0]
+		batch := e.queue
+		e.queue, e.spare = e.spare[:0], nil
 		if last && len(batch) == 0 {
 			e.closed = true
 		}
@@ -273,17 +407,50 @@ func (e *Exporter) drain(last bool) error {
 		for i := range batch {
 			e.process(batch[i])
 			batch[i] = ended{}
+			if i%writePart != writePart-1 || i == len(batch)-1 {
+				continue
+			}
+			if writing != nil {
+				select {
+				case <-writing:
+					writing = nil
+				default: // the last part is still being written
+				}
+			}
+			if writing == nil {
+				writing = make(chan error, 1)
+				go func(done chan<- error) { done <- e.rec.Flush() }(writing)
+			}
+		}
+		e.mu.Lock()
+		// Keep one small array for the next swap; a burst's large one goes,
+		// so a quiet program holds no more than its budget.
+		if cap(batch) <= maxSpare {
+			e.spare = batch[:0]
+		}
+		more := len(e.queue) > 0
+		e.mu.Unlock()
+		if !last {
+			if more {
+				e.signal()
+			}
+			break
 		}
 	}
-	e.mu.Lock()
-	// A burst can leave a large backing array behind; a quiet program
-	// should not keep it.
-	if cap(e.queue) > 1024 && len(e.queue) == 0 {
-		e.queue = nil
+	if writing != nil {
+		<-writing
+		writing = nil
 	}
-	e.mu.Unlock()
 	return e.rec.Flush()
 }
+
+// writePart is how many spans drain maps before it starts writing them
+// while it maps the next ones: large enough that a write is worth a
+// goroutine, small enough that the two overlap within one ForceFlush.
+const writePart = 4096
+
+// maxSpare is the largest queue array kept for reuse between drains.
+const maxSpare = 1024
 
 // handle reports a write error that no caller is waiting for, once per
 // failing streak.
@@ -323,8 +490,13 @@ func (e *Exporter) process(it ended) {
 	}
 	if err := e.rec.Record(m.Kind, m.Effect, it.stamp, m.Record); err != nil && !errors.Is(err, sessions.ErrClosed) {
 		e.problems.Add(1)
-		e.reportOnce("record", err)
+		class := "record"
+		if errors.Is(err, sessions.ErrTooLarge) {
+			class = "too large" // its own report: it says what was dropped
+		}
+		e.reportOnce(class, err)
 	}
+	e.forward(it.span)
 }
 
 // isStoreSpan reports whether a span comes from Badger itself, which

@@ -33,6 +33,7 @@ func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
 	written := counter("otelrecords.records.written", "{record}", "Records the store acknowledged.")
 	evicted := counter("otelrecords.records.evicted", "{record}", "Held records pushed out by the pending budget.")
 	dropped := counter("otelrecords.records.dropped", "{record}", "Ended spans dropped because the queue was full.")
+	tooLarge := counter("otelrecords.records.too_large", "{record}", "Records dropped because no store could hold them (over sessions.MaxRecordSize).")
 	problems := counter("otelrecords.records.problems", "{record}", "Spans with invalid control attributes (recorded as documented) or that failed to record.")
 	writeErrors := counter("otelrecords.store.write_errors", "{error}", "Failed opens or writes of the store (retried).")
 	opens := counter("otelrecords.store.opens", "{open}", "Times the store was opened.")
@@ -47,6 +48,7 @@ func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
 		o.ObserveInt64(written, s.Written)
 		o.ObserveInt64(evicted, s.Evicted)
 		o.ObserveInt64(dropped, s.Dropped)
+		o.ObserveInt64(tooLarge, s.TooLarge)
 		o.ObserveInt64(problems, s.Problems)
 		o.ObserveInt64(writeErrors, s.WriteErrors)
 		o.ObserveInt64(opens, s.StoreOpens)
@@ -54,6 +56,6 @@ func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
 		o.ObserveInt64(held, s.Held)
 		o.ObserveInt64(heldBytes, s.HeldBytes)
 		return nil
-	}, written, evicted, dropped, problems, writeErrors, opens, kept, held, heldBytes)
+	}, written, evicted, dropped, tooLarge, problems, writeErrors, opens, kept, held, heldBytes)
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -33,6 +34,7 @@ type config struct {
 	now          func() time.Time
 	maxQueue     int
 	meters       metric.MeterProvider
+	forward      sdktrace.SpanExporter // WithForward
 }
 
 // Option configures an Exporter. Options in code win over the environment

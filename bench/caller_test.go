@@ -1,0 +1,142 @@
+//go:build bench && linux
+
+package bench
+
+import (
+	"context"
+	"iter"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/bench/internal/workload"
+	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
+)
+
+// The benchmarks of this file explain figure 1 rather than measure it.
+// Figure 1's ns/op and allocs/op count the whole process: with our
+// processor, that includes the background goroutine mapping, encoding and
+// writing every span (and Badger's own goroutines), which runs beside the
+// caller on a second core or, with 8 goroutines on 2 cores, in its place.
+// These split off what the caller itself pays.
+
+// BenchmarkHotPathCaller reports the CPU time of the goroutine that starts
+// and ends the spans (locked to its thread, so the thread's CPU time is
+// its own: its span calls, and the garbage collection its allocations
+// assist), per span.
+func BenchmarkHotPathCaller(b *testing.B) {
+	for _, p := range hotPathProviders {
+		if p.name != "otelrecords" && p.name != "batch" {
+			continue
+		}
+		b.Run(p.name, func(b *testing.B) {
+			tp, _ := p.make(b)
+			defer checkShutdown(b, tp)
+			tr := tp.Tracer("bench")
+			ctx := context.Background()
+			opt := trace.WithAttributes(workload.Attrs(0)...)
+			settle()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			before := threadCPU(b)
+			b.ResetTimer()
+			for range b.N {
+				workload.Span(ctx, tr, opt)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(threadCPU(b)-before)/float64(b.N), "caller-cpu-ns/op")
+		})
+	}
+}
+
+// threadCPU returns the CPU time the calling thread has used.
+func threadCPU(b *testing.B) time.Duration {
+	const rusageThread = 1 // RUSAGE_THREAD: this thread, not the process
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkHotPathQueued measures the span calls alone, with our
+// background goroutine held still: the session is kept, but its first
+// write blocks until the benchmark ends, so OnEnd queues every span and
+// nothing maps, encodes or writes them meanwhile. ns/op and allocs/op are
+// then the caller's own, beside the BatchSpanProcessor's. Run it with a
+// -benchtime below the exporter's queue size (10000x).
+func BenchmarkHotPathQueued(b *testing.B) {
+	b.Run("otelrecords", func(b *testing.B) {
+		st := &stuckStore{writing: make(chan struct{}), release: make(chan struct{})}
+		exp, err := exporter.New("", exporter.WithStore(st), exporter.WithLevel(sessions.LevelBasic))
+		if err != nil {
+			b.Fatal(err)
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(exp))
+		defer checkShutdown(b, tp)
+		defer close(st.release)
+		tr := tp.Tracer("bench")
+		ctx := context.Background()
+		_, s := tr.Start(ctx, "keep", trace.WithAttributes(spanbridge.Changed()))
+		s.End()
+		<-st.writing // the loop is stuck in its first write
+		opt := trace.WithAttributes(workload.Attrs(0)...)
+		settle()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			workload.Span(ctx, tr, opt)
+		}
+		b.StopTimer()
+		if q := exp.Stats().Queued; q != int64(b.N) {
+			b.Fatalf("%d spans queued, want %d: the benchmark needs -benchtime below the queue size", q, b.N)
+		}
+	})
+	b.Run("batch", func(b *testing.B) {
+		for _, p := range hotPathProviders {
+			if p.name != "batch" {
+				continue
+			}
+			tp, _ := p.make(b)
+			defer checkShutdown(b, tp)
+			tr := tp.Tracer("bench")
+			ctx := context.Background()
+			opt := trace.WithAttributes(workload.Attrs(0)...)
+			settle()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				workload.Span(ctx, tr, opt)
+			}
+		}
+	})
+}
+
+// stuckStore is a sessions.Store whose Write announces itself on writing
+// and then waits for release.
+type stuckStore struct {
+	writing, release chan struct{}
+	once             bool
+}
+
+func (s *stuckStore) Write([]sessions.Entry) error {
+	if !s.once {
+		s.once = true
+		close(s.writing)
+	}
+	<-s.release
+	return nil
+}
+
+func (s *stuckStore) Scan(start, end []byte) iter.Seq2[sessions.Entry, error] {
+	return func(func(sessions.Entry, error) bool) {}
+}
+
+func (s *stuckStore) DeleteRange([]byte, []byte, func([]byte) bool) (int, error) { return 0, nil }
+func (s *stuckStore) Close() error                                               { return nil }
