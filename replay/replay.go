@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -85,7 +84,7 @@ func Replay(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter,
 	)
 	replayRange := func(opts ...sessions.ReadOption) (bool, error) {
 		found := false
-		for kr, err := range inStampOrder(r, kinds, opts...) {
+		for kr, err := range r.InStampOrder(kinds, opts...) {
 			if err != nil {
 				return found, err
 			}
@@ -102,7 +101,7 @@ func Replay(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter,
 				res = Resource(s)
 				p.Sessions++
 			}
-			if err := b.add(Span(res, kr.kind, kr.Stamped), size(kr.Record)); err != nil {
+			if err := b.add(Span(res, kr.Kind, kr.Stamped), size(kr.Record)); err != nil {
 				return found, err
 			}
 		}
@@ -208,65 +207,4 @@ func attrsSize(a sessions.Attrs) int {
 		}
 	}
 	return n
-}
-
-// kindRecord is a record and the kind it was read from.
-type kindRecord struct {
-	kind string
-	sessions.Stamped[sessions.Record]
-}
-
-// inStampOrder yields the records of every given kind merged in stamp
-// order (session, seq). Each kind's read is already in that order, so this
-// is a k-way merge holding one record per kind; kinds are few, so the
-// smallest head is found by a linear scan.
-func inStampOrder(r *sessions.Records, kinds []string, opts ...sessions.ReadOption) iter.Seq2[kindRecord, error] {
-	return func(yield func(kindRecord, error) bool) {
-		type cursor struct {
-			head kindRecord
-			next func() (sessions.Stamped[sessions.Record], error, bool)
-		}
-		var cs []*cursor
-		for _, kind := range kinds {
-			next, stop := iter.Pull2(r.All(kind, opts...))
-			defer stop()
-			rec, err, ok := next()
-			if err != nil {
-				yield(kindRecord{}, err)
-				return
-			}
-			if ok {
-				cs = append(cs, &cursor{kindRecord{kind, rec}, next})
-			}
-		}
-		for len(cs) > 0 {
-			first := 0
-			for i, c := range cs[1:] {
-				if before(c.head.Stamp, cs[first].head.Stamp) {
-					first = i + 1
-				}
-			}
-			c := cs[first]
-			if !yield(c.head, nil) {
-				return
-			}
-			rec, err, ok := c.next()
-			switch {
-			case err != nil:
-				yield(kindRecord{}, err)
-				return
-			case !ok:
-				cs = slices.Delete(cs, first, first+1)
-			default:
-				c.head.Stamped = rec
-			}
-		}
-	}
-}
-
-func before(a, b sessions.Stamp) bool {
-	if a.Session != b.Session {
-		return a.Session < b.Session
-	}
-	return a.Seq < b.Seq
 }

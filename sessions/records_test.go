@@ -369,3 +369,33 @@ func TestDamagedIDIsUndecodable(t *testing.T) {
 		t.Fatalf("Skipped = %d, want 1", r.Skipped())
 	}
 }
+
+func TestInStampOrderMergesKinds(t *testing.T) {
+	s := sessions.NewMemStore()
+	// Stamps interleave across kinds and sessions; each kind reads in order.
+	for _, r := range []struct {
+		kind    string
+		session sessions.SessionID
+		seq     uint64
+	}{{"b", 1, 0}, {"a", 1, 1}, {"marks", 1, 2}, {"a", 1, 3}, {"b", 2, 0}, {"a", 2, 1}} {
+		putRecord(t, s, r.kind, r.session, r.seq, sessions.Record{Name: fmt.Sprintf("%s%d%d", r.kind, r.session, r.seq)})
+	}
+	var got []string
+	for kr, err := range sessions.NewRecords(s).InStampOrder(nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, kr.Kind+":"+kr.Record.Name)
+	}
+	want := []string{"b:b10", "a:a11", "marks:marks12", "a:a13", "b:b20", "a:a21"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("InStampOrder = %q, want %q", got, want)
+	}
+	got = got[:0]
+	for kr := range sessions.NewRecords(s).InStampOrder([]string{"a", "b"}, sessions.InSession(2)) {
+		got = append(got, kr.Record.Name)
+	}
+	if !slices.Equal(got, []string{"b20", "a21"}) {
+		t.Fatalf("InStampOrder(a, b; session 2) = %q", got)
+	}
+}

@@ -109,7 +109,7 @@ func show(cmd *cobra.Command, r *sessions.Records, kind string, filters []filter
 				return err
 			}
 			if matches(rec.Record, filters) {
-				if err := enc.Encode(toJSON(kindRecord{kind, rec})); err != nil {
+				if err := enc.Encode(toJSON(kindRecord{Kind: kind, Stamped: rec})); err != nil {
 					return err
 				}
 			}

@@ -117,7 +117,7 @@ func summarise(r *sessions.Records, top int, opts ...sessions.ReadOption) ([]*su
 			}
 			t.Count++
 			t.WallNs += int64(rec.Record.Wall)
-			s.slowest = keepSlowest(s.slowest, kindRecord{kind, rec}, top)
+			s.slowest = keepSlowest(s.slowest, kindRecord{Kind: kind, Stamped: rec}, top)
 		}
 	}
 	return slices.SortedFunc(maps.Values(byID), func(a, b *summary) int { return cmp.Compare(a.ID, b.ID) }), nil

@@ -11,7 +11,7 @@ import (
 )
 
 func stamped(kind string, session sessions.SessionID, seq uint64, offset, wall time.Duration) kindRecord {
-	return kindRecord{kind, sessions.Stamped[sessions.Record]{
+	return kindRecord{Kind: kind, Stamped: sessions.Stamped[sessions.Record]{
 		Stamp:  sessions.Stamp{Session: session, Seq: seq, Offset: offset},
 		Record: sessions.Record{Name: fmt.Sprintf("%s %d", kind, seq), Wall: wall},
 	}}

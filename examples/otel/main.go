@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -243,38 +241,23 @@ func show(out io.Writer, dir string) error {
 		return nil
 	}
 
-	// Every kind reads in stamp order; merged by seq and indented by
-	// parent, they tell the session's story.
+	// Merged across kinds in stamp order, and indented by parent, the
+	// records tell the session's story.
 	fmt.Fprintf(out, "\nthe newest session, %d, in stamp order:\n", last)
-	kinds, err := r.Kinds()
-	if err != nil {
-		return err
-	}
-	type line struct {
-		kind string
-		rec  sessions.Stamped[sessions.Record]
-	}
-	var lines []line
-	for _, kind := range kinds {
-		for rec, err := range r.All(kind, sessions.InSession(last)) {
-			if err != nil {
-				return err
-			}
-			lines = append(lines, line{kind, rec})
-		}
-	}
-	slices.SortFunc(lines, func(a, b line) int { return cmp.Compare(a.rec.Stamp.Seq, b.rec.Stamp.Seq) })
 	depth := map[sessions.SpanID]int{}
 	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "  SEQ\tOFFSET\tWALL\tKIND\tNAME")
-	for _, l := range lines {
+	for kr, err := range r.InStampOrder(nil, sessions.InSession(last)) {
+		if err != nil {
+			return err
+		}
 		d := 0
-		if p, ok := depth[l.rec.Record.ParentSpanID]; ok {
+		if p, ok := depth[kr.Record.ParentSpanID]; ok {
 			d = p + 1
 		}
-		depth[l.rec.Record.SpanID] = d
-		fmt.Fprintf(w, "  %d\t+%v\t%v\t%s\t%s%s\n", l.rec.Stamp.Seq, l.rec.Stamp.Offset.Round(time.Microsecond),
-			l.rec.Record.Wall.Round(time.Microsecond), l.kind, strings.Repeat("  ", d), l.rec.Record.Name)
+		depth[kr.Record.SpanID] = d
+		fmt.Fprintf(w, "  %d\t+%v\t%v\t%s\t%s%s\n", kr.Stamp.Seq, kr.Stamp.Offset.Round(time.Microsecond),
+			kr.Record.Wall.Round(time.Microsecond), kr.Kind, strings.Repeat("  ", d), kr.Record.Name)
 	}
 	w.Flush()
 	fmt.Fprintln(out, "\nautotune records, typed:")
