@@ -102,21 +102,7 @@ func prune(cmd *cobra.Command, r *sessions.Records, keep int, dryRun, asJSON boo
 	if asJSON {
 		enc := jsonLines(out)
 		for _, s := range gone {
-			c := counts[s.ID]
-			if c == nil {
-				c = map[string]int{}
-			}
-			if err := enc.Encode(sessionJSON{
-				ID:            s.ID,
-				StartedUnixMs: s.StartedUnixMs,
-				Label:         s.Label,
-				Process:       s.Process,
-				OS:            s.OS,
-				Arch:          s.Arch,
-				Version:       s.Version,
-				Resource:      s.Resource,
-				Records:       c,
-			}); err != nil {
+			if err := enc.Encode(toSessionJSON(s, counts[s.ID])); err != nil {
 				return err
 			}
 		}

@@ -69,21 +69,7 @@ func listSessions(cmd *cobra.Command, r *sessions.Records, asJSON bool) error {
 	if asJSON {
 		enc := jsonLines(out)
 		for _, s := range rows {
-			c := counts[s.ID]
-			if c == nil {
-				c = map[string]int{}
-			}
-			if err := enc.Encode(sessionJSON{
-				ID:            s.ID,
-				StartedUnixMs: s.StartedUnixMs,
-				Label:         s.Label,
-				Process:       s.Process,
-				OS:            s.OS,
-				Arch:          s.Arch,
-				Version:       s.Version,
-				Resource:      s.Resource,
-				Records:       c,
-			}); err != nil {
+			if err := enc.Encode(toSessionJSON(s, counts[s.ID])); err != nil {
 				return err
 			}
 		}
@@ -151,4 +137,23 @@ func formatCounts(c map[string]int) string {
 		b.WriteString(strconv.Itoa(c[kind]))
 	}
 	return b.String()
+}
+
+// toSessionJSON is a session row as `sessions --json` (and `prune --json`)
+// print it, with its record counts per kind; never a null object.
+func toSessionJSON(s sessions.Session, counts map[string]int) sessionJSON {
+	if counts == nil {
+		counts = map[string]int{}
+	}
+	return sessionJSON{
+		ID:            s.ID,
+		StartedUnixMs: s.StartedUnixMs,
+		Label:         s.Label,
+		Process:       s.Process,
+		OS:            s.OS,
+		Arch:          s.Arch,
+		Version:       s.Version,
+		Resource:      s.Resource,
+		Records:       counts,
+	}
 }
