@@ -408,13 +408,6 @@ func (r *Recorder) SetResource(attrs Attrs) {
 	}
 }
 
-// LabelText returns the label in force.
-func (r *Recorder) LabelText() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.label
-}
-
 // Stats returns the recorder's counters.
 func (r *Recorder) Stats() Stats {
 	r.mu.Lock()
