@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/storetest"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -20,11 +22,11 @@ func writeRecords(t *testing.T, st *Store, ids []sessions.SessionID, n int) {
 		var batch []sessions.Entry
 		for seq := range n {
 			batch = append(batch, sessions.Entry{
-				Key:   sessions.RecordKey("compile", sessions.Stamp{Session: id, Seq: uint64(seq)}),
+				Key:   storetest.RecordKey("compile", sessions.Stamp{Session: id, Seq: uint64(seq)}),
 				Value: value,
 			})
 		}
-		batch = append(batch, sessions.Entry{Key: sessions.SessionKey(id), Value: []byte{0xa0}})
+		batch = append(batch, sessions.Entry{Key: storetest.SessionKey(id), Value: []byte{0xa0}})
 		if err := st.Write(batch); err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +36,7 @@ func writeRecords(t *testing.T, st *Store, ids []sessions.SessionID, n int) {
 func countKeys(t *testing.T, st *Store) int {
 	t.Helper()
 	n := 0
-	for _, err := range st.Scan([]byte(sessions.Root), nil) {
+	for _, err := range st.Scan([]byte(keys.Root), nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,8 +65,8 @@ func TestCompact(t *testing.T) {
 	}
 	defer st.Close()
 	// Delete the first two sessions: the deletes only add tombstones.
-	end := sessions.RecordKey("compile", sessions.Stamp{Session: ids[2]})
-	if n, err := st.DeleteRange(sessions.RecordKey("compile", sessions.Stamp{}), end, nil); err != nil || n != 10000 {
+	end := storetest.RecordKey("compile", sessions.Stamp{Session: ids[2]})
+	if n, err := st.DeleteRange(storetest.RecordKey("compile", sessions.Stamp{}), end, nil); err != nil || n != 10000 {
 		t.Fatalf("DeleteRange = %d, %v", n, err)
 	}
 

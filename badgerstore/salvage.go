@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/otelrecords/otelrecords/internal/keys"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -147,7 +148,7 @@ func writeRecovered(dir string, kept []sessions.Entry, rec *Recovery) error {
 		}
 	}
 	for _, e := range kept {
-		kind, _, err := sessions.ParseKey(e.Key)
+		kind, _, _, err := keys.Parse(e.Key)
 		if err != nil {
 			kind = ""
 		}
@@ -253,14 +254,14 @@ func salvage(dir string, rec *Recovery) ([]sessions.Entry, error) {
 // describeKey names a key for people: the record or session row it
 // holds, or the key itself, quoted.
 func describeKey(k []byte) string {
-	kind, st, err := sessions.ParseKey(k)
+	kind, session, seq, err := keys.Parse(k)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("key %q", k)
-	case kind == "sessions":
-		return fmt.Sprintf("the session row of %d", st.Session)
+	case kind == keys.SessionsKind:
+		return fmt.Sprintf("the session row of %d", session)
 	}
-	return fmt.Sprintf("a %q record (session %d, seq %d)", kind, st.Session, st.Seq)
+	return fmt.Sprintf("a %q record (session %d, seq %d)", kind, session, seq)
 }
 
 // Bits of an entry's meta byte (Badger's value.go).

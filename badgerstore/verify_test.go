@@ -24,6 +24,8 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/storetest"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -37,18 +39,18 @@ func testEntries(session sessions.SessionID, first, n int) []sessions.Entry {
 	out := make([]sessions.Entry, 0, n)
 	for i := first; i < first+n; i++ {
 		st := sessions.Stamp{Session: session, Seq: uint64(i), Offset: time.Duration(i) * time.Millisecond}
-		v, err := sessions.EncodeRecord(sessions.Stamped[sessions.Record]{Stamp: st, Record: sessions.Record{
+		v, err := sessions.Stamped[sessions.Record]{Stamp: st, Record: sessions.Record{
 			Name: fmt.Sprintf("tune matmul %d", i),
 			Wall: time.Duration(i) * time.Microsecond,
 			Attributes: sessions.Attrs{
 				{Key: "autotune.key", Value: sessions.StringValue(fmt.Sprintf("matmul %dx%d tiled simd", i, 7*i))},
 				{Key: "tried", Value: sessions.IntValue(i)},
 			},
-		}})
+		}}.MarshalCBOR()
 		if err != nil {
 			panic(err)
 		}
-		out = append(out, sessions.Entry{Key: sessions.RecordKey("autotune", st), Value: v})
+		out = append(out, sessions.Entry{Key: storetest.RecordKey("autotune", st), Value: v})
 	}
 	return out
 }
@@ -59,7 +61,7 @@ func bigEntry(session sessions.SessionID, seq uint64) sessions.Entry {
 	for i := range v {
 		v[i] = byte(i*7 + i>>11)
 	}
-	return sessions.Entry{Key: sessions.RecordKey("blob", sessions.Stamp{Session: session, Seq: seq}), Value: v}
+	return sessions.Entry{Key: storetest.RecordKey("blob", sessions.Stamp{Session: session, Seq: seq}), Value: v}
 }
 
 // buildStore writes a store in dir the way a writer does, in sessions
@@ -576,11 +578,11 @@ func TestKilledWriterPasses(t *testing.T) {
 			t.Fatalf("round %d: Open after a kill: %v", round, err)
 		}
 		count := 0
-		for e, err := range s.Scan(sessions.RecordKey("autotune", sessions.Stamp{Session: session}), nil) {
+		for e, err := range s.Scan(storetest.RecordKey("autotune", sessions.Stamp{Session: session}), nil) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if bytes.HasPrefix(e.Key, []byte(sessions.Namespace("autotune"))) {
+			if bytes.HasPrefix(e.Key, []byte(keys.Namespace("autotune"))) {
 				count++
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/bench/internal/workload"
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/internal/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -208,7 +209,7 @@ func readStore(tb testing.TB, dir string) *arena {
 	}
 	defer st.Close()
 	a := &arena{}
-	for e, err := range st.Scan([]byte(sessions.Root+"/"), []byte(sessions.Root+"0")) {
+	for e, err := range st.Scan([]byte(keys.Root+"/"), []byte(keys.Root+"0")) {
 		if err != nil {
 			tb.Fatal(err)
 		}

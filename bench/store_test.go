@@ -20,6 +20,8 @@ import (
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/bench/internal/workload"
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/storetest"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -162,7 +164,7 @@ func BenchmarkRead(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer db.Close()
-		prefix := []byte(sessions.Namespace(workload.Kind) + "\x00")
+		prefix := []byte(keys.Namespace(workload.Kind) + "\x00")
 		b.ResetTimer()
 		for range b.N {
 			n := 0
@@ -307,14 +309,14 @@ func copyFile(from, to string) error {
 // over pruneKinds, with the values of captured records.
 func writeSession(tb testing.TB, st sessions.Store, a *arena, id uint64) {
 	tb.Helper()
-	row, err := sessions.EncodeSession(sessions.Session{ID: sessions.SessionID(id), Label: "prune", OS: "linux", Arch: "amd64"})
+	row, err := sessions.Session{ID: sessions.SessionID(id), Label: "prune", OS: "linux", Arch: "amd64"}.MarshalCBOR()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	es := []sessions.Entry{{Key: sessions.SessionKey(sessions.SessionID(id)), Value: row}}
+	es := []sessions.Entry{{Key: storetest.SessionKey(sessions.SessionID(id)), Value: row}}
 	for seq := range perSession {
 		_, v := a.entry(seq % a.len())
-		key := binary.BigEndian.AppendUint64([]byte(sessions.Namespace(pruneKinds[seq%len(pruneKinds)])+"\x00"), id)
+		key := binary.BigEndian.AppendUint64([]byte(keys.Namespace(pruneKinds[seq%len(pruneKinds)])+"\x00"), id)
 		key = binary.BigEndian.AppendUint64(key, uint64(seq))
 		es = append(es, sessions.Entry{Key: key, Value: v})
 	}

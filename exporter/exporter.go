@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/internal/clock"
+	"github.com/otelrecords/otelrecords/internal/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -22,7 +23,7 @@ import (
 // Exporter is a span processor (sdktrace.SpanProcessor) that records the
 // spans of one session into a store. Create it with New.
 type Exporter struct {
-	rec      *sessions.Recorder
+	rec      *recorder.Recorder
 	dir      string
 	labelSet atomic.Bool // a label came from an option, the environment or Label
 
@@ -104,7 +105,7 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 			return badgerstore.NewShared(dir, badgerstore.WithErrorHandler(otel.Handle)), nil
 		}
 	}
-	cfg := sessions.Config{Level: DefaultLevel}
+	cfg := recorder.Config{Level: DefaultLevel}
 	if c.level != nil {
 		cfg.Level = *c.level
 	}
@@ -121,7 +122,7 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	if c.now == nil {
 		c.now = clock.Real{}.Now
 	}
-	e.rec = sessions.NewRecorder(cfg, open, c.now)
+	e.rec = recorder.New(cfg, open, c.now)
 	if c.meters != nil {
 		if err := e.registerMetrics(c.meters); err != nil {
 			return nil, fmt.Errorf("otelrecords: register metrics: %w", err)
@@ -491,7 +492,7 @@ func (e *Exporter) process(it ended) {
 	if err := e.rec.Record(m.Kind, m.Effect, it.stamp, m.Record); err != nil && !errors.Is(err, sessions.ErrClosed) {
 		e.problems.Add(1)
 		class := "record"
-		if errors.Is(err, sessions.ErrTooLarge) {
+		if errors.Is(err, recorder.ErrTooLarge) {
 			class = "too large" // its own report: it says what was dropped
 		}
 		e.reportOnce(class, err)
@@ -531,7 +532,30 @@ func (e *Exporter) reportOnce(class string, err error) {
 // Stats counts what the exporter did, so a user can tell when records are
 // dropped and why.
 type Stats struct {
-	sessions.Stats
+	// Written is how many records (not session rows) the store acknowledged.
+	Written int64
+	// Held is how many records are held in memory now, waiting for a change.
+	Held int64
+	// HeldBytes is how many bytes the held records count against the budget.
+	HeldBytes int64
+	// Evicted is how many held records the pending budget pushed out.
+	Evicted int64
+	// Invalid is how many records were refused for an invalid kind.
+	Invalid int64
+	// TooLarge is how many records were dropped because no store could
+	// hold them (over 15 MiB encoded, or beyond what a reader decodes).
+	TooLarge int64
+	// WriteErrors is how many times opening or writing the store failed.
+	WriteErrors int64
+	// SessionsKept is 1 once the session is kept, else 0.
+	SessionsKept int64
+	// StoreOpens is how many times the store was opened.
+	StoreOpens int64
+	// Pending is how many records wait to be written on the next Flush.
+	Pending int64
+	// Spooled is how many records Close set aside in the store's spool
+	// because the store stayed busy; the next opener writes them.
+	Spooled int64
 	// Dropped is how many ended spans were dropped because the queue was
 	// full.
 	Dropped int64
@@ -547,5 +571,12 @@ func (e *Exporter) Stats() Stats {
 	e.mu.Lock()
 	q := len(e.queue)
 	e.mu.Unlock()
-	return Stats{Stats: e.rec.Stats(), Dropped: e.dropped.Load(), Problems: e.problems.Load(), Queued: int64(q)}
+	r := e.rec.Stats()
+	return Stats{
+		Written: r.Written, Held: r.Held, HeldBytes: r.HeldBytes, Evicted: r.Evicted,
+		Invalid: r.Invalid, TooLarge: r.TooLarge, WriteErrors: r.WriteErrors,
+		SessionsKept: r.SessionsKept, StoreOpens: r.StoreOpens, Pending: r.Pending,
+		Spooled: r.Spooled,
+		Dropped: e.dropped.Load(), Problems: e.problems.Load(), Queued: int64(q),
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/otelrecords/otelrecords/internal/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -169,7 +170,7 @@ func newForwarder(exp sdktrace.SpanExporter, budget, maxQueue int) *forwarder {
 	}
 	switch {
 	case budget == 0:
-		budget = sessions.DefaultPendingBudget
+		budget = recorder.DefaultPendingBudget
 	case budget < 0:
 		budget = 0
 	}

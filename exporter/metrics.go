@@ -33,7 +33,7 @@ func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
 	written := counter("otelrecords.records.written", "{record}", "Records the store acknowledged.")
 	evicted := counter("otelrecords.records.evicted", "{record}", "Held records pushed out by the pending budget.")
 	dropped := counter("otelrecords.records.dropped", "{record}", "Ended spans dropped because the queue was full.")
-	tooLarge := counter("otelrecords.records.too_large", "{record}", "Records dropped because no store could hold them (over sessions.MaxRecordSize).")
+	tooLarge := counter("otelrecords.records.too_large", "{record}", "Records dropped because no store could hold them (over 15 MiB encoded).")
 	problems := counter("otelrecords.records.problems", "{record}", "Spans with invalid control attributes (recorded as documented) or that failed to record.")
 	writeErrors := counter("otelrecords.store.write_errors", "{error}", "Failed opens or writes of the store (retried).")
 	opens := counter("otelrecords.store.opens", "{open}", "Times the store was opened.")

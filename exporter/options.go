@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/otelrecords/otelrecords/internal/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -16,7 +17,7 @@ const (
 	DefaultLevel = sessions.LevelBasic
 	// DefaultPendingBudget is the byte budget of held records before a
 	// session's first change.
-	DefaultPendingBudget = sessions.DefaultPendingBudget
+	DefaultPendingBudget = recorder.DefaultPendingBudget
 	// DefaultMaxQueueSize is how many ended spans may wait for the
 	// background goroutine; past it, spans are dropped and counted
 	// (Stats.Dropped) rather than the caller blocked. The goroutine maps a

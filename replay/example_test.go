@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/replay"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
 // Replay a store through a SpanExporter. Here the store is in memory and
@@ -17,11 +21,13 @@ import (
 func ExampleReplay() {
 	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	store := sessions.NewMemStore()
-	rec := sessions.NewRecorder(sessions.Config{Level: sessions.LevelBasic, Label: "models build"},
-		func() (sessions.Store, error) { return store, nil }, func() time.Time { return start })
-	st, _ := rec.Stamp(start.Add(time.Millisecond))
-	_ = rec.Record("compile", sessions.Changed, st, sessions.Record{Name: "compile matmul", Wall: 3 * time.Millisecond})
-	_ = rec.Close()
+	rec, _ := exporter.New("", exporter.WithStore(store), exporter.WithLabel("models build"),
+		exporter.WithClock(func() time.Time { return start }))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	_, span := tp.Tracer("example").Start(context.Background(), "compile matmul",
+		append(spanbridge.Record("compile", spanbridge.Changed()), trace.WithTimestamp(start.Add(time.Millisecond)))...)
+	span.End(trace.WithTimestamp(start.Add(4 * time.Millisecond)))
+	_ = tp.Shutdown(context.Background())
 
 	exp := tracetest.NewInMemoryExporter()
 	p, err := replay.Replay(context.Background(), sessions.NewRecords(store.Reopen()), exp, replay.Options{})

@@ -18,6 +18,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/internal/recorder"
+	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/version"
 	"github.com/otelrecords/otelrecords/replay"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
@@ -137,7 +140,7 @@ func TestReplayGivesBackTheSpans(t *testing.T) {
 		replay.SessionIDKey:               attribute.StringValue(fmt.Sprint(t0.UnixNano())),
 		spanbridge.SessionLabelKey:        attribute.StringValue("models build qwen3-8b"),
 		"process.pid":                     attribute.IntValue(os.Getpid()),
-		replay.SessionVersionKey:          attribute.StringValue(sessions.Version()),
+		replay.SessionVersionKey:          attribute.StringValue(version.Module()),
 		attribute.Key("telemetry.sdk.go"): {}, // absent: the test provider's Resource is schemaless
 	}
 	for k, v := range want {
@@ -193,7 +196,7 @@ func writeSessions(t *testing.T, mem *sessions.MemStore, n ...int) []sessions.Se
 	var ids []sessions.SessionID
 	for i, count := range n {
 		start := t0.Add(time.Duration(i) * time.Hour)
-		rec := sessions.NewRecorder(sessions.Config{Level: sessions.LevelBasic, Label: fmt.Sprint("session ", i)},
+		rec := recorder.New(recorder.Config{Level: sessions.LevelBasic, Label: fmt.Sprint("session ", i)},
 			func() (sessions.Store, error) { return mem, nil }, func() time.Time { return start })
 		for j := range count {
 			st, _ := rec.Stamp(start.Add(time.Duration(j) * time.Millisecond))
@@ -269,7 +272,7 @@ func TestOrphanRecordsReplayUnderTheirSessionID(t *testing.T) {
 	mem := sessions.NewMemStore()
 	ids := writeSessions(t, mem, 2)
 	// Another process pruned the row while the writer ran on.
-	if _, err := mem.DeleteRange(sessions.SessionKey(ids[0]), append(sessions.SessionKey(ids[0]), 0), nil); err != nil {
+	if _, err := mem.DeleteRange(storetest.SessionKey(ids[0]), append(storetest.SessionKey(ids[0]), 0), nil); err != nil {
 		t.Fatal(err)
 	}
 	got, p := replayAll(t, mem, replay.Options{})
@@ -326,7 +329,7 @@ func TestBatches(t *testing.T) {
 
 func TestBatchesStayUnderTheByteLimit(t *testing.T) {
 	mem := sessions.NewMemStore()
-	rec := sessions.NewRecorder(sessions.Config{Level: sessions.LevelFull},
+	rec := recorder.New(recorder.Config{Level: sessions.LevelFull},
 		func() (sessions.Store, error) { return mem, nil }, func() time.Time { return t0 })
 	heavy := strings.Repeat("x", 300<<10) // a kernel's source, say
 	for range 10 {

@@ -6,24 +6,27 @@ import (
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/otelrecords/otelrecords/internal/keys"
 )
 
 // Decode limits: a store is untrusted input (it travels between machines),
 // so no value may make a reader allocate without bound or recurse deeply.
+// Writers refuse records beyond them (see package internal/keys).
 const (
-	maxNestedLevels  = 16
-	maxArrayElements = 1 << 20
-	maxMapPairs      = 1 << 17
+	maxNestedLevels  = keys.MaxNestedLevels
+	maxArrayElements = keys.MaxArrayElements
+	maxMapPairs      = keys.MaxAttributes
 )
 
-// MaxValueSize is the largest value a reader decodes, in bytes; larger ones
+// maxValueSize is the largest value a reader decodes, in bytes; larger ones
 // are counted as undecodable. It is the largest value Badger stores (the
-// size of its value-log files), above MaxRecordSize, which writers keep
-// to. It bounds what one value can make a reader allocate: decoding
+// size of its value-log files), above keys.MaxRecordSize, which writers
+// keep to. It bounds what one value can make a reader allocate: decoding
 // amplifies a value by up to about 32 times (an array of empty strings),
 // 80 times for an array of empty events, themselves bounded by
 // maxArrayElements.
-const MaxValueSize = 16 << 20
+const maxValueSize = keys.MaxValueSize
 
 var (
 	encMode cbor.EncMode
@@ -54,12 +57,24 @@ func init() {
 	}
 }
 
-// EncodeRecord encodes a stamped record as the CBOR value stored under its
-// key.
-func EncodeRecord(v Stamped[Record]) ([]byte, error) {
+// MarshalCBOR encodes the stamped record as the value stored under its key
+// (docs/FORMAT.md §3): core deterministic CBOR, so the same record always
+// encodes to the same bytes. It is what a writer stores, and the reference
+// the store's readers, in Go or any other language, decode.
+func (s Stamped[T]) MarshalCBOR() ([]byte, error) {
+	if r, ok := any(&s.Record).(*Record); ok {
+		return encodeRecord(s.Stamp, r)
+	}
+	return encMode.Marshal(struct {
+		Stamp  Stamp `cbor:"stamp"`
+		Record T     `cbor:"record"`
+	}{s.Stamp, s.Record})
+}
+
+func encodeRecord(st Stamp, r *Record) ([]byte, error) {
 	w := wires.Get().(*recordWire)
-	w.Stamp = v.Stamp
-	w.Record.fromRecord(&v.Record)
+	w.Stamp = st
+	w.Record.fromRecord(r)
 	b, err := encMode.Marshal(w)
 	w.Record.release()
 	*w = recordWire{}
@@ -72,11 +87,11 @@ func EncodeRecord(v Stamped[Record]) ([]byte, error) {
 // at every record.
 var wires = sync.Pool{New: func() any { return new(recordWire) }}
 
-// DecodeRecord decodes a stored record value.
-func DecodeRecord(b []byte) (Stamped[Record], error) {
+// decodeRecord decodes a stored record value.
+func decodeRecord(b []byte) (Stamped[Record], error) {
 	var v Stamped[Record]
-	if len(b) > MaxValueSize {
-		return v, fmt.Errorf("value of %d bytes exceeds %d", len(b), MaxValueSize)
+	if len(b) > maxValueSize {
+		return v, fmt.Errorf("value of %d bytes exceeds %d", len(b), maxValueSize)
 	}
 	var w recordWire
 	if err := decMode.Unmarshal(b, &w); err != nil {
@@ -198,14 +213,19 @@ func (w *bodyWire) toRecord(r *Record) error {
 	return nil
 }
 
-// EncodeSession encodes a session row.
-func EncodeSession(s Session) ([]byte, error) { return encMode.Marshal(s) }
+// MarshalCBOR encodes the session as the row stored under its key
+// (docs/FORMAT.md §3), in core deterministic CBOR.
+func (s Session) MarshalCBOR() ([]byte, error) { return encMode.Marshal(sessionRow(s)) }
 
-// DecodeSession decodes a stored session row.
-func DecodeSession(b []byte) (Session, error) {
+// sessionRow is Session without its methods, so that encoding it does not
+// call MarshalCBOR again.
+type sessionRow Session
+
+// decodeSession decodes a stored session row.
+func decodeSession(b []byte) (Session, error) {
 	var s Session
-	if len(b) > MaxValueSize {
-		return s, fmt.Errorf("value of %d bytes exceeds %d", len(b), MaxValueSize)
+	if len(b) > maxValueSize {
+		return s, fmt.Errorf("value of %d bytes exceeds %d", len(b), maxValueSize)
 	}
 	err := decMode.Unmarshal(b, &s)
 	return s, err

@@ -1,6 +1,15 @@
 package sessions
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/otelrecords/otelrecords/internal/keys"
+)
 
 // ErrClosed is returned by a Store used after Close.
 var ErrClosed = errors.New("otelrecords: store closed")
+
+// ErrInvalidKind is wrapped by the error a read of a kind the store cannot
+// hold returns (an empty name, one with 0x00, longer than 128 bytes, or the
+// reserved "sessions").
+var ErrInvalidKind = keys.ErrInvalidKind

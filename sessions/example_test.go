@@ -1,26 +1,34 @@
 package sessions_test
 
 import (
+	"context"
 	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/spanbridge"
 	"time"
 
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// The retention rules without OpenTelemetry: a Recorder holds what a
-// session observes until its first change, then keeps it all.
-func ExampleRecorder() {
+// A program records through the exporter's span processor; Records reads
+// the store back. The session is kept because it changed something, and the
+// cache hit it observed before that change is kept with it.
+func ExampleRecords() {
 	store := sessions.NewMemStore()
-	rec := sessions.NewRecorder(sessions.Config{Level: sessions.LevelBasic},
-		func() (sessions.Store, error) { return store, nil }, nil)
+	rec, _ := exporter.New("", exporter.WithStore(store))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tracer := tp.Tracer("example")
 
-	st, _ := rec.Stamp(time.Time{})
-	rec.Record("autotune", sessions.Observed, st, sessions.Record{Name: "cache hit"})
-	fmt.Println("kept after a hit:", rec.Kept())
-	st, _ = rec.Stamp(time.Time{})
-	rec.Record("compile", sessions.Changed, st, sessions.Record{Name: "compiled"})
-	fmt.Println("kept after a change:", rec.Kept())
-	rec.Close()
+	_, span := tracer.Start(context.Background(), "cache hit", spanbridge.Record("autotune")...)
+	span.End()
+	_, span = tracer.Start(context.Background(), "compiled", spanbridge.Record("compile", spanbridge.Changed())...)
+	span.End()
+	tp.Shutdown(context.Background())
 
 	r := sessions.NewRecords(store.Reopen())
 	for _, kind := range []string{"autotune", "compile"} {
@@ -29,8 +37,6 @@ func ExampleRecorder() {
 		}
 	}
 	// Output:
-	// kept after a hit: false
-	// kept after a change: true
 	// autotune 0 cache hit
 	// compile 1 compiled
 }
@@ -39,17 +45,16 @@ func ExampleRecorder() {
 // `record` tags.
 func ExampleTyped() {
 	store := sessions.NewMemStore()
-	rec := sessions.NewRecorder(sessions.Config{Level: sessions.LevelBasic},
-		func() (sessions.Store, error) { return store, nil }, nil)
-	st, _ := rec.Stamp(time.Time{})
-	rec.Record("autotune", sessions.Changed, st, sessions.Record{
-		Name: "tune matmul", Wall: 3 * time.Millisecond,
-		Attributes: sessions.Attrs{
-			{Key: "autotune.key", Value: sessions.StringValue("matmul/128")},
-			{Key: "winner", Value: sessions.StringValue("tiled")},
-		},
-	})
-	rec.Close()
+	rec, _ := exporter.New("", exporter.WithStore(store))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+
+	start := time.Now()
+	_, span := tp.Tracer("example").Start(context.Background(), "tune matmul",
+		append(spanbridge.Record("autotune", attribute.String("autotune.key", "matmul/128")),
+			trace.WithTimestamp(start))...)
+	span.SetAttributes(attribute.String("winner", "tiled"), spanbridge.Changed())
+	span.End(trace.WithTimestamp(start.Add(3 * time.Millisecond)))
+	tp.Shutdown(context.Background())
 
 	type Tune struct {
 		Key    string        `record:"autotune.key"`

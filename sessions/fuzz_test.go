@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/storetest"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -25,25 +27,25 @@ import (
 func FuzzParseKey(f *testing.F) {
 	f.Add([]byte("records/v1/autotune\x00\x18\x16\xc1\x1e\xef\x4e\xbf\x80\x00\x00\x00\x00\x00\x00\x00\x01"), "autotune", uint64(1735787045006000000), uint64(1))
 	f.Fuzz(func(t *testing.T, key []byte, kind string, session, seq uint64) {
-		if k, st, err := sessions.ParseKey(key); err == nil {
+		if k, st, err := parseKey(key); err == nil {
 			var again []byte
 			if k == "sessions" {
-				again = sessions.SessionKey(st.Session)
+				again = storetest.SessionKey(st.Session)
 			} else {
-				again = sessions.RecordKey(k, st)
+				again = storetest.RecordKey(k, st)
 			}
 			if !bytes.Equal(again, key) {
 				t.Fatalf("ParseKey(%q) = %q, %+v, which makes the key %q", key, k, st, again)
 			}
 		}
 		st := sessions.Stamp{Session: sessions.SessionID(session), Seq: seq}
-		if k, err := sessions.CheckKind(kind); err == nil {
-			gotKind, gotStamp, err := sessions.ParseKey(sessions.RecordKey(k, st))
+		if k, err := keys.CheckKind(kind); err == nil {
+			gotKind, gotStamp, err := parseKey(storetest.RecordKey(k, st))
 			if err != nil || gotKind != k || gotStamp != st {
 				t.Fatalf("ParseKey(RecordKey(%q, %+v)) = %q, %+v, %v", k, st, gotKind, gotStamp, err)
 			}
 		}
-		gotKind, gotStamp, err := sessions.ParseKey(sessions.SessionKey(st.Session))
+		gotKind, gotStamp, err := parseKey(storetest.SessionKey(st.Session))
 		if err != nil || gotKind != "sessions" || gotStamp != (sessions.Stamp{Session: st.Session}) {
 			t.Fatalf("ParseKey(SessionKey(%d)) = %q, %+v, %v", st.Session, gotKind, gotStamp, err)
 		}
@@ -59,7 +61,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			return
 		}
-		once, err := sessions.EncodeRecord(v)
+		once, err := encodeRecord(v)
 		if err != nil {
 			t.Fatalf("a record that decodes does not encode: %v\n%#v", err, v)
 		}
@@ -67,7 +69,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a record's own encoding does not decode: %v\n%x", err, once)
 		}
-		twice, err := sessions.EncodeRecord(v2)
+		twice, err := encodeRecord(v2)
 		if err != nil || !bytes.Equal(once, twice) {
 			t.Fatalf("decode and encode again changed the record:\n%x\n%x (%v)", once, twice, err)
 		}
@@ -85,7 +87,7 @@ func FuzzDecodeSession(f *testing.F) {
 		if err != nil {
 			return
 		}
-		once, err := sessions.EncodeSession(s)
+		once, err := encodeSession(s)
 		if err != nil {
 			t.Fatalf("a session row that decodes does not encode: %v\n%#v", err, s)
 		}
@@ -93,7 +95,7 @@ func FuzzDecodeSession(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a session row's own encoding does not decode: %v\n%x", err, once)
 		}
-		twice, err := sessions.EncodeSession(s2)
+		twice, err := encodeSession(s2)
 		if err != nil || !bytes.Equal(once, twice) {
 			t.Fatalf("decode and encode again changed the row:\n%x\n%x (%v)", once, twice, err)
 		}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+
+	"github.com/otelrecords/otelrecords/internal/keys"
 )
 
 // Records reads a store: its sessions oldest first, and each kind's records
@@ -42,11 +44,11 @@ func bounds(namespace string, opts []ReadOption) (start, end []byte) {
 	for _, o := range opts {
 		o(&rr)
 	}
-	start = sessionBound(namespace, rr.from)
+	start = keys.SessionBound(namespace, rr.from)
 	if rr.to == math.MaxUint64 {
-		return start, namespaceEnd(namespace)
+		return start, keys.NamespaceEnd(namespace)
 	}
-	return start, sessionBound(namespace, rr.to+1)
+	return start, keys.SessionBound(namespace, rr.to+1)
 }
 
 // Sessions yields every session row, oldest first. An error from the store
@@ -54,8 +56,8 @@ func bounds(namespace string, opts []ReadOption) (start, end []byte) {
 // and counted.
 func (r *Records) Sessions(opts ...ReadOption) iter.Seq2[Session, error] {
 	return func(yield func(Session, error) bool) {
-		start, end := bounds(SessionsNamespace, opts)
-		decodeRange(r, start, end, DecodeSession, yield)
+		start, end := bounds(keys.Sessions, opts)
+		decodeRange(r, start, end, decodeSession, yield)
 	}
 }
 
@@ -71,13 +73,13 @@ func (r *Records) Session(id SessionID) (Session, bool, error) {
 // All yields every record of a kind in stamp order, as generic bodies.
 func (r *Records) All(kind string, opts ...ReadOption) iter.Seq2[Stamped[Record], error] {
 	return func(yield func(Stamped[Record], error) bool) {
-		k, err := CheckKind(kind)
+		k, err := keys.CheckKind(kind)
 		if err != nil {
 			yield(Stamped[Record]{}, err)
 			return
 		}
-		start, end := bounds(Namespace(k), opts)
-		decodeRange(r, start, end, DecodeRecord, yield)
+		start, end := bounds(keys.Namespace(k), opts)
+		decodeRange(r, start, end, decodeRecord, yield)
 	}
 }
 
@@ -90,7 +92,7 @@ func decodeRange[T any](r *Records, start, end []byte, decode func([]byte) (T, e
 			yield(zero, err)
 			return
 		}
-		if !parses(e.Key) {
+		if !keys.Parses(e.Key) {
 			continue
 		}
 		v, err := decode(e.Value)
@@ -108,8 +110,8 @@ func decodeRange[T any](r *Records, start, end []byte, decode func([]byte) (T, e
 // costs one seek per kind, not a scan of the records.
 func (r *Records) Kinds() ([]string, error) {
 	var kinds []string
-	start := []byte(Root + "/")
-	end := []byte(Root + "0") // '0' follows '/': the end of everything under Root/
+	start := []byte(keys.Root + "/")
+	end := []byte(keys.Root + "0") // '0' follows '/': the end of everything under Root/
 	for {
 		var next []byte
 		for e, err := range r.store.Scan(start, end) {
@@ -123,12 +125,12 @@ func (r *Records) Kinds() ([]string, error) {
 				break
 			}
 			ns := string(e.Key[:i])
-			if kind := ns[len(Root)+1:]; ns != SessionsNamespace {
-				if k, err := CheckKind(kind); err == nil && k == kind {
+			if kind := ns[len(keys.Root)+1:]; ns != keys.Sessions {
+				if k, err := keys.CheckKind(kind); err == nil && k == kind {
 					kinds = append(kinds, kind)
 				}
 			}
-			next = namespaceEnd(ns)
+			next = keys.NamespaceEnd(ns)
 			break
 		}
 		if next == nil {
@@ -147,23 +149,17 @@ func (r *Records) Kinds() ([]string, error) {
 // are left alone. Its cost follows what it deletes: one range delete per
 // kind.
 func (r *Records) Prune(keep int) (int, error) {
-	return r.pruneOthers(keep, 0)
-}
-
-// pruneOthers is Prune that never counts or deletes the session self (0
-// for none), which the Recorder is about to write.
-func (r *Records) pruneOthers(keep int, self SessionID) (int, error) {
 	keep = max(keep, 0)
 	var ids []uint64
-	for e, err := range r.store.Scan(namespaceStart(SessionsNamespace), namespaceEnd(SessionsNamespace)) {
+	for e, err := range r.store.Scan(keys.NamespaceStart(keys.Sessions), keys.NamespaceEnd(keys.Sessions)) {
 		if err != nil {
 			return 0, err
 		}
-		kind, st, err := ParseKey(e.Key)
-		if err != nil || kind != "sessions" || (self != 0 && st.Session == self) {
+		kind, id, _, err := keys.Parse(e.Key)
+		if err != nil || kind != keys.SessionsKind {
 			continue
 		}
-		ids = append(ids, uint64(st.Session))
+		ids = append(ids, id)
 	}
 	if len(ids) <= keep {
 		return 0, nil
@@ -177,13 +173,13 @@ func (r *Records) pruneOthers(keep int, self SessionID) (int, error) {
 	// Records first, rows last: a prune cut short leaves rows, and the next
 	// prune finishes the job.
 	for _, kind := range kinds {
-		ns := Namespace(kind)
-		if _, err := r.store.DeleteRange(namespaceStart(ns), upTo(ns, newest), parses); err != nil {
+		ns := keys.Namespace(kind)
+		if _, err := r.store.DeleteRange(keys.NamespaceStart(ns), upTo(ns, newest), keys.Parses); err != nil {
 			return 0, err
 		}
 	}
 	for _, id := range pruned {
-		k := SessionKey(SessionID(id))
+		k := keys.Session(id)
 		if _, err := r.store.DeleteRange(k, append(k, 0), nil); err != nil {
 			return 0, err
 		}
@@ -191,17 +187,11 @@ func (r *Records) pruneOthers(keep int, self SessionID) (int, error) {
 	return len(pruned), nil
 }
 
-// parses reports whether a key is one of ours; prunes leave others alone.
-func parses(key []byte) bool {
-	_, _, err := ParseKey(key)
-	return err == nil
-}
-
 // upTo returns the end of the range of a namespace's records stamped in
 // sessions at or below id.
 func upTo(namespace string, id uint64) []byte {
 	if id == math.MaxUint64 {
-		return namespaceEnd(namespace)
+		return keys.NamespaceEnd(namespace)
 	}
-	return sessionBound(namespace, id+1)
+	return keys.SessionBound(namespace, id+1)
 }

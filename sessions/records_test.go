@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/storetest"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -20,20 +22,20 @@ func put(t *testing.T, s sessions.Store, key []byte, value []byte) {
 func putRecord(t *testing.T, s sessions.Store, kind string, id sessions.SessionID, seq uint64, rec sessions.Record) {
 	t.Helper()
 	st := sessions.Stamp{Session: id, Seq: seq}
-	v, err := sessions.EncodeRecord(sessions.Stamped[sessions.Record]{Stamp: st, Record: rec})
+	v, err := encodeRecord(sessions.Stamped[sessions.Record]{Stamp: st, Record: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, s, sessions.RecordKey(kind, st), v)
+	put(t, s, storetest.RecordKey(kind, st), v)
 }
 
 func putSession(t *testing.T, s sessions.Store, id sessions.SessionID) {
 	t.Helper()
-	v, err := sessions.EncodeSession(sessions.Session{ID: id})
+	v, err := encodeSession(sessions.Session{ID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, s, sessions.SessionKey(id), v)
+	put(t, s, storetest.SessionKey(id), v)
 }
 
 func TestPruneTakesOrphansOfPrunedSessions(t *testing.T) {
@@ -47,8 +49,8 @@ func TestPruneTakesOrphansOfPrunedSessions(t *testing.T) {
 	putRecord(t, s, "compile", 15, 3, sessions.Record{Name: "orphan15"})
 	// Keys under the root that do not parse are left alone, even inside
 	// the range a prune deletes.
-	put(t, s, []byte(sessions.Root+"/compile\x00\x00\x00"), []byte("x"))
-	put(t, s, []byte(sessions.Root+"/compile\x00short"), []byte("x"))
+	put(t, s, []byte(keys.Root+"/compile\x00\x00\x00"), []byte("x"))
+	put(t, s, []byte(keys.Root+"/compile\x00short"), []byte("x"))
 
 	r := sessions.NewRecords(s)
 	n, err := r.Prune(1)
@@ -70,7 +72,7 @@ func TestPruneKeepsOrphansAboveNewestPruned(t *testing.T) {
 	}
 	putRecord(t, s, "autotune", 25, 1, sessions.Record{Name: "orphan25"})
 	putRecord(t, s, "autotune", 15, 1, sessions.Record{Name: "orphan15"})
-	put(t, s, []byte(sessions.Root+"/junk"), []byte("x"))
+	put(t, s, []byte(keys.Root+"/junk"), []byte("x"))
 	n, err := sessions.NewRecords(s).Prune(1)
 	if err != nil || n != 2 {
 		t.Fatalf("Prune(1) = %d, %v", n, err)
@@ -79,8 +81,8 @@ func TestPruneKeepsOrphansAboveNewestPruned(t *testing.T) {
 		t.Fatalf("autotune = %q, want only the orphan above the newest pruned session (20)", got)
 	}
 	found := false
-	for e := range s.Scan([]byte(sessions.Root+"/junk"), []byte(sessions.Root+"/junl")) {
-		found = string(e.Key) == sessions.Root+"/junk"
+	for e := range s.Scan([]byte(keys.Root+"/junk"), []byte(keys.Root+"/junl")) {
+		found = string(e.Key) == keys.Root+"/junk"
 	}
 	if !found {
 		t.Fatal("prune deleted a key that does not parse")
@@ -89,7 +91,7 @@ func TestPruneKeepsOrphansAboveNewestPruned(t *testing.T) {
 
 func TestPruneCostFollowsWhatItDeletes(t *testing.T) {
 	touched := func(sessionsInStore int) int {
-		s := newOpStore()
+		s := storetest.NewOpStore()
 		for i := range sessionsInStore {
 			id := sessions.SessionID(i + 1)
 			putSession(t, s.MemStore, id)
@@ -97,12 +99,12 @@ func TestPruneCostFollowsWhatItDeletes(t *testing.T) {
 				putRecord(t, s.MemStore, []string{"a", "b", "c"}[seq%3], id, uint64(seq), sessions.Record{})
 			}
 		}
-		s.touched = 0
+		s.Touched = 0
 		n, err := sessions.NewRecords(s).Prune(sessionsInStore - 1)
 		if err != nil || n != 1 {
 			t.Fatalf("Prune = %d, %v", n, err)
 		}
-		return s.touched
+		return s.Touched
 	}
 	small, large := touched(10), touched(100)
 	// Deleting one session's 50 records touches those 50, the session rows
@@ -131,12 +133,12 @@ func TestPruneKeepZeroAndNothingToDo(t *testing.T) {
 func TestReadSkipsAndCountsUndecodable(t *testing.T) {
 	s := sessions.NewMemStore()
 	putSession(t, s, 1)
-	put(t, s, sessions.SessionKey(2), []byte{0xff, 0x00})
+	put(t, s, storetest.SessionKey(2), []byte{0xff, 0x00})
 	putRecord(t, s, "compile", 1, 0, sessions.Record{Name: "good0"})
-	put(t, s, sessions.RecordKey("compile", sessions.Stamp{Session: 1, Seq: 1}), []byte("not cbor"))
+	put(t, s, storetest.RecordKey("compile", sessions.Stamp{Session: 1, Seq: 1}), []byte("not cbor"))
 	putRecord(t, s, "compile", 1, 2, sessions.Record{Name: "good2"})
 	// A map where an attribute value should be.
-	put(t, s, sessions.RecordKey("compile", sessions.Stamp{Session: 1, Seq: 3}), []byte("\xa2\x65stamp\xa0\x66record\xa2\x64name\x61x\x65attrs\xa1\x61k\xa1\x61a\x01"))
+	put(t, s, storetest.RecordKey("compile", sessions.Stamp{Session: 1, Seq: 3}), []byte("\xa2\x65stamp\xa0\x66record\xa2\x64name\x61x\x65attrs\xa1\x61k\xa1\x61a\x01"))
 	r := sessions.NewRecords(s)
 	if got := names(t, s, "compile"); !slices.Equal(got, []string{"good0", "good2"}) {
 		t.Fatalf("compile = %q", got)
@@ -239,29 +241,29 @@ func TestKindsAndInSession(t *testing.T) {
 
 func TestKeyRoundTrip(t *testing.T) {
 	st := sessions.Stamp{Session: 0x0102030405060708, Seq: 42}
-	k := sessions.RecordKey("autotune", st)
+	k := storetest.RecordKey("autotune", st)
 	if want := "records/v1/autotune\x00\x01\x02\x03\x04\x05\x06\x07\x08\x00\x00\x00\x00\x00\x00\x00\x2a"; string(k) != want {
 		t.Fatalf("RecordKey = %q, want %q", k, want)
 	}
-	if len(k) != sessions.KeySize("autotune") {
-		t.Fatalf("KeySize = %d, len = %d", sessions.KeySize("autotune"), len(k))
+	if len(k) != keys.Size("autotune") {
+		t.Fatalf("KeySize = %d, len = %d", keys.Size("autotune"), len(k))
 	}
-	kind, got, err := sessions.ParseKey(k)
+	kind, got, err := parseKey(k)
 	if err != nil || kind != "autotune" || got != st {
 		t.Fatalf("ParseKey = %q, %+v, %v", kind, got, err)
 	}
-	kind, got, err = sessions.ParseKey(sessions.SessionKey(7))
+	kind, got, err = parseKey(storetest.SessionKey(7))
 	if err != nil || kind != "sessions" || got.Session != 7 {
 		t.Fatalf("ParseKey(session key) = %q, %+v, %v", kind, got, err)
 	}
 	for _, bad := range []string{"", "records/v1/", "records/v1/x", "records/v1/x\x00abc", "other/x\x00" + string(make([]byte, 16)), "records/v1/\x00" + string(make([]byte, 16)), "records/v1/sessions\x00abc"} {
-		if _, _, err := sessions.ParseKey([]byte(bad)); err == nil {
+		if _, _, err := parseKey([]byte(bad)); err == nil {
 			t.Errorf("ParseKey(%q) succeeded", bad)
 		}
 	}
 	// Byte order is stamp order.
-	a := sessions.RecordKey("k", sessions.Stamp{Session: 1, Seq: 300})
-	b := sessions.RecordKey("k", sessions.Stamp{Session: 2, Seq: 1})
+	a := storetest.RecordKey("k", sessions.Stamp{Session: 1, Seq: 300})
+	b := storetest.RecordKey("k", sessions.Stamp{Session: 2, Seq: 1})
 	if string(a) >= string(b) {
 		t.Fatal("key of (1, 300) does not sort before (2, 1)")
 	}
@@ -269,15 +271,15 @@ func TestKeyRoundTrip(t *testing.T) {
 
 func TestCheckKind(t *testing.T) {
 	for in, want := range map[string]string{"autotune": "autotune", "/compile/": "compile", "a/b": "a/b"} {
-		if got, err := sessions.CheckKind(in); err != nil || got != want {
+		if got, err := keys.CheckKind(in); err != nil || got != want {
 			t.Errorf("CheckKind(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := sessions.CheckKind(string(make([]byte, 128))); err == nil {
+	if _, err := keys.CheckKind(string(make([]byte, 128))); err == nil {
 		t.Error("128 zero bytes accepted")
 	}
 	long := string(slices.Repeat([]byte("k"), 128))
-	if _, err := sessions.CheckKind(long); err != nil {
+	if _, err := keys.CheckKind(long); err != nil {
 		t.Errorf("a 128-byte kind refused: %v", err)
 	}
 }
@@ -300,7 +302,7 @@ func TestValueRoundTrip(t *testing.T) {
 			Events:  []sessions.Event{{Name: "e", Offset: 5, Attributes: sessions.Attrs{{Key: "x", Value: sessions.IntValue(1)}}}},
 			TraceID: sessions.TraceID{1}, SpanID: sessions.SpanID{2}, ParentSpanID: sessions.SpanID{3},
 			Scope: sessions.Scope{Name: "sc", Version: "v1"}}}
-	b, err := sessions.EncodeRecord(in)
+	b, err := encodeRecord(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +321,7 @@ func TestValueRoundTrip(t *testing.T) {
 			t.Errorf("attribute %s = %v (%s), want %v (%s)", kv.Key, got, got.Kind(), kv.Value, kv.Value.Kind())
 		}
 	}
-	again, _ := sessions.EncodeRecord(out)
+	again, _ := encodeRecord(out)
 	if string(again) != string(b) {
 		t.Error("encoding is not deterministic across a round trip")
 	}
@@ -360,7 +362,7 @@ func TestValueJSON(t *testing.T) {
 func TestDamagedIDIsUndecodable(t *testing.T) {
 	s := sessions.NewMemStore()
 	// {"stamp": {}, "record": {"name": "x", "span_id": h'0102'}}: a 2-byte span id.
-	put(t, s, sessions.RecordKey("k", sessions.Stamp{Session: 1}), []byte("\xa2\x65stamp\xa0\x66record\xa2\x64name\x61x\x67span_id\x42\x01\x02"))
+	put(t, s, storetest.RecordKey("k", sessions.Stamp{Session: 1}), []byte("\xa2\x65stamp\xa0\x66record\xa2\x64name\x61x\x67span_id\x42\x01\x02"))
 	r := sessions.NewRecords(s)
 	for range r.All("k") {
 		t.Fatal("a record with a 2-byte span id decoded")
@@ -399,3 +401,15 @@ func TestInStampOrderMergesKinds(t *testing.T) {
 		t.Fatalf("InStampOrder(a, b; session 2) = %q", got)
 	}
 }
+
+func encodeRecord(v sessions.Stamped[sessions.Record]) ([]byte, error) { return v.MarshalCBOR() }
+
+func encodeSession(s sessions.Session) ([]byte, error) { return s.MarshalCBOR() }
+
+// parseKey splits a key into its kind and stamp, as keys.Parse does.
+func parseKey(k []byte) (string, sessions.Stamp, error) {
+	kind, session, seq, err := keys.Parse(k)
+	return kind, sessions.Stamp{Session: sessions.SessionID(session), Seq: seq}, err
+}
+
+func names(t *testing.T, s sessions.Store, kind string) []string { return storetest.Names(t, s, kind) }

@@ -147,31 +147,3 @@ func (l *Level) UnmarshalText(b []byte) error {
 	*l = v
 	return nil
 }
-
-// DefaultPendingBudget is the default byte budget of the records a session
-// holds in memory before its first change: 1 MiB.
-const DefaultPendingBudget = 1 << 20
-
-// Config says how much a session records and how long a store keeps it.
-// The zero Config is usable: level off (set Level to record), every
-// session kept, the default budget.
-type Config struct {
-	// Level is how much is recorded.
-	Level Level
-	// KeepSessions, when positive, is how many sessions the store keeps:
-	// when a session is kept, the store is pruned to the newest
-	// KeepSessions-1 other sessions, so the session being kept always
-	// survives. Zero (unset) keeps every session; to keep "0" sessions,
-	// which the retention rules treat as 1, set 1.
-	KeepSessions int
-	// PendingBudget is the byte budget of held records (namespace + key +
-	// value bytes) before the session's first change; past it the oldest
-	// go first. Zero means DefaultPendingBudget; negative means no record
-	// is held at all.
-	PendingBudget int
-	// Label names what the process is doing, for the session.
-	Label string
-	// Resource is the set of attributes describing the process (the
-	// OpenTelemetry Resource), copied into the session row.
-	Resource Attrs
-}

@@ -2,6 +2,7 @@ package spanbridge
 
 import (
 	"fmt"
+	"github.com/otelrecords/otelrecords/internal/keys"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -82,7 +83,7 @@ func (m *Mapped) kind(span string, v attribute.Value) {
 	var err error
 	if v.Type() != attribute.STRING {
 		err = fmt.Errorf("%w: %s is a %s, not a string", sessions.ErrInvalidKind, KindKey, v.Type())
-	} else if m.Kind, err = sessions.CheckKind(v.AsString()); err == nil {
+	} else if m.Kind, err = keys.CheckKind(v.AsString()); err == nil {
 		return
 	}
 	m.Kind = sessions.MarksKind

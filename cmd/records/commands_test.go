@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/storetest"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -30,16 +31,16 @@ func writeSessions(t *testing.T, dir string, start time.Time, sessionsN, n int) 
 	t.Helper()
 	for s := range sessionsN {
 		at := start.Add(time.Duration(s) * time.Hour)
-		record(t, dir, at, fmt.Sprintf("session %d", s), nil, func(rec *sessions.Recorder) {
+		record(t, dir, at, fmt.Sprintf("session %d", s), nil, func(rec *storetest.Session) {
 			for i := range n {
-				st := stamp(t, rec, at.Add(time.Duration(i)*time.Microsecond))
-				put(t, rec, "compile", sessions.Changed, st, sessions.Record{
+				st := rec.Stamp(at.Add(time.Duration(i) * time.Microsecond))
+				rec.Put("compile", sessions.Changed, st, sessions.Record{
 					Name:       fmt.Sprintf("compile kernel %d", i),
 					Wall:       time.Duration(i%50) * time.Microsecond,
 					Attributes: sessions.Attrs{str("kernel", fmt.Sprintf("kernel_%d", i)), integer("bytes", i)},
 				})
 				if i%4096 == 0 {
-					if err := rec.Flush(); err != nil {
+					if err := rec.Recorder().Flush(); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	recordkeys "github.com/otelrecords/otelrecords/internal/keys"
 	"maps"
 	"slices"
 	"strconv"
@@ -57,7 +58,7 @@ that side has no such attribute). Both stores are only read.`,
 			}
 			var kinds []string
 			if kind != "" {
-				k, err := sessions.CheckKind(kind)
+				k, err := recordkeys.CheckKind(kind)
 				if err != nil {
 					return usageError{fmt.Errorf("--kind %q: %w", kind, err)}
 				}

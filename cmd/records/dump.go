@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"github.com/otelrecords/otelrecords/internal/keys"
 	"iter"
 	"strconv"
 
@@ -42,7 +43,7 @@ name (a mark's label), wall time, and the attributes as key=value.`,
 			}
 			var kinds []string
 			if cmd.Flags().Changed("kind") {
-				k, err := sessions.CheckKind(kind)
+				k, err := keys.CheckKind(kind)
 				if err != nil {
 					return usageError{fmt.Errorf("--kind %q: %w", kind, err)}
 				}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/storetest"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -151,15 +152,15 @@ func writeGoldenStoreB(t *testing.T) string {
 // after what it holds).
 func recordSteps(t *testing.T, dir string, start time.Time, label string, resource sessions.Attrs, steps []step) {
 	t.Helper()
-	record(t, dir, start, label, resource, func(rec *sessions.Recorder) {
+	record(t, dir, start, label, resource, func(rec *storetest.Session) {
 		stamps := make([]sessions.Stamp, len(steps))
 		for i, s := range steps {
-			stamps[i] = stamp(t, rec, start.Add(s.at))
+			stamps[i] = rec.Stamp(start.Add(s.at))
 		}
 		for pass := range 2 { // records first, then marks
 			for i, s := range steps {
 				if (s.kind == sessions.MarksKind) == (pass == 1) {
-					put(t, rec, s.kind, s.effect, stamps[i], s.rec)
+					rec.Put(s.kind, s.effect, stamps[i], s.rec)
 				}
 			}
 		}
@@ -182,11 +183,11 @@ func pinHosts(t *testing.T, dir string) {
 	}
 	for _, s := range rows {
 		s.Process, s.OS, s.Arch, s.Version = 4242, "linux", "amd64", "v0.1.0"
-		v, err := sessions.EncodeSession(s)
+		v, err := s.MarshalCBOR()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.Write([]sessions.Entry{{Key: sessions.SessionKey(s.ID), Value: v}}); err != nil {
+		if err := st.Write([]sessions.Entry{{Key: storetest.SessionKey(s.ID), Value: v}}); err != nil {
 			t.Fatal(err)
 		}
 	}

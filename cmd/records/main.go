@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/otelrecords/otelrecords/internal/version"
 	"io"
 	"io/fs"
 	"os"
@@ -71,7 +72,7 @@ field; --json prints one JSON object per line, described in docs/FORMAT.md.`,
 		Example: `  records sessions
   records dump --kind autotune
   records --dir ./build/records dump --session 1735787045006000000 --json`,
-		Version:       sessions.Version(),
+		Version:       version.Module(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(*cobra.Command, []string) {

@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/recorder"
+	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/version"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -45,11 +48,11 @@ func writeStore(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "store")
 
 	record(t, dir, start1, "models build qwen3-8b", sessions.Attrs{{Key: "service.name", Value: sessions.StringValue("builder")}},
-		func(rec *sessions.Recorder) {
-			mark := stamp(t, rec, start1)
-			tune := stamp(t, rec, start1.Add(time.Millisecond))
-			compile := stamp(t, rec, start1.Add(3*time.Millisecond))
-			put(t, rec, "compile", sessions.Observed, compile, sessions.Record{
+		func(rec *storetest.Session) {
+			mark := rec.Stamp(start1)
+			tune := rec.Stamp(start1.Add(time.Millisecond))
+			compile := rec.Stamp(start1.Add(3 * time.Millisecond))
+			rec.Put("compile", sessions.Observed, compile, sessions.Record{
 				Name:         "compile matmul",
 				Wall:         2 * time.Millisecond,
 				Attributes:   sessions.Attrs{{Key: "kernel", Value: sessions.StringValue("matmul_f16")}},
@@ -57,7 +60,7 @@ func writeStore(t *testing.T) string {
 				SpanID:       kidSpan,
 				ParentSpanID: rootSpan,
 			})
-			put(t, rec, "autotune", sessions.Changed, tune, sessions.Record{
+			rec.Put("autotune", sessions.Changed, tune, sessions.Record{
 				Name: "tune matmul",
 				Wall: 5 * time.Millisecond,
 				Attributes: sessions.Attrs{
@@ -77,16 +80,16 @@ func writeStore(t *testing.T) string {
 				SpanID:  rootSpan,
 				Scope:   sessions.Scope{Name: "example.com/tuner", Version: "v0.1.0"},
 			})
-			put(t, rec, sessions.MarksKind, sessions.Observed, mark, sessions.Record{
+			rec.Put(sessions.MarksKind, sessions.Observed, mark, sessions.Record{
 				Name: "load weights",
 				Wall: 10 * time.Millisecond,
 			})
 		})
 
-	record(t, dir, start2, "", nil, func(rec *sessions.Recorder) {
-		compile := stamp(t, rec, start2.Add(time.Second))
-		mark := stamp(t, rec, start2.Add(2*time.Second))
-		put(t, rec, "compile", sessions.Changed, compile, sessions.Record{
+	record(t, dir, start2, "", nil, func(rec *storetest.Session) {
+		compile := rec.Stamp(start2.Add(time.Second))
+		mark := rec.Stamp(start2.Add(2 * time.Second))
+		rec.Put("compile", sessions.Changed, compile, sessions.Record{
 			Name: "compile \x1b[31mred",
 			Wall: time.Second,
 			Attributes: sessions.Attrs{
@@ -94,7 +97,7 @@ func writeStore(t *testing.T) string {
 				{Key: "path\x1b]0;title\a", Value: sessions.StringValue("x")},
 			},
 		})
-		put(t, rec, sessions.MarksKind, sessions.Observed, mark, sessions.Record{
+		rec.Put(sessions.MarksKind, sessions.Observed, mark, sessions.Record{
 			Name: "plan turn 7",
 			Wall: 500 * time.Millisecond,
 		})
@@ -103,31 +106,10 @@ func writeStore(t *testing.T) string {
 }
 
 // record runs one session, started at start, on the store in dir.
-func record(t *testing.T, dir string, start time.Time, label string, resource sessions.Attrs, body func(*sessions.Recorder)) {
+func record(t *testing.T, dir string, start time.Time, label string, resource sessions.Attrs, body func(*storetest.Session)) {
 	t.Helper()
-	cfg := sessions.Config{Level: sessions.LevelBasic, Label: label, Resource: resource}
 	open := func() (sessions.Store, error) { return badgerstore.Open(dir) }
-	rec := sessions.NewRecorder(cfg, open, func() time.Time { return start })
-	body(rec)
-	if err := rec.Close(); err != nil {
-		t.Fatalf("close recorder: %v", err)
-	}
-}
-
-func stamp(t *testing.T, rec *sessions.Recorder, at time.Time) sessions.Stamp {
-	t.Helper()
-	st, ok := rec.Stamp(at)
-	if !ok {
-		t.Fatal("Stamp: not stamped")
-	}
-	return st
-}
-
-func put(t *testing.T, rec *sessions.Recorder, kind string, e sessions.Effect, st sessions.Stamp, body sessions.Record) {
-	t.Helper()
-	if err := rec.Record(kind, e, st, body); err != nil {
-		t.Fatalf("Record(%s): %v", kind, err)
-	}
+	storetest.Write(t, open, start, recorder.Config{Label: label, Resource: resource}, body)
 }
 
 // runCLI runs the command line and returns its exit code and output.
@@ -193,7 +175,7 @@ func TestSessionsJSON(t *testing.T) {
 		"process": num(strconv.Itoa(os.Getpid())),
 		"os":      runtime.GOOS,
 		"arch":    runtime.GOARCH,
-		"version": sessions.Version(),
+		"version": version.Module(),
 	}
 	want := []map[string]any{
 		{
@@ -480,8 +462,8 @@ func TestSkippedValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := []sessions.Entry{
-		{Key: sessions.RecordKey("compile", sessions.Stamp{Session: id1, Seq: 7}), Value: []byte{0xff, 0x00}},
-		{Key: sessions.RecordKey("marks", sessions.Stamp{Session: id2, Seq: 9}), Value: []byte("not cbor")},
+		{Key: storetest.RecordKey("compile", sessions.Stamp{Session: id1, Seq: 7}), Value: []byte{0xff, 0x00}},
+		{Key: storetest.RecordKey("marks", sessions.Stamp{Session: id2, Seq: 9}), Value: []byte("not cbor")},
 	}
 	if err := st.Write(bad); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"github.com/otelrecords/otelrecords/internal/keys"
 	"maps"
 	"slices"
 	"strconv"
@@ -38,7 +39,7 @@ prints them (docs/FORMAT.md).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			session.parse(cmd)
-			kind, err := sessions.CheckKind(args[0])
+			kind, err := keys.CheckKind(args[0])
 			if err != nil {
 				return usageError{fmt.Errorf("kind %q: %w", args[0], err)}
 			}

@@ -16,6 +16,10 @@ func TestImportsFlowOneWay(t *testing.T) {
 		"sessions":    {otel, badger, "github.com/otelrecords/otelrecords/badgerstore", "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter"},
 		"badgerstore": {otel, "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter"},
 		"spanbridge":  {badger, "github.com/otelrecords/otelrecords/badgerstore", "github.com/otelrecords/otelrecords/exporter"},
+		// The key layout is a leaf: every side of the store shares it.
+		"internal/keys": {otel, badger, "github.com/otelrecords/otelrecords/"},
+		// The retention rules are the model's, not OpenTelemetry's or Badger's.
+		"internal/recorder": {otel, badger, "github.com/otelrecords/otelrecords/badgerstore", "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter"},
 	}
 	for pkg, bad := range forbidden {
 		// Direct imports only: Badger itself imports the otel API, which is

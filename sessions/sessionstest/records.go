@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelrecords/otelrecords/internal/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -14,7 +15,7 @@ func testRecords(t *testing.T, s sessions.Store) {
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for i, kinds := range [][]string{{"compile", "autotune"}, {"autotune", "compile"}, {"compile"}} {
 		now := base.Add(time.Duration(i) * time.Hour)
-		rec := sessions.NewRecorder(sessions.Config{Level: sessions.LevelBasic, Label: "session"},
+		rec := recorder.New(recorder.Config{Level: sessions.LevelBasic, Label: "session"},
 			func() (sessions.Store, error) { return nopClose{s}, nil }, func() time.Time { return now })
 		for j, kind := range kinds {
 			st, _ := rec.Stamp(now.Add(time.Duration(j) * time.Millisecond))

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/otelrecords/otelrecords/internal/keys"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -27,7 +28,6 @@ import (
 
 	"github.com/otelrecords/otelrecords/bench/internal/workload"
 	"github.com/otelrecords/otelrecords/exporter"
-	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
@@ -159,7 +159,7 @@ func writeRaw(db *badger.DB, from, to int) error {
 	wb := db.NewWriteBatch()
 	defer wb.Cancel()
 	for i := from; i < to; i++ {
-		key := sessions.RecordKey(workload.Kind, sessions.Stamp{Session: 1, Seq: uint64(i)})
+		key := keys.Record(workload.Kind, 1, uint64(i))
 		if err := wb.Set(key, rawValue); err != nil {
 			return err
 		}

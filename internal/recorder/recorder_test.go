@@ -1,86 +1,28 @@
-package sessions_test
+package recorder_test
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/recorder"
+	"github.com/otelrecords/otelrecords/internal/storetest"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 
-// opStore wraps a MemStore and logs each operation, so tests can check the
-// order of the keep (prune, then row, then held records, then the change)
-// and how much a prune touches.
-type opStore struct {
-	*sessions.MemStore
-	mu      sync.Mutex
-	ops     []string
-	touched int // entries scanned or deleted
-	failOps int // fail the next n writes
-}
+type opStore = storetest.OpStore
 
-func newOpStore() *opStore { return &opStore{MemStore: sessions.NewMemStore()} }
-
-func (s *opStore) log(op string) {
-	s.mu.Lock()
-	s.ops = append(s.ops, op)
-	s.mu.Unlock()
-}
-
-func (s *opStore) Write(es []sessions.Entry) error {
-	s.mu.Lock()
-	if s.failOps > 0 {
-		s.failOps--
-		s.mu.Unlock()
-		return errors.New("disk full")
-	}
-	s.mu.Unlock()
-	for _, e := range es {
-		kind, st, err := sessions.ParseKey(e.Key)
-		if err != nil {
-			s.log("write ?")
-		} else {
-			s.log(fmt.Sprintf("write %s %d", kind, st.Seq))
-		}
-	}
-	return s.MemStore.Write(es)
-}
-
-func (s *opStore) Scan(start, end []byte) iter.Seq2[sessions.Entry, error] {
-	return func(yield func(sessions.Entry, error) bool) {
-		for e, err := range s.MemStore.Scan(start, end) {
-			s.mu.Lock()
-			s.touched++
-			s.mu.Unlock()
-			if !yield(e, err) {
-				return
-			}
-		}
-	}
-}
-
-func (s *opStore) DeleteRange(start, end []byte, match func([]byte) bool) (int, error) {
-	n, err := s.MemStore.DeleteRange(start, end, match)
-	s.mu.Lock()
-	s.touched += n
-	s.mu.Unlock()
-	if n > 0 {
-		s.log(fmt.Sprintf("delete %d", n))
-	}
-	return n, err
-}
-
-func (s *opStore) Close() error { return nil }
+func newOpStore() *opStore { return storetest.NewOpStore() }
 
 type fixture struct {
-	rec    *sessions.Recorder
+	rec    *recorder.Recorder
 	store  *opStore
 	opens  int
 	now    time.Time
@@ -88,12 +30,12 @@ type fixture struct {
 	openMu sync.Mutex
 }
 
-func newFixture(t *testing.T, cfg sessions.Config, store *opStore) *fixture {
+func newFixture(t *testing.T, cfg recorder.Config, store *opStore) *fixture {
 	f := &fixture{store: store, now: t0, t: t}
 	if cfg.Level == 0 {
 		cfg.Level = sessions.LevelBasic
 	}
-	f.rec = sessions.NewRecorder(cfg, func() (sessions.Store, error) {
+	f.rec = recorder.New(cfg, func() (sessions.Store, error) {
 		f.openMu.Lock()
 		defer f.openMu.Unlock()
 		f.opens++
@@ -119,32 +61,14 @@ func (f *fixture) record(kind, name string, effect sessions.Effect, size int) se
 	return st
 }
 
-func names(t *testing.T, s sessions.Store, kind string) []string {
-	t.Helper()
-	var out []string
-	for r, err := range sessions.NewRecords(s).All(kind) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r.Record.Name)
-	}
-	return out
-}
+func names(t *testing.T, s sessions.Store, kind string) []string { return storetest.Names(t, s, kind) }
 
 func sessionIDs(t *testing.T, s sessions.Store) []sessions.SessionID {
-	t.Helper()
-	var out []sessions.SessionID
-	for r, err := range sessions.NewRecords(s).Sessions() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r.ID)
-	}
-	return out
+	return storetest.SessionIDs(t, s)
 }
 
 func TestStartIsLazyAndWritesNothing(t *testing.T) {
-	f := newFixture(t, sessions.Config{}, newOpStore())
+	f := newFixture(t, recorder.Config{}, newOpStore())
 	if _, ok := f.rec.Session(); ok {
 		t.Fatal("session started before its first stamp")
 	}
@@ -162,7 +86,7 @@ func TestStartIsLazyAndWritesNothing(t *testing.T) {
 }
 
 func TestObservedOnlySessionLeavesNothing(t *testing.T) {
-	f := newFixture(t, sessions.Config{}, newOpStore())
+	f := newFixture(t, recorder.Config{}, newOpStore())
 	for i := range 100 {
 		f.record("autotune", fmt.Sprint(i), sessions.Observed, 100)
 	}
@@ -176,7 +100,7 @@ func TestObservedOnlySessionLeavesNothing(t *testing.T) {
 }
 
 func TestFirstChangeKeepsHeldRecordsInOrder(t *testing.T) {
-	f := newFixture(t, sessions.Config{Label: "cold"}, newOpStore())
+	f := newFixture(t, recorder.Config{Label: "cold"}, newOpStore())
 	f.record("marks", "load", sessions.Observed, 0)
 	f.record("autotune", "hit", sessions.Observed, 0)
 	f.record("compile", "new", sessions.Changed, 0)
@@ -185,8 +109,8 @@ func TestFirstChangeKeepsHeldRecordsInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"write sessions 0", "write marks 0", "write autotune 1", "write compile 2", "write autotune 3"}
-	if !slices.Equal(f.store.ops, want) {
-		t.Fatalf("writes = %q, want %q", f.store.ops, want)
+	if !slices.Equal(f.store.Ops, want) {
+		t.Fatalf("writes = %q, want %q", f.store.Ops, want)
 	}
 	if got := names(t, f.store, "autotune"); !slices.Equal(got, []string{"hit", "after"}) {
 		t.Fatalf("autotune records = %q", got)
@@ -204,14 +128,14 @@ func TestFirstChangeKeepsHeldRecordsInOrder(t *testing.T) {
 func TestBudgetEvictsOldestKeepsNewestRun(t *testing.T) {
 	// Each record: key (records/v1/autotune + 17) + value; measure one.
 	probe := sessions.NewMemStore()
-	pf := newFixture(t, sessions.Config{}, &opStore{MemStore: probe})
+	pf := newFixture(t, recorder.Config{}, &opStore{MemStore: probe})
 	pf.record("autotune", "r00", sessions.Changed, 200)
 	pf.rec.Close()
 	var size int
 	for e := range probe.Scan([]byte("records/v1/autotune"), []byte("records/v1/autotunf")) {
 		size = len(e.Key) + len(e.Value)
 	}
-	f := newFixture(t, sessions.Config{PendingBudget: 3*size + size/2}, newOpStore())
+	f := newFixture(t, recorder.Config{PendingBudget: 3*size + size/2}, newOpStore())
 	for i := range 10 {
 		f.record("autotune", fmt.Sprintf("r%02d", i), sessions.Observed, 200)
 	}
@@ -228,7 +152,7 @@ func TestBudgetEvictsOldestKeepsNewestRun(t *testing.T) {
 }
 
 func TestRecordLargerThanBudgetEmptiesBuffer(t *testing.T) {
-	f := newFixture(t, sessions.Config{PendingBudget: 1000}, newOpStore())
+	f := newFixture(t, recorder.Config{PendingBudget: 1000}, newOpStore())
 	f.record("autotune", "small", sessions.Observed, 10)
 	f.record("autotune", "huge", sessions.Observed, 5000)
 	if st := f.rec.Stats(); st.Held != 0 || st.HeldBytes != 0 || st.Evicted != 2 {
@@ -243,7 +167,7 @@ func TestRecordLargerThanBudgetEmptiesBuffer(t *testing.T) {
 }
 
 func TestNegativeBudgetHoldsNothing(t *testing.T) {
-	f := newFixture(t, sessions.Config{PendingBudget: -1}, newOpStore())
+	f := newFixture(t, recorder.Config{PendingBudget: -1}, newOpStore())
 	f.record("autotune", "before", sessions.Observed, 0)
 	f.record("compile", "c", sessions.Changed, 0)
 	f.record("autotune", "after", sessions.Observed, 0)
@@ -258,21 +182,21 @@ func TestNegativeBudgetHoldsNothing(t *testing.T) {
 func seedSessions(t *testing.T, s *opStore, n int) []sessions.SessionID {
 	t.Helper()
 	for i := range n {
-		f := newFixture(t, sessions.Config{}, s)
+		f := newFixture(t, recorder.Config{}, s)
 		f.now = t0.Add(-time.Duration(n-i) * time.Hour)
 		f.record("compile", fmt.Sprintf("old%d", i), sessions.Changed, 0)
 		if err := f.rec.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.ops = nil
+	s.Ops = nil
 	return sessionIDs(t, s)
 }
 
 func TestKeepSessionsPrunesOthersFirst(t *testing.T) {
 	s := newOpStore()
 	seedSessions(t, s, 4)
-	f := newFixture(t, sessions.Config{KeepSessions: 2}, s)
+	f := newFixture(t, recorder.Config{KeepSessions: 2}, s)
 	f.record("autotune", "held", sessions.Observed, 0)
 	f.record("compile", "new", sessions.Changed, 0)
 	if err := f.rec.Close(); err != nil {
@@ -281,8 +205,8 @@ func TestKeepSessionsPrunesOthersFirst(t *testing.T) {
 	// The deletes (records, then rows) come before the session row, which
 	// comes before the held record and the change.
 	want := []string{"delete 3", "delete 1", "delete 1", "delete 1", "write sessions 0", "write autotune 0", "write compile 1"}
-	if !slices.Equal(s.ops, want) {
-		t.Fatalf("ops = %q, want %q", s.ops, want)
+	if !slices.Equal(s.Ops, want) {
+		t.Fatalf("ops = %q, want %q", s.Ops, want)
 	}
 	if got := names(t, s, "compile"); !slices.Equal(got, []string{"old3", "new"}) {
 		t.Fatalf("compile after keep with KeepSessions 2 = %q, want [old3 new]", got)
@@ -295,7 +219,7 @@ func TestKeepSessionsPrunesOthersFirst(t *testing.T) {
 func TestKeepSessionsOneKeepsOnlyThisSession(t *testing.T) {
 	s := newOpStore()
 	seedSessions(t, s, 3)
-	f := newFixture(t, sessions.Config{KeepSessions: 1}, s)
+	f := newFixture(t, recorder.Config{KeepSessions: 1}, s)
 	f.record("compile", "new", sessions.Changed, 0)
 	f.rec.Close()
 	ids := sessionIDs(t, s)
@@ -310,7 +234,7 @@ func TestKeepSessionsOneKeepsOnlyThisSession(t *testing.T) {
 func TestLabelBeforeAndAfterKeep(t *testing.T) {
 	for _, after := range []bool{false, true} {
 		t.Run(fmt.Sprint("after=", after), func(t *testing.T) {
-			f := newFixture(t, sessions.Config{Label: "initial"}, newOpStore())
+			f := newFixture(t, recorder.Config{Label: "initial"}, newOpStore())
 			if !after {
 				f.record("autotune", "a", sessions.Observed, 0)
 				f.rec.Label("before keep")
@@ -346,7 +270,7 @@ func TestLabelBeforeAndAfterKeep(t *testing.T) {
 }
 
 func TestLevelOffStampsNothing(t *testing.T) {
-	f := newFixture(t, sessions.Config{}, newOpStore())
+	f := newFixture(t, recorder.Config{}, newOpStore())
 	f.rec.SetLevel(sessions.LevelOff)
 	if _, ok := f.rec.Stamp(time.Time{}); ok {
 		t.Fatal("Stamp at level off succeeded")
@@ -365,7 +289,7 @@ func TestLevelOffStampsNothing(t *testing.T) {
 }
 
 func TestStampsUniqueAcrossGoroutines(t *testing.T) {
-	f := newFixture(t, sessions.Config{}, newOpStore())
+	f := newFixture(t, recorder.Config{}, newOpStore())
 	const g, n = 8, 2000
 	seqs := make([][]uint64, g)
 	var wg sync.WaitGroup
@@ -388,7 +312,7 @@ func TestStampsUniqueAcrossGoroutines(t *testing.T) {
 }
 
 func TestOffsetsFromSessionStart(t *testing.T) {
-	f := newFixture(t, sessions.Config{}, newOpStore())
+	f := newFixture(t, recorder.Config{}, newOpStore())
 	first, _ := f.rec.Stamp(t0.Add(-time.Microsecond)) // began just before the session's clock was read
 	later, _ := f.rec.Stamp(t0.Add(5 * time.Millisecond))
 	if first.Offset != 0 || later.Offset != 5*time.Millisecond {
@@ -399,7 +323,7 @@ func TestOffsetsFromSessionStart(t *testing.T) {
 func TestFlushRetriesAfterOpenFails(t *testing.T) {
 	s := newOpStore()
 	fails := 2
-	rec := sessions.NewRecorder(sessions.Config{Level: sessions.LevelBasic}, func() (sessions.Store, error) {
+	rec := recorder.New(recorder.Config{Level: sessions.LevelBasic}, func() (sessions.Store, error) {
 		if fails > 0 {
 			fails--
 			return nil, errors.New("store busy")
@@ -418,7 +342,7 @@ func TestFlushRetriesAfterOpenFails(t *testing.T) {
 	if err := rec.Flush(); err == nil {
 		t.Fatal("second Flush with a failing open returned nil")
 	}
-	s.failOps = 1
+	s.FailWrites = 1
 	if err := rec.Flush(); err == nil {
 		t.Fatal("Flush with a failing write returned nil")
 	}
@@ -434,7 +358,7 @@ func TestFlushRetriesAfterOpenFails(t *testing.T) {
 }
 
 func TestRecordRefusesInvalidKinds(t *testing.T) {
-	f := newFixture(t, sessions.Config{}, newOpStore())
+	f := newFixture(t, recorder.Config{}, newOpStore())
 	for _, kind := range []string{"", "/", "sessions", "/sessions/", "a\x00b", string(bytes.Repeat([]byte("k"), 129))} {
 		st, _ := f.rec.Stamp(time.Time{})
 		if err := f.rec.Record(kind, sessions.Changed, st, sessions.Record{}); !errors.Is(err, sessions.ErrInvalidKind) {
@@ -450,7 +374,7 @@ func TestRecordRefusesInvalidKinds(t *testing.T) {
 }
 
 func TestRecordAfterClose(t *testing.T) {
-	f := newFixture(t, sessions.Config{}, newOpStore())
+	f := newFixture(t, recorder.Config{}, newOpStore())
 	f.rec.Close()
 	st, _ := f.rec.Stamp(time.Time{})
 	if err := f.rec.Record("compile", sessions.Changed, st, sessions.Record{}); !errors.Is(err, sessions.ErrClosed) {
@@ -459,4 +383,10 @@ func TestRecordAfterClose(t *testing.T) {
 	if err := f.rec.Close(); err != nil {
 		t.Fatalf("second Close = %v", err)
 	}
+}
+
+// parseKey splits a key into its kind and stamp, as keys.Parse does.
+func parseKey(k []byte) (string, sessions.Stamp, error) {
+	kind, session, seq, err := keys.Parse(k)
+	return kind, sessions.Stamp{Session: sessions.SessionID(session), Seq: seq}, err
 }

@@ -1,16 +1,46 @@
-package sessions
+package recorder
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/version"
+	"github.com/otelrecords/otelrecords/sessions"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 )
+
+// DefaultPendingBudget is the default byte budget of the records a session
+// holds in memory before its first change: 1 MiB.
+const DefaultPendingBudget = 1 << 20
+
+// Config says how much a session records and how long a store keeps it.
+// The zero Config is usable: level off (set Level to record), every
+// session kept, the default budget.
+type Config struct {
+	// Level is how much is recorded.
+	Level sessions.Level
+	// KeepSessions, when positive, is how many sessions the store keeps:
+	// when a session is kept, the store is pruned to the newest
+	// KeepSessions-1 other sessions, so the session being kept always
+	// survives. Zero (unset) keeps every session; to keep "0" sessions,
+	// which the retention rules treat as 1, set 1.
+	KeepSessions int
+	// PendingBudget is the byte budget of held records (namespace + key +
+	// value bytes) before the session's first change; past it the oldest
+	// go first. Zero means DefaultPendingBudget; negative means no record
+	// is held at all.
+	PendingBudget int
+	// Label names what the process is doing, for the session.
+	Label string
+	// Resource is the set of attributes describing the process (the
+	// OpenTelemetry Resource), copied into the session row.
+	Resource sessions.Attrs
+}
 
 // Recorder is the session in progress on one store: it stamps records,
 // holds them in memory until the session changes something, and then keeps
@@ -22,7 +52,7 @@ import (
 // serialise on a mutex and may do I/O (opening the store, writing), so the
 // exporter calls them from its own goroutine, never from a span call.
 type Recorder struct {
-	open func() (Store, error)
+	open func() (sessions.Store, error)
 	now  func() time.Time
 
 	level atomic.Int32
@@ -33,20 +63,20 @@ type Recorder struct {
 	flushing  sync.Mutex // one Flush or Close at a time; held across I/O
 	mu        sync.Mutex // guards the fields below; never held across I/O
 	label     string
-	resource  Attrs
+	resource  sessions.Attrs
 	keep      int // 0: keep every session
 	budget    int // held bytes allowed; 0 holds nothing
 	held      heldRecords
 	kept      bool
 	needPrune bool
-	store     Store
-	batch     []Entry // written on the next Flush, in order
+	store     sessions.Store
+	batch     []sessions.Entry // written on the next Flush, in order
 	closed    bool
 	stats     Stats
 }
 
 type start struct {
-	id SessionID
+	id sessions.SessionID
 	at time.Time // carries a monotonic reading with the real clock
 }
 
@@ -79,12 +109,12 @@ type Stats struct {
 	Spooled int64
 }
 
-// NewRecorder returns the recorder of a session that has not started yet.
+// New returns the recorder of a session that has not started yet.
 // open is called once, when the session is kept (its first Changed record),
 // so a session that changes nothing never opens — or creates — its store;
 // if open fails it is called again at the next Flush. now is the clock
 // (nil means time.Now); tests pass a fake one.
-func NewRecorder(cfg Config, open func() (Store, error), now func() time.Time) *Recorder {
+func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) *Recorder {
 	if now == nil {
 		now = time.Now
 	}
@@ -102,21 +132,21 @@ func NewRecorder(cfg Config, open func() (Store, error), now func() time.Time) *
 }
 
 // Level returns the level in force.
-func (r *Recorder) Level() Level { return Level(r.level.Load()) }
+func (r *Recorder) Level() sessions.Level { return sessions.Level(r.level.Load()) }
 
 // SetLevel changes the level. It does not end the session in progress:
 // records already stamped are still recorded, and stamping resumes where
 // it stopped when the level is raised again.
-func (r *Recorder) SetLevel(l Level) { r.level.Store(int32(l)) }
+func (r *Recorder) SetLevel(l sessions.Level) { r.level.Store(int32(l)) }
 
 // Stamp places a record that starts at the instant at (the zero time means
 // now) in the session, starting the session if this is its first stamp. It
 // returns false at LevelOff, where nothing is stamped. Seqs are unique and
 // increase in the order Stamp is called; offsets are measured from the
 // session's start on the monotonic clock and never negative.
-func (r *Recorder) Stamp(at time.Time) (Stamp, bool) {
-	if r.level.Load() == int32(LevelOff) {
-		return Stamp{}, false
+func (r *Recorder) Stamp(at time.Time) (sessions.Stamp, bool) {
+	if r.level.Load() == int32(sessions.LevelOff) {
+		return sessions.Stamp{}, false
 	}
 	s := r.start.Load()
 	if s == nil {
@@ -131,7 +161,7 @@ func (r *Recorder) Stamp(at time.Time) (Stamp, bool) {
 		// start is taken before the processor sees it) starts at 0.
 		off = 0
 	}
-	return Stamp{Session: s.id, Seq: r.seq.Add(1) - 1, Offset: off}, true
+	return sessions.Stamp{Session: s.id, Seq: r.seq.Add(1) - 1, Offset: off}, true
 }
 
 func (r *Recorder) startSession() *start {
@@ -141,28 +171,28 @@ func (r *Recorder) startSession() *start {
 		return s
 	}
 	at := r.now()
-	s := &start{id: SessionID(at.UnixNano()), at: at}
+	s := &start{id: sessions.SessionID(at.UnixNano()), at: at}
 	r.start.Store(s)
 	return s
 }
 
 // Session returns the session row as it would be written now, and false if
 // the session has not started.
-func (r *Recorder) Session() (Session, bool) {
+func (r *Recorder) Session() (sessions.Session, bool) {
 	s := r.start.Load()
 	if s == nil {
-		return Session{}, false
+		return sessions.Session{}, false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.row(s), true
 }
 
-func (r *Recorder) row(s *start) Session {
-	return Session{
+func (r *Recorder) row(s *start) sessions.Session {
+	return sessions.Session{
 		ID:            s.id,
 		StartedUnixMs: s.at.UnixMilli(),
-		Version:       Version(),
+		Version:       version.Module(),
 		Label:         r.label,
 		Process:       os.Getpid(),
 		OS:            runtime.GOOS,
@@ -189,8 +219,8 @@ func (r *Recorder) Kept() bool {
 // hold (larger than MaxRecordSize, say) is dropped with an error wrapping
 // ErrTooLarge and counted in Stats.TooLarge; if it was Changed, it still
 // keeps the session.
-func (r *Recorder) Record(kind string, effect Effect, st Stamp, body Record) error {
-	k, err := CheckKind(kind)
+func (r *Recorder) Record(kind string, effect sessions.Effect, st sessions.Stamp, body sessions.Record) error {
+	k, err := keys.CheckKind(kind)
 	if err != nil {
 		r.mu.Lock()
 		r.stats.Invalid++
@@ -205,19 +235,19 @@ func (r *Recorder) Record(kind string, effect Effect, st Stamp, body Record) err
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return ErrClosed
+		return sessions.ErrClosed
 	}
 	if err != nil {
 		// Dropped here, once: queued, a record no store takes would fail
 		// its batch at every flush and hold back every record after it.
 		// A change still keeps the session, which did change the caches.
 		r.stats.TooLarge++
-		if effect == Changed && !r.kept {
+		if effect == sessions.Changed && !r.kept {
 			r.keepSession()
 		}
 		return fmt.Errorf("otelrecords: %s record %q dropped: %w", k, cutName(body.Name), err)
 	}
-	if !r.kept && effect != Changed {
+	if !r.kept && effect != sessions.Changed {
 		// A held record needs no key until the session is kept: its kind
 		// and stamp give it back then.
 		r.stats.Evicted += int64(r.held.hold(k, st, value, r.budget))
@@ -226,7 +256,7 @@ func (r *Recorder) Record(kind string, effect Effect, st Stamp, body Record) err
 	if !r.kept {
 		r.keepSession()
 	}
-	r.batch = append(r.batch, Entry{Key: RecordKey(k, st), Value: value})
+	r.batch = append(r.batch, sessions.Entry{Key: keys.Record(k, uint64(st.Session), st.Seq), Value: value})
 	return nil
 }
 
@@ -248,14 +278,14 @@ func (r *Recorder) queueSession() {
 	if s == nil {
 		s = r.startSession()
 	}
-	v, err := EncodeSession(r.row(s))
+	v, err := r.row(s).MarshalCBOR()
 	if err != nil {
 		// A session row holds only strings, integers and attribute values,
 		// which always encode; should one not, the records still go out.
 		r.stats.WriteErrors++
 		return
 	}
-	r.batch = append(r.batch, Entry{Key: SessionKey(s.id), Value: v})
+	r.batch = append(r.batch, sessions.Entry{Key: keys.Session(uint64(s.id)), Value: v})
 }
 
 // Label names what the process is doing, for the session in progress. On a
@@ -304,14 +334,14 @@ func (r *Recorder) flush() error {
 	}
 	r.needPrune = false
 	for _, e := range batch {
-		if !isSessionKey(e.Key) {
+		if !keys.IsSession(e.Key) {
 			r.stats.Written++
 		}
 	}
 	return nil
 }
 
-func (r *Recorder) write(batch []Entry, needPrune bool) error {
+func (r *Recorder) write(batch []sessions.Entry, needPrune bool) error {
 	if r.store == nil {
 		if r.open == nil {
 			return errors.New("otelrecords: no store to write to")
@@ -326,7 +356,9 @@ func (r *Recorder) write(batch []Entry, needPrune bool) error {
 		r.mu.Unlock()
 	}
 	if needPrune {
-		if _, err := NewRecords(r.store).pruneOthers(r.keep-1, r.start.Load().id); err != nil {
+		// The session's own row is written after the prune, so keeping the
+		// newest keep-1 sessions in the store keeps keep-1 others.
+		if _, err := sessions.NewRecords(r.store).Prune(r.keep - 1); err != nil {
 			return fmt.Errorf("otelrecords: prune before keeping the session: %w", err)
 		}
 		r.mu.Lock()
@@ -334,10 +366,6 @@ func (r *Recorder) write(batch []Entry, needPrune bool) error {
 		r.mu.Unlock()
 	}
 	return r.store.Write(batch)
-}
-
-func isSessionKey(k []byte) bool {
-	return len(k) == len(SessionsNamespace)+9 && string(k[:len(SessionsNamespace)]) == SessionsNamespace
 }
 
 // Close flushes and closes the store (if it was ever opened). Records
@@ -369,7 +397,7 @@ func (r *Recorder) Close() error {
 // opener to write: so records a session acknowledged are not lost when it
 // must end before the store is free. Close uses it as a last resort.
 type Spooler interface {
-	Spool(entries []Entry) error
+	Spool(entries []sessions.Entry) error
 }
 
 // spool sets the unwritten batch aside after a final flush failed with
@@ -388,7 +416,7 @@ func (r *Recorder) spool(cause error) error {
 	r.mu.Lock()
 	r.batch = nil
 	for _, e := range batch {
-		if !isSessionKey(e.Key) {
+		if !keys.IsSession(e.Key) {
 			r.stats.Spooled++
 		}
 	}
@@ -399,7 +427,7 @@ func (r *Recorder) spool(cause error) error {
 // SetResource sets the attributes describing the process (the
 // OpenTelemetry Resource), written in the session row. On a kept session
 // the row is rewritten at the next Flush.
-func (r *Recorder) SetResource(attrs Attrs) {
+func (r *Recorder) SetResource(attrs sessions.Attrs) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.resource = attrs
@@ -416,34 +444,12 @@ func (r *Recorder) Stats() Stats {
 	s.Held = int64(r.held.n)
 	s.HeldBytes = int64(r.held.counted)
 	for _, e := range r.batch {
-		if !isSessionKey(e.Key) {
+		if !keys.IsSession(e.Key) {
 			s.Pending++
 		}
 	}
 	return s
 }
-
-// Version returns this library's module version, as debug.ReadBuildInfo
-// reports it: "(devel)" in a build of the module itself, the tagged version
-// in a program that depends on it.
-func Version() string { return versionOnce() }
-
-var versionOnce = sync.OnceValue(func() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	const path = "github.com/otelrecords/otelrecords"
-	if bi.Main.Path == path {
-		return bi.Main.Version
-	}
-	for _, d := range bi.Deps {
-		if d.Path == path {
-			return d.Version
-		}
-	}
-	return "unknown"
-})
 
 // heldRecords holds the records of a session that has not changed
 // anything yet, oldest first, in one ring of bytes: each record is a
@@ -473,8 +479,8 @@ const heldHeader = 4 + 4 + 8 + 8
 // larger than the budget on its own empties the buffer, itself included
 // (and counted among those dropped): what is held is always the newest run
 // of records that fits.
-func (h *heldRecords) hold(kind string, st Stamp, value []byte, budget int) (dropped int) {
-	size := KeySize(kind) + len(value)
+func (h *heldRecords) hold(kind string, st sessions.Stamp, value []byte, budget int) (dropped int) {
+	size := keys.Size(kind) + len(value)
 	if size > budget {
 		dropped = h.n + 1
 		*h = heldRecords{}
@@ -532,12 +538,12 @@ func (h *heldRecords) read(off int, b []byte) {
 }
 
 // header returns the header of the record at offset off from head.
-func (h *heldRecords) header(off int) (kind string, st Stamp, valueLen int) {
+func (h *heldRecords) header(off int) (kind string, st sessions.Stamp, valueLen int) {
 	var hdr [heldHeader]byte
 	h.read(off, hdr[:])
 	kind = h.kinds[binary.BigEndian.Uint32(hdr[0:])]
 	valueLen = int(binary.BigEndian.Uint32(hdr[4:]))
-	st = Stamp{Session: SessionID(binary.BigEndian.Uint64(hdr[8:])), Seq: binary.BigEndian.Uint64(hdr[16:])}
+	st = sessions.Stamp{Session: sessions.SessionID(binary.BigEndian.Uint64(hdr[8:])), Seq: binary.BigEndian.Uint64(hdr[16:])}
 	return kind, st, valueLen
 }
 
@@ -546,7 +552,7 @@ func (h *heldRecords) dropOldest() {
 	h.head = (h.head + heldHeader + vlen) % len(h.ring)
 	h.used -= heldHeader + vlen
 	h.n--
-	h.counted -= KeySize(kind) + vlen
+	h.counted -= keys.Size(kind) + vlen
 }
 
 // grow makes the ring hold at least need bytes, doubling it but never past
@@ -562,7 +568,7 @@ func (h *heldRecords) grow(need, budget int) {
 
 // appendEntries appends the held records, oldest first, to es as entries
 // to write: keys rebuilt, values copied out of the ring into one buffer.
-func (h *heldRecords) appendEntries(es []Entry) []Entry {
+func (h *heldRecords) appendEntries(es []sessions.Entry) []sessions.Entry {
 	if h.n == 0 {
 		return es
 	}
@@ -572,7 +578,7 @@ func (h *heldRecords) appendEntries(es []Entry) []Entry {
 		v := values[:vlen:vlen]
 		values = values[vlen:]
 		h.read(off+heldHeader, v)
-		es = append(es, Entry{Key: RecordKey(kind, st), Value: v})
+		es = append(es, sessions.Entry{Key: keys.Record(kind, uint64(st.Session), st.Seq), Value: v})
 		off += heldHeader + vlen
 	}
 	return es

@@ -1,16 +1,11 @@
-package sessions
+package recorder
 
 import (
 	"errors"
 	"fmt"
+	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/sessions"
 )
-
-// MaxRecordSize is the largest record a Recorder accepts: its key and its
-// encoded value together, in bytes. Badger, the store otelrecords writes
-// to, takes values of up to 16 MiB (the size of its value-log files); the
-// margin is for the record's key and other stores' overheads. A larger
-// record is dropped when it is recorded (see ErrTooLarge).
-const MaxRecordSize = 15 << 20
 
 // ErrTooLarge is wrapped by the error Recorder.Record returns for a record
 // no store can hold, which it drops and counts in Stats.TooLarge: larger
@@ -23,25 +18,25 @@ var ErrTooLarge = errors.New("record too large")
 // ErrTooLarge when it is beyond what a store holds or a reader decodes.
 // The counts are checked before encoding, so a record with a million
 // attributes is not encoded to be thrown away.
-func encodeWithin(k string, st Stamp, body *Record) ([]byte, error) {
+func encodeWithin(k string, st sessions.Stamp, body *sessions.Record) ([]byte, error) {
 	if err := checkLimits(body); err != nil {
 		return nil, err
 	}
-	value, err := EncodeRecord(Stamped[Record]{Stamp: st, Record: *body})
+	value, err := sessions.Stamped[sessions.Record]{Stamp: st, Record: *body}.MarshalCBOR()
 	if err != nil {
 		return nil, err
 	}
-	if n := KeySize(k) + len(value); n > MaxRecordSize {
-		return nil, fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, n, MaxRecordSize)
+	if n := keys.Size(k) + len(value); n > keys.MaxRecordSize {
+		return nil, fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, n, keys.MaxRecordSize)
 	}
 	return value, nil
 }
 
 // checkLimits returns an error wrapping ErrTooLarge when a reader would
 // refuse to decode the record for its counts.
-func checkLimits(body *Record) error {
-	if len(body.Events) > maxArrayElements {
-		return fmt.Errorf("%w: %d events, at most %d", ErrTooLarge, len(body.Events), maxArrayElements)
+func checkLimits(body *sessions.Record) error {
+	if len(body.Events) > keys.MaxArrayElements {
+		return fmt.Errorf("%w: %d events, at most %d", ErrTooLarge, len(body.Events), keys.MaxArrayElements)
 	}
 	if err := checkAttrLimits(body.Attributes); err != nil {
 		return err
@@ -54,13 +49,13 @@ func checkLimits(body *Record) error {
 	return nil
 }
 
-func checkAttrLimits(a Attrs) error {
-	if len(a) > maxMapPairs {
-		return fmt.Errorf("%w: %d attributes, at most %d", ErrTooLarge, len(a), maxMapPairs)
+func checkAttrLimits(a sessions.Attrs) error {
+	if len(a) > keys.MaxAttributes {
+		return fmt.Errorf("%w: %d attributes, at most %d", ErrTooLarge, len(a), keys.MaxAttributes)
 	}
 	for _, kv := range a {
-		if n := kv.Value.arrayLen(); n > maxArrayElements {
-			return fmt.Errorf("%w: attribute %q holds %d elements, at most %d", ErrTooLarge, cutName(kv.Key), n, maxArrayElements)
+		if n := arrayLen(kv.Value); n > keys.MaxArrayElements {
+			return fmt.Errorf("%w: attribute %q holds %d elements, at most %d", ErrTooLarge, cutName(kv.Key), n, keys.MaxArrayElements)
 		}
 	}
 	return nil
@@ -68,8 +63,8 @@ func checkAttrLimits(a Attrs) error {
 
 // arrayLen returns how many elements an array value holds, and 0 for any
 // other value.
-func (v Value) arrayLen() int {
-	switch x := v.v.(type) {
+func arrayLen(v sessions.Value) int {
+	switch x := v.Any().(type) {
 	case []bool:
 		return len(x)
 	case []int64:

@@ -1,4 +1,4 @@
-package sessions_test
+package recorder_test
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -17,7 +19,7 @@ import (
 // session; and every other record is written at the next flush — none of
 // them waits behind a record no store takes.
 func TestTooLargeRecordsAreDropped(t *testing.T) {
-	f := newFixture(t, sessions.Config{}, newOpStore())
+	f := newFixture(t, recorder.Config{}, newOpStore())
 	many := make(sessions.Attrs, 1<<17+1)
 	for i := range many {
 		many[i] = sessions.Attr{Key: fmt.Sprint(i), Value: sessions.BoolValue(true)}
@@ -27,7 +29,7 @@ func TestTooLargeRecordsAreDropped(t *testing.T) {
 		effect sessions.Effect
 		body   sessions.Record
 	}{
-		{"bytes", sessions.Changed, sessions.Record{Attributes: sessions.Attrs{{Key: "src", Value: sessions.StringValue(strings.Repeat("x", sessions.MaxRecordSize))}}}},
+		{"bytes", sessions.Changed, sessions.Record{Attributes: sessions.Attrs{{Key: "src", Value: sessions.StringValue(strings.Repeat("x", keys.MaxRecordSize))}}}},
 		{"attributes", sessions.Observed, sessions.Record{Attributes: many}},
 		{"array", sessions.Observed, sessions.Record{Attributes: sessions.Attrs{{Key: "a", Value: sessions.BoolSliceValue(make([]bool, 1<<20+1))}}}},
 		{"events", sessions.Observed, sessions.Record{Events: make([]sessions.Event, 1<<20+1)}},
@@ -38,7 +40,7 @@ func TestTooLargeRecordsAreDropped(t *testing.T) {
 		st, _ := f.rec.Stamp(t0)
 		tc.body.Name = tc.name
 		err := f.rec.Record("compile", tc.effect, st, tc.body)
-		if !errors.Is(err, sessions.ErrTooLarge) {
+		if !errors.Is(err, recorder.ErrTooLarge) {
 			t.Errorf("%s: Record = %v, want ErrTooLarge", tc.name, err)
 		}
 		if got := f.rec.Stats().TooLarge; got != int64(i+1) {
@@ -64,9 +66,9 @@ func TestTooLargeRecordsAreDropped(t *testing.T) {
 // TestLargestRecordIsKept records a record just within MaxRecordSize: it
 // is written, and reads back.
 func TestLargestRecordIsKept(t *testing.T) {
-	f := newFixture(t, sessions.Config{}, newOpStore())
+	f := newFixture(t, recorder.Config{}, newOpStore())
 	st, _ := f.rec.Stamp(t0)
-	pad := sessions.MaxRecordSize - 200
+	pad := keys.MaxRecordSize - 200
 	body := sessions.Record{Name: "big", Attributes: sessions.Attrs{{Key: "src", Value: sessions.StringValue(strings.Repeat("x", pad))}}}
 	if err := f.rec.Record("compile", sessions.Changed, st, body); err != nil {
 		t.Fatal(err)
