@@ -1,0 +1,43 @@
+package recorder
+
+import (
+	"context"
+
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// BusyStore is a Store that shares its database with other processes and
+// owns the waiting that sharing takes: a write waits for the database
+// while another process holds it (asking the holder to yield, retrying
+// with backoff), and once its context ends first sets the entries aside
+// in the store's spool, which the next opener merges. So the Recorder,
+// and the exporter above it, know nothing of locks: they write with a
+// context and hear only of what could not be made durable at all.
+type BusyStore interface {
+	sessions.Store
+	// WriteContext makes the entries durable, in order: in the database,
+	// or — when ctx ends before the database is free — in the spool. It
+	// returns how many entries went to the spool, and an error only when
+	// some entries are durable in neither (a full disk, a directory that
+	// cannot be created); writing them again is harmless.
+	WriteContext(ctx context.Context, entries []sessions.Entry) (spooled int, err error)
+	// CloseContext lets the database go, waiting at most until ctx ends
+	// for operations in flight. Later operations fail with
+	// sessions.ErrClosed.
+	CloseContext(ctx context.Context) error
+	// StoreStats counts how the store shared its database.
+	StoreStats() StoreStats
+}
+
+// StoreStats counts how a BusyStore shared its database with other
+// processes: waiting is normal operation, not an error.
+type StoreStats struct {
+	// Opens is how many times the database was opened.
+	Opens int64
+	// BusyWaits is how many times a write found the database held by
+	// another process and waited for it.
+	BusyWaits int64
+	// Spooled is how many entries were set aside in the spool because the
+	// database stayed busy past a write's deadline.
+	Spooled int64
+}
