@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/internal/clock"
+	"github.com/otelrecords/otelrecords/internal/forward"
 	"github.com/otelrecords/otelrecords/internal/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
@@ -24,6 +24,7 @@ import (
 // spans of one session into a store. Create it with New.
 type Exporter struct {
 	rec      *recorder.Recorder
+	fwd      *forward.Forwarder // WithForward's; nil without it
 	dir      string
 	labelSet atomic.Bool // a label came from an option, the environment or Label
 
@@ -31,19 +32,16 @@ type Exporter struct {
 	inflight atomic.Int64 // stamped spans not yet ended
 
 	mu       sync.Mutex // guards queue and closed
-	queue    []ended
-	spare    []ended // a drained array, reused by the next swap
-	closed   bool    // the loop has taken its last batch
+	queue    []item
+	spare    []item // a drained array, reused by the next swap
+	closed   bool   // Shutdown has queued its request: nothing more is taken
 	maxQueue int
 
-	wake     chan struct{}
-	requests chan flushRequest
-	stop     chan struct{}
-	done     chan struct{}
-	stopOnce sync.Once
-	shutCtx  context.Context // Shutdown's, for the loop's last flush
-	shutErr  error
+	wake chan struct{} // the queue went from empty to not, or the label changed
+	stop chan struct{} // closed by Shutdown: background writes stop waiting
+	done chan struct{} // closed by the loop when it has ended
 
+	stopOnce sync.Once
 	stopped  atomic.Bool
 	dropped  atomic.Int64
 	problems atomic.Int64
@@ -51,16 +49,26 @@ type Exporter struct {
 
 	metricErr error // set while registering metrics, in New
 
-	fwd *forwarder // WithForward's; nil without it
-
 	// owned by the loop goroutine
 	resourceSet bool
 	failing     bool // the last write failed; report again only after a success
 }
 
-type ended struct {
+// item is what the loop takes from the queue, in order: an ended span with
+// its stamp, or a request (ForceFlush, Shutdown) that every span queued
+// before it precedes.
+type item struct {
 	span  sdktrace.ReadOnlySpan
 	stamp sessions.Stamp
+	req   *request
+}
+
+// request is a ForceFlush or Shutdown waiting in the queue: the loop writes
+// everything before it, within ctx, and replies.
+type request struct {
+	ctx      context.Context
+	shutdown bool
+	reply    chan error // buffered: the loop never waits for the caller
 }
 
 var _ sdktrace.SpanProcessor = (*Exporter)(nil)
@@ -84,7 +92,6 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	e := &Exporter{
 		maxQueue: c.maxQueue,
 		wake:     make(chan struct{}, 1),
-		requests: make(chan flushRequest),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -122,13 +129,19 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	if c.now == nil {
 		c.now = clock.Real{}.Now
 	}
+	e.fwd = forward.New(c.forward, forward.Config{
+		Budget:   budgetBytes(cfg.PendingBudget),
+		MaxQueue: e.maxQueue,
+		Batch:    DefaultForwardBatch,
+		Timeout:  DefaultForwardTimeout,
+	})
+	cfg.OnKeep = e.fwd.Keep
 	e.rec = recorder.New(cfg, open, c.now)
 	if c.meters != nil {
 		if err := e.registerMetrics(c.meters); err != nil {
 			return nil, fmt.Errorf("otelrecords: register metrics: %w", err)
 		}
 	}
-	e.fwd = newForwarder(c.forward, cfg.PendingBudget, e.maxQueue)
 	go e.loop()
 	return e, nil
 }
@@ -195,7 +208,7 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 		return
 	}
 	first := len(e.queue) == 0
-	e.queue = append(e.queue, ended{s, st})
+	e.queue = append(e.queue, item{span: s, stamp: st})
 	e.mu.Unlock()
 	if first {
 		e.signal()
@@ -210,218 +223,142 @@ func (e *Exporter) signal() {
 }
 
 // ForceFlush returns once every record of every span ended before the call
-// is durable in the store, or held in memory for a session not yet kept.
-// It returns the error of the last write, if it failed, or ctx's error if
-// ctx ends first. After Shutdown it returns nil.
+// is durable in the store (written, or — when another process holds the
+// store until ctx ends — in its spool), or held in memory for a session
+// not yet kept. It is a marker in the span queue, as in the SDK's
+// BatchSpanProcessor: what ended before it is written first, and a steady
+// stream of spans after it cannot starve it. It returns the error of the
+// write, if it failed, or ctx's error if ctx ends first. After Shutdown
+// it returns nil.
 func (e *Exporter) ForceFlush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req := flushRequest{ctx: ctx, reply: make(chan error, 1)}
-	select {
-	case e.requests <- req:
-	case <-e.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := e.request(ctx, false); err != nil {
+		return err
 	}
-	select {
-	case err := <-req.reply:
-		return errors.Join(err, e.fwd.flush(ctx))
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return e.fwd.Flush(ctx)
 }
 
-// flushRequest asks the loop to write everything ended so far, retrying a
-// busy store until ctx ends.
-type flushRequest struct {
-	ctx   context.Context
-	reply chan error
-}
-
-// Shutdown flushes every ended span's record, closes the store and stops
-// the background goroutine. If ctx ends first it returns ctx's error and
-// the goroutine finishes the work on its own. Calls after the first return
-// nil; spans ending after it are ignored.
+// Shutdown writes every ended span's record, closes the store and stops
+// the background goroutine. A store another process holds is waited for
+// until ctx ends (DefaultShutdownWait when ctx has no deadline); what it
+// then would not take goes to its spool, for the next opener. If ctx ends
+// first Shutdown returns ctx's error and the goroutine finishes the work on
+// its own. Calls after the first return nil; spans ending after it are
+// ignored.
 func (e *Exporter) Shutdown(ctx context.Context) error {
 	first := false
-	e.stopOnce.Do(func() {
-		first = true
-		e.shutCtx = ctx
-		e.stopped.Store(true)
-		close(e.stop)
-	})
+	e.stopOnce.Do(func() { first = true })
 	if !first {
 		return nil
 	}
+	e.stopped.Store(true)
+	if err := e.request(ctx, true); err != nil {
+		return err
+	}
 	select {
 	case <-e.done:
-		return e.shutErr
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// loop is the background goroutine: it maps ended spans, routes them
-// through the retention rules, and writes in batches.
-func (e *Exporter) loop() {
-	defer close(e.done)
-	var retry <-chan time.Time // set while a write failed
-	backoff := minRetry
-	for {
-		select {
-		case <-e.wake:
-		case <-retry:
-		case req := <-e.requests:
-			err := e.flushUntil(req.ctx)
-			req.reply <- err
-			retry, backoff = e.retryAfter(err, backoff)
-			continue
-		case <-e.stop:
-			ctx, cancel := shutdownContext(e.shutCtx)
-			err := e.flushUntil(ctx)
-			cancel()
-			if derr := e.drain(true); err == nil {
-				err = derr // what ended during the last flush
-			}
-			// Close flushes once more, and sets aside in the store's spool
-			// what the store, still busy, would not take.
-			e.shutErr = errors.Join(e.rec.Close(), ignoreLocked(err), e.fwd.shutdown(e.shutCtx))
-			return
-		}
-		err := e.drain(false)
-		e.handle(err)
-		retry, backoff = e.retryAfter(err, backoff)
+// budgetBytes turns the recorder's PendingBudget convention (0 for the
+// default, negative for nothing) into a byte count.
+func budgetBytes(b int) int {
+	switch {
+	case b == 0:
+		return recorder.DefaultPendingBudget
+	case b < 0:
+		return 0
 	}
+	return b
 }
-
-// Retries of a failed write start at minRetry and back off, jittered, to
-// maxRetry: a store held by another process is retried about ten times a
-// second, while records wait in memory.
-const (
-	minRetry     = 10 * time.Millisecond
-	maxRetry     = 200 * time.Millisecond
-	maxFailRetry = 5 * time.Second
-)
 
 // DefaultShutdownWait bounds how long Shutdown waits for a busy store when
 // its context has no deadline; past it, unwritten records go to the
 // store's spool.
 const DefaultShutdownWait = 5 * time.Second
 
-// shutdownContext bounds the last flush: a fifth of what is left of the
-// caller's deadline (at most spoolMargin) is kept back, so that spooling
-// what the store would not take is done before Shutdown's caller stops
-// waiting — and, likely, the process exits.
-func shutdownContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		return context.WithTimeout(ctx, DefaultShutdownWait)
-	}
-	margin := min(time.Until(deadline)/5, spoolMargin)
-	return context.WithDeadline(ctx, deadline.Add(-margin))
-}
+// busyWait bounds how long a background write waits for a store another
+// process holds before the store spools the records, so that records do
+// not pile up in memory behind a store that stays busy.
+const busyWait = 10 * time.Second
 
-// spoolMargin is the most of Shutdown's deadline kept back for spooling.
-const spoolMargin = 250 * time.Millisecond
+// retryInterval is how long the loop waits before writing again after a
+// write failed for another reason than a busy store (a full disk, say):
+// the records stay queued meanwhile.
+const retryInterval = time.Second
 
-// ignoreLocked drops a busy-store error: Close has spooled what it could
-// not write, so nothing was lost.
-func ignoreLocked(err error) error {
-	if errors.Is(err, badgerstore.ErrLocked) || errors.Is(err, context.DeadlineExceeded) {
+// request queues a ForceFlush or Shutdown marker and waits for the loop's
+// reply, or for ctx.
+func (e *Exporter) request(ctx context.Context, shutdown bool) error {
+	req := &request{ctx: ctx, shutdown: shutdown, reply: make(chan error, 1)}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
 		return nil
 	}
-	return err
+	e.closed = shutdown
+	e.queue = append(e.queue, item{req: req})
+	e.mu.Unlock()
+	if shutdown {
+		close(e.stop)
+	}
+	e.signal()
+	select {
+	case err := <-req.reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
-// retryAfter schedules the next attempt after a failed write, or clears it.
-// A busy store is retried often; other failures (a full disk) back off
-// further, to maxFailRetry.
-func (e *Exporter) retryAfter(err error, backoff time.Duration) (<-chan time.Time, time.Duration) {
-	if err == nil {
-		return nil, minRetry
-	}
-	limit := maxRetry
-	if !errors.Is(err, badgerstore.ErrLocked) {
-		limit = maxFailRetry
-	}
-	d := backoff/2 + rand.N(backoff/2+1)
-	return time.After(d), min(backoff*2, limit)
-}
-
-// flushUntil drains the queue and writes, retrying with backoff while
-// another process holds the store and ctx lasts. Other errors (a full
-// disk, a path that is a file) return at once: the loop keeps retrying
-// them in the background.
-func (e *Exporter) flushUntil(ctx context.Context) error {
-	backoff := minRetry
-	for {
-		err := e.drain(false)
-		if err == nil {
-			e.handle(nil)
-			return nil
-		}
-		if !errors.Is(err, badgerstore.ErrLocked) {
-			return err
-		}
-		d := backoff/2 + rand.N(backoff/2+1)
-		backoff = min(backoff*2, maxRetry)
+// loop is the one goroutine that owns the Recorder's writes: it takes what
+// the queue holds, in order — ended spans, which it maps and routes
+// through the retention rules, and requests — and writes after each take.
+func (e *Exporter) loop() {
+	defer close(e.done)
+	// Background writes wait for a busy store until Shutdown, no longer:
+	// then the store spools them, and Shutdown's own write follows.
+	life, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
 		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(d):
-		}
-	}
-}
-
-// drain maps and routes the spans queued now, then writes. Spans that end
-// meanwhile wait for the next drain, so a ForceFlush under a steady stream
-// of spans returns once what ended before it is written, and a flush
-// request is never starved. last drains until the queue is empty and
-// closes it: spans ending after that are ignored.
-func (e *Exporter) drain(last bool) error {
-	// A long batch is written in parts while the rest of it is mapped and
-	// encoded, so the store's write and ours run side by side instead of
-	// one after the other (BENCHMARKS.md, figure 4). At most one part is
-	// in flight, and it has ended before drain returns.
-	var writing chan error
-	defer func() {
-		if writing != nil {
-			<-writing // its records, if it failed, are in the final Flush
+		case <-e.stop:
+			cancel()
+		case <-life.Done():
 		}
 	}()
+	var retry <-chan time.Time // set while a write failed
 	for {
+		select {
+		case <-e.wake:
+		case <-retry:
+		}
 		e.mu.Lock()
 		batch := e.queue
 		e.queue, e.spare = e.spare[:0], nil
-		if last && len(batch) == 0 {
-			e.closed = true
-		}
 		e.mu.Unlock()
-		if len(batch) == 0 {
-			break
-		}
+		last := false
 		for i := range batch {
-			e.process(batch[i])
-			batch[i] = ended{}
-			if i%writePart != writePart-1 || i == len(batch)-1 {
-				continue
+			switch it := batch[i]; {
+			case it.req == nil:
+				e.process(it)
+			case it.req.shutdown:
+				it.req.reply <- e.close(it.req.ctx)
+				last = true
+			default:
+				err := e.rec.Flush(it.req.ctx)
+				e.handle(err)
+				it.req.reply <- err
 			}
-			if writing != nil {
-				select {
-				case <-writing:
-					writing = nil
-				default: // the last part is still being written
-				}
-			}
-			if writing == nil {
-				writing = make(chan error, 1)
-				go func(done chan<- error) { done <- e.rec.Flush() }(writing)
-			}
+			batch[i] = item{}
+		}
+		if last {
+			return
 		}
 		e.mu.Lock()
 		// Keep one small array for the next swap; a burst's large one goes,
@@ -429,28 +366,39 @@ func (e *Exporter) drain(last bool) error {
 		if cap(batch) <= maxSpare {
 			e.spare = batch[:0]
 		}
-		more := len(e.queue) > 0
 		e.mu.Unlock()
-		if !last {
-			if more {
-				e.signal()
-			}
-			break
+		retry = nil
+		if err := e.backgroundFlush(life); err != nil {
+			retry = time.After(retryInterval)
 		}
 	}
-	if writing != nil {
-		<-writing
-		writing = nil
-	}
-	return e.rec.Flush()
 }
 
-// writePart is how many spans drain maps before it starts writing them
-// while it maps the next ones: large enough that a write is worth a
-// goroutine, small enough that the two overlap within one ForceFlush.
-const writePart = 4096
+// backgroundFlush writes what the last take queued in the Recorder, waiting
+// for a busy store at most busyWait, and not past the exporter's life.
+func (e *Exporter) backgroundFlush(life context.Context) error {
+	ctx, cancel := context.WithTimeout(life, busyWait)
+	defer cancel()
+	err := e.rec.Flush(ctx)
+	e.handle(err)
+	return err
+}
 
-// maxSpare is the largest queue array kept for reuse between drains.
+// close is Shutdown's work, in the loop: every span queued before it has
+// been routed, so the Recorder writes what remains (a store still busy
+// when ctx ends spools it) and closes the store; the forwarder sends what
+// it has queued.
+func (e *Exporter) close(ctx context.Context) error {
+	storeCtx := ctx
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		storeCtx, cancel = context.WithTimeout(ctx, DefaultShutdownWait)
+		defer cancel()
+	}
+	return errors.Join(e.rec.Close(storeCtx), e.fwd.Shutdown(ctx))
+}
+
+// maxSpare is the largest queue array kept for reuse between takes.
 const maxSpare = 1024
 
 // handle reports a write error that no caller is waiting for, once per
@@ -466,7 +414,7 @@ func (e *Exporter) handle(err error) {
 	}
 }
 
-func (e *Exporter) process(it ended) {
+func (e *Exporter) process(it item) {
 	defer func() {
 		if p := recover(); p != nil {
 			e.problems.Add(1)
@@ -497,7 +445,7 @@ func (e *Exporter) process(it ended) {
 		}
 		e.reportOnce(class, err)
 	}
-	e.forward(it.span)
+	e.fwd.Add(it.span, e.rec.Level())
 }
 
 // isStoreSpan reports whether a span comes from Badger itself, which

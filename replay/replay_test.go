@@ -209,7 +209,7 @@ func writeSessions(t *testing.T, mem *sessions.MemStore, n ...int) []sessions.Se
 				t.Fatal(err)
 			}
 		}
-		if err := rec.Flush(); err != nil {
+		if err := rec.Flush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		s, _ := rec.Session()
@@ -339,7 +339,7 @@ func TestBatchesStayUnderTheByteLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := rec.Flush(); err != nil {
+	if err := rec.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	exp := &countingExporter{failAt: -1}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +41,7 @@ func writeSessions(t *testing.T, dir string, start time.Time, sessionsN, n int) 
 					Attributes: sessions.Attrs{str("kernel", fmt.Sprintf("kernel_%d", i)), integer("bytes", i)},
 				})
 				if i%4096 == 0 {
-					if err := rec.Recorder().Flush(); err != nil {
+					if err := rec.Recorder().Flush(context.Background()); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -1,6 +1,7 @@
 package recorder_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -51,7 +52,7 @@ func TestTooLargeRecordsAreDropped(t *testing.T) {
 	if !f.rec.Kept() {
 		t.Fatal("the dropped change did not keep the session")
 	}
-	if err := f.rec.Flush(); err != nil {
+	if err := f.rec.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	want := "[held after bytes after attributes after array after events after event attributes]"
@@ -73,7 +74,7 @@ func TestLargestRecordIsKept(t *testing.T) {
 	if err := f.rec.Record("compile", sessions.Changed, st, body); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.rec.Flush(); err != nil {
+	if err := f.rec.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for rec, err := range sessions.NewRecords(f.store).All("compile") {

@@ -1,9 +1,11 @@
 package recorder
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/otelrecords/otelrecords/internal/hold"
 	"github.com/otelrecords/otelrecords/internal/keys"
 	"github.com/otelrecords/otelrecords/internal/version"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -40,6 +42,10 @@ type Config struct {
 	// Resource is the set of attributes describing the process (the
 	// OpenTelemetry Resource), copied into the session row.
 	Resource sessions.Attrs
+	// OnKeep, if set, is called once, when the session is kept, from the
+	// goroutine whose Record kept it, after the kept records are queued:
+	// the "session kept" hook the forwarder holds its spans until.
+	OnKeep func()
 }
 
 // Recorder is the session in progress on one store: it stamps records,
@@ -52,8 +58,9 @@ type Config struct {
 // serialise on a mutex and may do I/O (opening the store, writing), so the
 // exporter calls them from its own goroutine, never from a span call.
 type Recorder struct {
-	open func() (sessions.Store, error)
-	now  func() time.Time
+	open   func() (sessions.Store, error)
+	onKeep func()
+	now    func() time.Time
 
 	level atomic.Int32
 	start atomic.Pointer[start] // nil until the first stamp
@@ -66,7 +73,7 @@ type Recorder struct {
 	resource  sessions.Attrs
 	keep      int // 0: keep every session
 	budget    int // held bytes allowed; 0 holds nothing
-	held      heldRecords
+	held      *hold.Buffer[struct{}]
 	kept      bool
 	needPrune bool
 	store     sessions.Store
@@ -104,8 +111,12 @@ type Stats struct {
 	StoreOpens int64
 	// Pending is how many records wait to be written on the next Flush.
 	Pending int64
-	// Spooled is how many records Close set aside in the store's spool
-	// because the store stayed busy; the next opener writes them.
+	// BusyWaits is how many times a write found the store held by another
+	// process and waited for it: normal operation, not an error.
+	BusyWaits int64
+	// Spooled is how many records were set aside in the store's spool
+	// because the store stayed busy past a write's deadline; the next
+	// opener writes them.
 	Spooled int64
 }
 
@@ -118,7 +129,7 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 	if now == nil {
 		now = time.Now
 	}
-	r := &Recorder{open: open, now: now, label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions}
+	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions}
 	switch {
 	case cfg.PendingBudget == 0:
 		r.budget = DefaultPendingBudget
@@ -127,6 +138,7 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 	default:
 		r.budget = cfg.PendingBudget
 	}
+	r.held = hold.New[struct{}](r.budget)
 	r.level.Store(int32(cfg.Level))
 	return r
 }
@@ -231,9 +243,20 @@ func (r *Recorder) Record(kind string, effect sessions.Effect, st sessions.Stamp
 	if err != nil && !errors.Is(err, ErrTooLarge) {
 		return fmt.Errorf("otelrecords: encode %s record: %w", k, err)
 	}
-
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	wasKept := r.kept
+	err = r.route(k, effect, st, value, err, body.Name)
+	keptNow := !wasKept && r.kept
+	r.mu.Unlock()
+	if keptNow && r.onKeep != nil {
+		r.onKeep() // outside the lock: the hook may call back
+	}
+	return err
+}
+
+// route applies the retention rules to an encoded record (or to encErr,
+// why it could not be encoded); r.mu is held.
+func (r *Recorder) route(k string, effect sessions.Effect, st sessions.Stamp, value []byte, err error, name string) error {
 	if r.closed {
 		return sessions.ErrClosed
 	}
@@ -245,12 +268,12 @@ func (r *Recorder) Record(kind string, effect sessions.Effect, st sessions.Stamp
 		if effect == sessions.Changed && !r.kept {
 			r.keepSession()
 		}
-		return fmt.Errorf("otelrecords: %s record %q dropped: %w", k, cutName(body.Name), err)
+		return fmt.Errorf("otelrecords: %s record %q dropped: %w", k, cutName(name), err)
 	}
 	if !r.kept && effect != sessions.Changed {
 		// A held record needs no key until the session is kept: its kind
 		// and stamp give it back then.
-		r.stats.Evicted += int64(r.held.hold(k, st, value, r.budget))
+		r.stats.Evicted += int64(r.holdRecord(k, st, value))
 		return nil
 	}
 	if !r.kept {
@@ -268,8 +291,8 @@ func (r *Recorder) keepSession() {
 	r.needPrune = r.keep > 0
 	r.stats.SessionsKept = 1
 	r.queueSession()
-	r.batch = r.held.appendEntries(r.batch)
-	r.held = heldRecords{}
+	r.batch = r.appendHeld(r.batch)
+	r.held.Reset()
 }
 
 // queueSession queues the session row as it is now.
@@ -301,19 +324,21 @@ func (r *Recorder) Label(label string) {
 }
 
 // Flush writes every queued record and session row in one batch, opening
-// the store (and pruning it) first if the session was just kept. On error
-// the batch stays queued and the next Flush tries again; writing an entry
-// twice is harmless, since its key is its stamp. Flush holds no lock that
-// Record, Label or Stamp need while it does I/O.
-func (r *Recorder) Flush() error {
+// the store (and pruning it) first if the session was just kept. A store
+// that shares its database (BusyStore) waits for it until ctx ends, then
+// spools what it could not write; any other store is written as it is. On
+// error the batch stays queued and the next Flush tries again; writing an
+// entry twice is harmless, since its key is its stamp. Flush holds no lock
+// that Record, Label or Stamp need while it does I/O.
+func (r *Recorder) Flush(ctx context.Context) error {
 	r.flushing.Lock()
 	defer r.flushing.Unlock()
-	return r.flush()
+	return r.flush(ctx)
 }
 
 // flush runs with r.flushing held, so one flush at a time owns r.store and
 // r.needPrune.
-func (r *Recorder) flush() error {
+func (r *Recorder) flush(ctx context.Context) error {
 	r.mu.Lock()
 	batch := r.batch
 	r.batch = nil
@@ -322,7 +347,7 @@ func (r *Recorder) flush() error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := r.write(batch, needPrune)
+	spooled, err := r.write(ctx, batch, needPrune)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
@@ -333,22 +358,31 @@ func (r *Recorder) flush() error {
 		return err
 	}
 	r.needPrune = false
-	for _, e := range batch {
-		if !keys.IsSession(e.Key) {
-			r.stats.Written++
-		}
-	}
+	// The store writes in order: what it spooled is the batch's tail.
+	r.stats.Written += int64(records(batch[:len(batch)-spooled]))
+	r.stats.Spooled += int64(records(batch[len(batch)-spooled:]))
 	return nil
 }
 
-func (r *Recorder) write(batch []sessions.Entry, needPrune bool) error {
+// records counts the entries that are records, not session rows.
+func records(es []sessions.Entry) int {
+	n := 0
+	for _, e := range es {
+		if !keys.IsSession(e.Key) {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune bool) (spooled int, err error) {
 	if r.store == nil {
 		if r.open == nil {
-			return errors.New("otelrecords: no store to write to")
+			return 0, errors.New("otelrecords: no store to write to")
 		}
 		st, err := r.open()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		r.mu.Lock()
 		r.store = st
@@ -359,19 +393,23 @@ func (r *Recorder) write(batch []sessions.Entry, needPrune bool) error {
 		// The session's own row is written after the prune, so keeping the
 		// newest keep-1 sessions in the store keeps keep-1 others.
 		if _, err := sessions.NewRecords(r.store).Prune(r.keep - 1); err != nil {
-			return fmt.Errorf("otelrecords: prune before keeping the session: %w", err)
+			return 0, fmt.Errorf("otelrecords: prune before keeping the session: %w", err)
 		}
 		r.mu.Lock()
 		r.needPrune = false
 		r.mu.Unlock()
 	}
-	return r.store.Write(batch)
+	if bs, ok := r.store.(BusyStore); ok {
+		return bs.WriteContext(ctx, batch)
+	}
+	return 0, r.store.Write(batch)
 }
 
-// Close flushes and closes the store (if it was ever opened). Records
-// given after Close are refused with ErrClosed. Calls after the first
-// return nil.
-func (r *Recorder) Close() error {
+// Close flushes and closes the store (if it was ever opened), within ctx:
+// a BusyStore still busy when ctx ends spools what it could not write.
+// Records given after Close are refused with ErrClosed. Calls after the
+// first return nil.
+func (r *Recorder) Close(ctx context.Context) error {
 	r.flushing.Lock()
 	defer r.flushing.Unlock()
 	r.mu.Lock()
@@ -380,48 +418,17 @@ func (r *Recorder) Close() error {
 		return nil
 	}
 	r.closed = true
-	r.held = heldRecords{}
+	r.held.Reset()
 	r.mu.Unlock()
-	err := r.flush()
-	if err != nil {
-		err = r.spool(err)
-	}
+	err := r.flush(ctx)
 	if r.store != nil {
-		err = errors.Join(err, r.store.Close())
-	}
-	return err
-}
-
-// Spooler is implemented by a Store that can set entries aside when it
-// cannot write them now (another process holds the database), for a later
-// opener to write: so records a session acknowledged are not lost when it
-// must end before the store is free. Close uses it as a last resort.
-type Spooler interface {
-	Spool(entries []sessions.Entry) error
-}
-
-// spool sets the unwritten batch aside after a final flush failed with
-// cause; it returns nil if they are safe in the spool.
-func (r *Recorder) spool(cause error) error {
-	sp, ok := r.store.(Spooler)
-	if !ok {
-		return cause
-	}
-	r.mu.Lock()
-	batch := r.batch
-	r.mu.Unlock()
-	if err := sp.Spool(batch); err != nil {
-		return errors.Join(cause, err)
-	}
-	r.mu.Lock()
-	r.batch = nil
-	for _, e := range batch {
-		if !keys.IsSession(e.Key) {
-			r.stats.Spooled++
+		if bs, ok := r.store.(BusyStore); ok {
+			err = errors.Join(err, bs.CloseContext(ctx))
+		} else {
+			err = errors.Join(err, r.store.Close())
 		}
 	}
-	r.mu.Unlock()
-	return nil
+	return err
 }
 
 // SetResource sets the attributes describing the process (the
@@ -441,8 +448,12 @@ func (r *Recorder) Stats() Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.stats
-	s.Held = int64(r.held.n)
-	s.HeldBytes = int64(r.held.counted)
+	if bs, ok := r.store.(BusyStore); ok {
+		ss := bs.StoreStats()
+		s.StoreOpens, s.BusyWaits = ss.Opens, ss.BusyWaits
+	}
+	s.Held = int64(r.held.Len())
+	s.HeldBytes = int64(r.held.Counted())
 	for _, e := range r.batch {
 		if !keys.IsSession(e.Key) {
 			s.Pending++
@@ -451,135 +462,37 @@ func (r *Recorder) Stats() Stats {
 	return s
 }
 
-// heldRecords holds the records of a session that has not changed
-// anything yet, oldest first, in one ring of bytes: each record is a
-// 24-byte header (its kind's index in kinds, its value's length, its
-// session and seq) followed by its value. Its key is rebuilt from the
-// header when the session is kept. The budget counts what the records
-// will take in the store, namespace + key + value bytes, and a key is at
-// least 29 bytes against a header's 24, so the ring never needs more than
-// the budget: a session that never changes anything holds its budget and
-// little else (BENCHMARKS.md, figure 3). One slice entry and two
-// allocations per record, as the records were held before, cost about
-// half as much again.
-type heldRecords struct {
-	ring    []byte // grows by doubling, up to the budget
-	head    int    // where the oldest record starts
-	used    int    // bytes of ring in use, from head, wrapping
-	n       int    // records held
-	counted int    // what the budget counts of them
-	kinds   []string
-	kindIdx map[string]uint32
+// holdRecord holds a record of a session not kept yet. Its payload is its
+// seq, its kind's length and kind, then its value; its key is rebuilt from
+// them when the session is kept. It counts what it will take in the store,
+// namespace + key + value bytes: the key is at least 20 bytes longer than
+// the payload's seq and kind, more than the buffer's 8-byte header, so the
+// buffer never needs more than the budget (package hold): a session that
+// never changes anything holds its budget and little else (BENCHMARKS.md,
+// figure 3). No kind is interned: a program whose kinds vary
+// (compile/<hash>) holds nothing for kinds it no longer records.
+func (r *Recorder) holdRecord(kind string, st sessions.Stamp, value []byte) (dropped int) {
+	var pre [9]byte
+	binary.BigEndian.PutUint64(pre[:8], st.Seq)
+	pre[8] = byte(len(kind)) // at most keys.MaxKindLen, 128
+	return r.held.Hold(struct{}{}, keys.Size(kind)+len(value), pre[:], []byte(kind), value)
 }
 
-const heldHeader = 4 + 4 + 8 + 8
-
-// hold appends a record, first dropping the oldest until the held records
-// and it fit the budget, and returns how many records it dropped. A record
-// larger than the budget on its own empties the buffer, itself included
-// (and counted among those dropped): what is held is always the newest run
-// of records that fits.
-func (h *heldRecords) hold(kind string, st sessions.Stamp, value []byte, budget int) (dropped int) {
-	size := keys.Size(kind) + len(value)
-	if size > budget {
-		dropped = h.n + 1
-		*h = heldRecords{}
-		return dropped
-	}
-	for h.n > 0 && h.counted+size > budget {
-		h.dropOldest()
-		dropped++
-	}
-	if h.n == 0 {
-		h.head, h.used = 0, 0
-	}
-	need := h.used + heldHeader + len(value)
-	if need > len(h.ring) {
-		h.grow(need, budget)
-	}
-	var hdr [heldHeader]byte
-	binary.BigEndian.PutUint32(hdr[0:], h.kindIndex(kind))
-	binary.BigEndian.PutUint32(hdr[4:], uint32(len(value)))
-	binary.BigEndian.PutUint64(hdr[8:], uint64(st.Session))
-	binary.BigEndian.PutUint64(hdr[16:], st.Seq)
-	h.put(hdr[:])
-	h.put(value)
-	h.n++
-	h.counted += size
-	return dropped
-}
-
-func (h *heldRecords) kindIndex(kind string) uint32 {
-	if i, ok := h.kindIdx[kind]; ok {
-		return i
-	}
-	if h.kindIdx == nil {
-		h.kindIdx = make(map[string]uint32)
-	}
-	i := uint32(len(h.kinds))
-	h.kinds = append(h.kinds, kind)
-	h.kindIdx[kind] = i
-	return i
-}
-
-// put writes b at the ring's tail, wrapping at its end.
-func (h *heldRecords) put(b []byte) {
-	at := (h.head + h.used) % len(h.ring)
-	n := copy(h.ring[at:], b)
-	copy(h.ring, b[n:])
-	h.used += len(b)
-}
-
-// read copies len(b) bytes from the ring at offset off from head.
-func (h *heldRecords) read(off int, b []byte) {
-	at := (h.head + off) % len(h.ring)
-	n := copy(b, h.ring[at:])
-	copy(b[n:], h.ring)
-}
-
-// header returns the header of the record at offset off from head.
-func (h *heldRecords) header(off int) (kind string, st sessions.Stamp, valueLen int) {
-	var hdr [heldHeader]byte
-	h.read(off, hdr[:])
-	kind = h.kinds[binary.BigEndian.Uint32(hdr[0:])]
-	valueLen = int(binary.BigEndian.Uint32(hdr[4:]))
-	st = sessions.Stamp{Session: sessions.SessionID(binary.BigEndian.Uint64(hdr[8:])), Seq: binary.BigEndian.Uint64(hdr[16:])}
-	return kind, st, valueLen
-}
-
-func (h *heldRecords) dropOldest() {
-	kind, _, vlen := h.header(0)
-	h.head = (h.head + heldHeader + vlen) % len(h.ring)
-	h.used -= heldHeader + vlen
-	h.n--
-	h.counted -= keys.Size(kind) + vlen
-}
-
-// grow makes the ring hold at least need bytes, doubling it but never past
-// the budget, which always suffices (see heldRecords).
-func (h *heldRecords) grow(need, budget int) {
-	size := max(need, min(2*len(h.ring), budget), min(4<<10, budget))
-	ring := make([]byte, size)
-	if h.used > 0 {
-		h.read(0, ring[:h.used])
-	}
-	h.ring, h.head = ring, 0
-}
-
-// appendEntries appends the held records, oldest first, to es as entries
-// to write: keys rebuilt, values copied out of the ring into one buffer.
-func (h *heldRecords) appendEntries(es []sessions.Entry) []sessions.Entry {
-	if h.n == 0 {
+// appendHeld appends the held records, oldest first, to es as entries to
+// write: keys rebuilt, values copied out of the buffer into one array.
+func (r *Recorder) appendHeld(es []sessions.Entry) []sessions.Entry {
+	if r.held.Len() == 0 {
 		return es
 	}
-	values := make([]byte, h.used-h.n*heldHeader)
-	for off := 0; off < h.used; {
-		kind, st, vlen := h.header(off)
-		v := values[:vlen:vlen]
-		values = values[vlen:]
-		h.read(off+heldHeader, v)
-		es = append(es, sessions.Entry{Key: keys.Record(kind, uint64(st.Session), st.Seq), Value: v})
-		off += heldHeader + vlen
-	}
+	id := uint64(r.start.Load().id)
+	total := 0
+	r.held.Each(func(_ struct{}, p []byte) { total += len(p) - 9 - int(p[8]) })
+	values := make([]byte, 0, total)
+	r.held.Each(func(_ struct{}, p []byte) {
+		seq, kind, value := binary.BigEndian.Uint64(p), string(p[9:9+int(p[8])]), p[9+int(p[8]):]
+		start := len(values)
+		values = append(values, value...)
+		es = append(es, sessions.Entry{Key: keys.Record(kind, id, seq), Value: values[start:len(values):len(values)]})
+	})
 	return es
 }

@@ -2,6 +2,7 @@ package recorder_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -77,7 +78,7 @@ func TestStartIsLazyAndWritesNothing(t *testing.T) {
 	if !ok || sess.ID != st.Session || sess.ID != sessions.SessionID(t0.UnixNano()) {
 		t.Fatalf("session after first stamp = %+v, %v; want id %d", sess, ok, t0.UnixNano())
 	}
-	if err := f.rec.Flush(); err != nil {
+	if err := f.rec.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if f.opens != 0 || f.store.Len() != 0 {
@@ -91,7 +92,7 @@ func TestObservedOnlySessionLeavesNothing(t *testing.T) {
 		f.record("autotune", fmt.Sprint(i), sessions.Observed, 100)
 	}
 	f.rec.Label("warm")
-	if err := f.rec.Close(); err != nil {
+	if err := f.rec.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if f.opens != 0 || f.store.Len() != 0 {
@@ -105,7 +106,7 @@ func TestFirstChangeKeepsHeldRecordsInOrder(t *testing.T) {
 	f.record("autotune", "hit", sessions.Observed, 0)
 	f.record("compile", "new", sessions.Changed, 0)
 	f.record("autotune", "after", sessions.Observed, 0)
-	if err := f.rec.Close(); err != nil {
+	if err := f.rec.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"write sessions 0", "write marks 0", "write autotune 1", "write compile 2", "write autotune 3"}
@@ -130,7 +131,7 @@ func TestBudgetEvictsOldestKeepsNewestRun(t *testing.T) {
 	probe := sessions.NewMemStore()
 	pf := newFixture(t, recorder.Config{}, &opStore{MemStore: probe})
 	pf.record("autotune", "r00", sessions.Changed, 200)
-	pf.rec.Close()
+	pf.rec.Close(context.Background())
 	var size int
 	for e := range probe.Scan([]byte("records/v1/autotune"), []byte("records/v1/autotunf")) {
 		size = len(e.Key) + len(e.Value)
@@ -143,7 +144,7 @@ func TestBudgetEvictsOldestKeepsNewestRun(t *testing.T) {
 		t.Fatalf("held %d evicted %d; want 3 held (the budget fits 3.5), 7 evicted", st.Held, st.Evicted)
 	}
 	f.record("compile", "change", sessions.Changed, 0)
-	if err := f.rec.Close(); err != nil {
+	if err := f.rec.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := names(t, f.store, "autotune"), []string{"r07", "r08", "r09"}; !slices.Equal(got, want) {
@@ -160,7 +161,7 @@ func TestRecordLargerThanBudgetEmptiesBuffer(t *testing.T) {
 	}
 	f.record("autotune", "next", sessions.Observed, 10)
 	f.record("compile", "c", sessions.Changed, 0)
-	f.rec.Close()
+	f.rec.Close(context.Background())
 	if got := names(t, f.store, "autotune"); !slices.Equal(got, []string{"next"}) {
 		t.Fatalf("autotune = %q, want [next]", got)
 	}
@@ -171,7 +172,7 @@ func TestNegativeBudgetHoldsNothing(t *testing.T) {
 	f.record("autotune", "before", sessions.Observed, 0)
 	f.record("compile", "c", sessions.Changed, 0)
 	f.record("autotune", "after", sessions.Observed, 0)
-	f.rec.Close()
+	f.rec.Close(context.Background())
 	if got := names(t, f.store, "autotune"); !slices.Equal(got, []string{"after"}) {
 		t.Fatalf("autotune = %q, want only the record after the change", got)
 	}
@@ -185,7 +186,7 @@ func seedSessions(t *testing.T, s *opStore, n int) []sessions.SessionID {
 		f := newFixture(t, recorder.Config{}, s)
 		f.now = t0.Add(-time.Duration(n-i) * time.Hour)
 		f.record("compile", fmt.Sprintf("old%d", i), sessions.Changed, 0)
-		if err := f.rec.Close(); err != nil {
+		if err := f.rec.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -199,7 +200,7 @@ func TestKeepSessionsPrunesOthersFirst(t *testing.T) {
 	f := newFixture(t, recorder.Config{KeepSessions: 2}, s)
 	f.record("autotune", "held", sessions.Observed, 0)
 	f.record("compile", "new", sessions.Changed, 0)
-	if err := f.rec.Close(); err != nil {
+	if err := f.rec.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// The deletes (records, then rows) come before the session row, which
@@ -221,7 +222,7 @@ func TestKeepSessionsOneKeepsOnlyThisSession(t *testing.T) {
 	seedSessions(t, s, 3)
 	f := newFixture(t, recorder.Config{KeepSessions: 1}, s)
 	f.record("compile", "new", sessions.Changed, 0)
-	f.rec.Close()
+	f.rec.Close(context.Background())
 	ids := sessionIDs(t, s)
 	if len(ids) != 1 || ids[0] != sessions.SessionID(t0.UnixNano()) {
 		t.Fatalf("sessions = %v, want only the kept one", ids)
@@ -241,11 +242,11 @@ func TestLabelBeforeAndAfterKeep(t *testing.T) {
 				f.record("compile", "c", sessions.Changed, 0)
 			} else {
 				f.record("compile", "c", sessions.Changed, 0)
-				if err := f.rec.Flush(); err != nil {
+				if err := f.rec.Flush(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 				f.rec.Label("after keep")
-				if err := f.rec.Flush(); err != nil {
+				if err := f.rec.Flush(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -253,7 +254,7 @@ func TestLabelBeforeAndAfterKeep(t *testing.T) {
 			// Read before Close: a kept session's row is rewritten at the
 			// next flush, not at the end.
 			if !after {
-				f.rec.Flush()
+				f.rec.Flush(context.Background())
 			}
 			var got []string
 			for s, err := range sessions.NewRecords(f.store).Sessions() {
@@ -334,19 +335,19 @@ func TestFlushRetriesAfterOpenFails(t *testing.T) {
 		st, _ := rec.Stamp(time.Time{})
 		rec.Record("compile", e, st, sessions.Record{Name: fmt.Sprint(i)})
 	}
-	if err := rec.Flush(); err == nil {
+	if err := rec.Flush(context.Background()); err == nil {
 		t.Fatal("Flush with a failing open returned nil")
 	}
 	st, _ := rec.Stamp(time.Time{})
 	rec.Record("compile", sessions.Observed, st, sessions.Record{Name: "3"})
-	if err := rec.Flush(); err == nil {
+	if err := rec.Flush(context.Background()); err == nil {
 		t.Fatal("second Flush with a failing open returned nil")
 	}
 	s.FailWrites = 1
-	if err := rec.Flush(); err == nil {
+	if err := rec.Flush(context.Background()); err == nil {
 		t.Fatal("Flush with a failing write returned nil")
 	}
-	if err := rec.Close(); err != nil {
+	if err := rec.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(t, s, "compile"); !slices.Equal(got, []string{"0", "1", "2", "3"}) {
@@ -375,12 +376,12 @@ func TestRecordRefusesInvalidKinds(t *testing.T) {
 
 func TestRecordAfterClose(t *testing.T) {
 	f := newFixture(t, recorder.Config{}, newOpStore())
-	f.rec.Close()
+	f.rec.Close(context.Background())
 	st, _ := f.rec.Stamp(time.Time{})
 	if err := f.rec.Record("compile", sessions.Changed, st, sessions.Record{}); !errors.Is(err, sessions.ErrClosed) {
 		t.Fatalf("Record after Close = %v, want ErrClosed", err)
 	}
-	if err := f.rec.Close(); err != nil {
+	if err := f.rec.Close(context.Background()); err != nil {
 		t.Fatalf("second Close = %v", err)
 	}
 }

@@ -6,6 +6,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -35,7 +36,7 @@ func Write(t testing.TB, open func() (sessions.Store, error), start time.Time, c
 	}
 	s := &Session{t: t, rec: recorder.New(cfg, open, func() time.Time { return start })}
 	body(s)
-	if err := s.rec.Close(); err != nil {
+	if err := s.rec.Close(context.Background()); err != nil {
 		t.Fatalf("close recorder: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package sessionstest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func testRecords(t *testing.T, s sessions.Store) {
 				t.Fatal(err)
 			}
 		}
-		if err := rec.Close(); err != nil {
+		if err := rec.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
