@@ -26,6 +26,23 @@ const (
 	InvalidKindKey = attribute.Key("records.invalid_kind")
 )
 
+// The attribute keys a record carries when it is a span again (see Span
+// and Resource), beside those it was recorded with: where the record sat,
+// which a backend receiving the replayed span has no other way to know.
+const (
+	// SessionIDKey is a Resource attribute: the session's id, in decimal,
+	// the form `records dump --session` takes. A string, because an id is
+	// a nanosecond timestamp near 1.7e18, beyond what a JavaScript UI's
+	// numbers hold exactly.
+	SessionIDKey = attribute.Key("records.session.id")
+	// SessionVersionKey is a Resource attribute: the otelrecords version
+	// that wrote the session.
+	SessionVersionKey = attribute.Key("records.session.version")
+	// SeqKey is a span attribute: the record's seq in its session, where
+	// it sits among the session's records across every kind.
+	SeqKey = attribute.Key("records.seq")
+)
+
 // The values of EffectKey.
 const (
 	EffectChanged  = "changed"
