@@ -5,6 +5,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // The attribute keys of the records contract.
@@ -85,3 +87,34 @@ func isControl(k attribute.Key) bool {
 }
 
 func isHeavy(k attribute.Key) bool { return strings.HasPrefix(string(k), FullPrefix) }
+
+// AtLevel returns the attributes of kvs that leave the process at level:
+// every one at sessions.LevelFull, all but the heavy ones (records.full.*)
+// below it. It is the one place that rule is written, for the records Map
+// makes and the spans the exporter forwards alike, so the level says the
+// same thing about both. Heavy attributes keep their prefix here: Map
+// strips it from the keys it stores, a forwarded span keeps it.
+//
+// It returns kvs itself when it leaves nothing out, so a caller can tell
+// by the length, and a new slice otherwise; kvs is never modified.
+func AtLevel(kvs []attribute.KeyValue, level sessions.Level) []attribute.KeyValue {
+	if level >= sessions.LevelFull {
+		return kvs
+	}
+	heavy := 0
+	for _, kv := range kvs {
+		if isHeavy(kv.Key) {
+			heavy++
+		}
+	}
+	if heavy == 0 {
+		return kvs
+	}
+	out := make([]attribute.KeyValue, 0, len(kvs)-heavy)
+	for _, kv := range kvs {
+		if !isHeavy(kv.Key) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

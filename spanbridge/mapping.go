@@ -2,6 +2,7 @@ package spanbridge
 
 import (
 	"fmt"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -99,9 +100,10 @@ func cut(s string, n int) string {
 // convertAttrs converts span attributes to record attributes: control
 // attributes go, heavy ones stay (unprefixed) only at level full.
 func convertAttrs(kvs []attribute.KeyValue, level sessions.Level) sessions.Attrs {
+	kvs = AtLevel(kvs, level)
 	n := 0
 	for _, kv := range kvs {
-		if keep(kv.Key, level) {
+		if !isControl(kv.Key) {
 			n++
 		}
 	}
@@ -110,18 +112,11 @@ func convertAttrs(kvs []attribute.KeyValue, level sessions.Level) sessions.Attrs
 	}
 	out := make(sessions.Attrs, 0, n)
 	for _, kv := range kvs {
-		if !keep(kv.Key, level) {
+		if isControl(kv.Key) {
 			continue
 		}
-		k := string(kv.Key)
-		if isHeavy(kv.Key) {
-			k = k[len(FullPrefix):]
-		}
+		k, _ := strings.CutPrefix(string(kv.Key), FullPrefix)
 		out = append(out, sessions.Attr{Key: k, Value: Value(kv.Value)})
 	}
 	return out
-}
-
-func keep(k attribute.Key, level sessions.Level) bool {
-	return !isControl(k) && (level >= sessions.LevelFull || !isHeavy(k))
 }
