@@ -47,7 +47,11 @@ const (
 
 // The values of EffectKey.
 const (
-	EffectChanged  = "changed"
+	// EffectChanged is the effect of a span that accompanies a change to
+	// the store's caches; the first one keeps its session.
+	EffectChanged = "changed"
+	// EffectObserved is the effect of a span that changed nothing, and of
+	// a span that says nothing.
 	EffectObserved = "observed"
 )
 

@@ -10,7 +10,11 @@ import (
 // The codes of a stored sessions.Status. A span whose status was never set
 // stores none (the empty code), which readers show as "unset".
 const (
-	StatusOK    = "ok"
+	// StatusOK is the code of a span whose status was set to ok: a caller
+	// that said the work succeeded. It keeps no description.
+	StatusOK = "ok"
+	// StatusError is the code of a span whose status was set to error; the
+	// description stored with it says what failed.
 	StatusError = "error"
 )
 
