@@ -17,7 +17,9 @@
 // the same ids and times, every time. Sending a session twice therefore
 // sends duplicate spans, which a backend stores twice; whether it shows
 // them twice is up to the backend (Jaeger's query service, for one, hides
-// exact duplicates). docs/FORMAT.md, section 10, gives the whole mapping.
+// exact duplicates). The mapping of a record to a span is package
+// spanbridge's (spanbridge.Span and spanbridge.Resource), which maps spans
+// to records too; docs/FORMAT.md, section 10, gives the whole of it.
 //
 // Records written without trace or span ids (by a sessions.Recorder driven
 // directly, not by the OpenTelemetry exporter) get ids derived from their

@@ -10,6 +10,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
 // Batch limits: a batch is exported when it holds DefaultBatchSpans spans
@@ -51,8 +52,8 @@ type Options struct {
 var ErrNoSession = errors.New("no such session in the store")
 
 // Replay reads the records of the store in stamp order and exports them
-// through exp as spans (see Span), one Resource per session (see
-// Resource), in batches. It returns how far it got, which on error is how
+// through exp as spans (see spanbridge.Span), one Resource per session
+// (see spanbridge.Resource), in batches. It returns how far it got, which on error is how
 // much the exporter accepted before it failed. It does not shut exp down.
 //
 // Records whose session row is gone (a process whose session another
@@ -98,10 +99,10 @@ func Replay(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter,
 				if o.Service != "" {
 					s.Resource = withService(s.Resource, o.Service)
 				}
-				res = Resource(s)
+				res = spanbridge.Resource(s)
 				p.Sessions++
 			}
-			if err := b.add(Span(res, kr.Kind, kr.Stamped), size(kr.Record)); err != nil {
+			if err := b.add(spanbridge.Span(res, kr.Kind, kr.Stamped), size(kr.Record)); err != nil {
 				return found, err
 			}
 		}

@@ -112,7 +112,7 @@ func TestReplayGivesBackTheSpans(t *testing.T) {
 		// (marks too) and the seq.
 		want := attribute.NewSet(append(slices.DeleteFunc(slices.Clone(o.Attributes()), func(kv attribute.KeyValue) bool {
 			return kv.Key == spanbridge.EffectKey
-		}), spanbridge.Kind(kinds[o.Name()]), replay.SeqKey.Int64(int64(map[string]int{"build": 0, "tune matmul": 1, "compile matmul": 2}[o.Name()])))...)
+		}), spanbridge.Kind(kinds[o.Name()]), spanbridge.SeqKey.Int64(int64(map[string]int{"build": 0, "tune matmul": 1, "compile matmul": 2}[o.Name()])))...)
 		if have := attribute.NewSet(g.Attributes...); !have.Equals(&want) {
 			t.Errorf("%s: attributes\n%v\nwant\n%v", g.Name, have.Encoded(attribute.DefaultEncoder()), want.Encoded(attribute.DefaultEncoder()))
 		}
@@ -137,10 +137,10 @@ func TestReplayGivesBackTheSpans(t *testing.T) {
 	want := map[attribute.Key]attribute.Value{
 		"service.name":                    attribute.StringValue("tuner"),
 		"service.version":                 attribute.StringValue("1.2.3"),
-		replay.SessionIDKey:               attribute.StringValue(fmt.Sprint(t0.UnixNano())),
+		spanbridge.SessionIDKey:           attribute.StringValue(fmt.Sprint(t0.UnixNano())),
 		spanbridge.SessionLabelKey:        attribute.StringValue("models build qwen3-8b"),
 		"process.pid":                     attribute.IntValue(os.Getpid()),
-		replay.SessionVersionKey:          attribute.StringValue(version.Module()),
+		spanbridge.SessionVersionKey:      attribute.StringValue(version.Module()),
 		attribute.Key("telemetry.sdk.go"): {}, // absent: the test provider's Resource is schemaless
 	}
 	for k, v := range want {
@@ -255,7 +255,7 @@ func TestReplayChosenSessions(t *testing.T) {
 	}
 	for _, s := range got {
 		v, _ := s.Resource.Set().Value("service.name")
-		id, _ := s.Resource.Set().Value(replay.SessionIDKey)
+		id, _ := s.Resource.Set().Value(spanbridge.SessionIDKey)
 		if v.AsString() != "fleet" || (id.AsString() != ids[0].String() && id.AsString() != ids[2].String()) {
 			t.Fatalf("span %s: service %q session %s", s.Name, v.Emit(), id.Emit())
 		}
@@ -279,7 +279,7 @@ func TestOrphanRecordsReplayUnderTheirSessionID(t *testing.T) {
 	if len(got) != 2 || p.Sessions != 1 || p.Total != 0 {
 		t.Fatalf("progress %+v, %d spans", p, len(got))
 	}
-	if v, _ := got[0].Resource.Set().Value(replay.SessionIDKey); v.AsString() != ids[0].String() {
+	if v, _ := got[0].Resource.Set().Value(spanbridge.SessionIDKey); v.AsString() != ids[0].String() {
 		t.Fatalf("session id %q", v.Emit())
 	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // The attribute keys of the records contract.
@@ -26,9 +28,30 @@ const (
 	InvalidKindKey = attribute.Key("records.invalid_kind")
 )
 
+// The attribute keys a record carries when it is a span again (see Span
+// and Resource), beside those it was recorded with: where the record sat,
+// which a backend receiving the replayed span has no other way to know.
+const (
+	// SessionIDKey is a Resource attribute: the session's id, in decimal,
+	// the form `records dump --session` takes. A string, because an id is
+	// a nanosecond timestamp near 1.7e18, beyond what a JavaScript UI's
+	// numbers hold exactly.
+	SessionIDKey = attribute.Key("records.session.id")
+	// SessionVersionKey is a Resource attribute: the otelrecords version
+	// that wrote the session.
+	SessionVersionKey = attribute.Key("records.session.version")
+	// SeqKey is a span attribute: the record's seq in its session, where
+	// it sits among the session's records across every kind.
+	SeqKey = attribute.Key("records.seq")
+)
+
 // The values of EffectKey.
 const (
-	EffectChanged  = "changed"
+	// EffectChanged is the effect of a span that accompanies a change to
+	// the store's caches; the first one keeps its session.
+	EffectChanged = "changed"
+	// EffectObserved is the effect of a span that changed nothing, and of
+	// a span that says nothing.
 	EffectObserved = "observed"
 )
 
@@ -68,3 +91,34 @@ func isControl(k attribute.Key) bool {
 }
 
 func isHeavy(k attribute.Key) bool { return strings.HasPrefix(string(k), FullPrefix) }
+
+// AtLevel returns the attributes of kvs that leave the process at level:
+// every one at sessions.LevelFull, all but the heavy ones (records.full.*)
+// below it. It is the one place that rule is written, for the records Map
+// makes and the spans the exporter forwards alike, so the level says the
+// same thing about both. Heavy attributes keep their prefix here: Map
+// strips it from the keys it stores, a forwarded span keeps it.
+//
+// It returns kvs itself when it leaves nothing out, so a caller can tell
+// by the length, and a new slice otherwise; kvs is never modified.
+func AtLevel(kvs []attribute.KeyValue, level sessions.Level) []attribute.KeyValue {
+	if level >= sessions.LevelFull {
+		return kvs
+	}
+	heavy := 0
+	for _, kv := range kvs {
+		if isHeavy(kv.Key) {
+			heavy++
+		}
+	}
+	if heavy == 0 {
+		return kvs
+	}
+	out := make([]attribute.KeyValue, 0, len(kvs)-heavy)
+	for _, kv := range kvs {
+		if !isHeavy(kv.Key) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

@@ -1,6 +1,9 @@
 // Package spanbridge is where OpenTelemetry meets records: the attribute
-// contract a program types on its spans, and the mapping from an ended span
-// to the body of a record.
+// contract a program types on its spans, and the mapping between spans and
+// records in both directions, an ended span to the body of a record (Map)
+// and a stored record back to a span (Span, under its session's Resource).
+// The two directions share their keys and status codes here, so that what
+// one writes the other reads.
 //
 // The contract is three attribute keys, usable without this package:
 //
@@ -24,7 +27,10 @@
 //
 // The mapping reads everything a reader needs to explain the span: name,
 // wall time, attributes (typed), status, events, trace, span and parent
-// span ids, and instrumentation scope. This package imports no Badger:
-// what a record looks like is decided here and in package sessions, how it
-// is stored elsewhere.
+// span ids, and instrumentation scope; Span gives all of it back, to the
+// nanosecond, so a store can be replayed to an OpenTelemetry backend
+// (package replay) or exported as OTLP. Span kind, links, trace state and
+// dropped counts are not stored yet. This package imports no Badger: what
+// a record looks like is decided here and in package sessions, how it is
+// stored elsewhere.
 package spanbridge

@@ -2,12 +2,12 @@ package spanbridge
 
 import (
 	"fmt"
-	"github.com/otelrecords/otelrecords/internal/keys"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/otelrecords/otelrecords/internal/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -55,7 +55,7 @@ func Map(s sdktrace.ReadOnlySpan, level sessions.Level) Mapped {
 		Name:         s.Name(),
 		Wall:         max(s.EndTime().Sub(start), 0),
 		Attributes:   convertAttrs(attrs, level),
-		Status:       status(s.Status()),
+		Status:       recordStatus(s.Status()),
 		TraceID:      sessions.TraceID(s.SpanContext().TraceID()),
 		SpanID:       sessions.SpanID(s.SpanContext().SpanID()),
 		ParentSpanID: sessions.SpanID(s.Parent().SpanID()),
@@ -98,22 +98,13 @@ func cut(s string, n int) string {
 	return s
 }
 
-func status(st sdktrace.Status) sessions.Status {
-	switch st.Code {
-	case codes.Error:
-		return sessions.Status{Code: "error", Description: st.Description}
-	case codes.Ok:
-		return sessions.Status{Code: "ok"}
-	}
-	return sessions.Status{}
-}
-
 // convertAttrs converts span attributes to record attributes: control
 // attributes go, heavy ones stay (unprefixed) only at level full.
 func convertAttrs(kvs []attribute.KeyValue, level sessions.Level) sessions.Attrs {
+	kvs = AtLevel(kvs, level)
 	n := 0
 	for _, kv := range kvs {
-		if keep(kv.Key, level) {
+		if !isControl(kv.Key) {
 			n++
 		}
 	}
@@ -122,55 +113,11 @@ func convertAttrs(kvs []attribute.KeyValue, level sessions.Level) sessions.Attrs
 	}
 	out := make(sessions.Attrs, 0, n)
 	for _, kv := range kvs {
-		if !keep(kv.Key, level) {
+		if isControl(kv.Key) {
 			continue
 		}
-		k := string(kv.Key)
-		if isHeavy(kv.Key) {
-			k = k[len(FullPrefix):]
-		}
+		k, _ := strings.CutPrefix(string(kv.Key), FullPrefix)
 		out = append(out, sessions.Attr{Key: k, Value: Value(kv.Value)})
 	}
 	return out
-}
-
-func keep(k attribute.Key, level sessions.Level) bool {
-	return !isControl(k) && (level >= sessions.LevelFull || !isHeavy(k))
-}
-
-// Attrs converts OpenTelemetry attributes (a Resource's, say) to record
-// attributes, keeping every one.
-func Attrs(kvs []attribute.KeyValue) sessions.Attrs {
-	out := make(sessions.Attrs, len(kvs))
-	for i, kv := range kvs {
-		out[i] = sessions.Attr{Key: string(kv.Key), Value: Value(kv.Value)}
-	}
-	return out
-}
-
-// Value converts an OpenTelemetry attribute value to a record value. The
-// types a record has no room for (byte slices, nested slices and maps)
-// are stored as the string OpenTelemetry emits for them.
-func Value(v attribute.Value) sessions.Value {
-	switch v.Type() {
-	case attribute.BOOL:
-		return sessions.BoolValue(v.AsBool())
-	case attribute.INT64:
-		return sessions.Int64Value(v.AsInt64())
-	case attribute.FLOAT64:
-		return sessions.Float64Value(v.AsFloat64())
-	case attribute.STRING:
-		return sessions.StringValue(v.AsString())
-	case attribute.BOOLSLICE:
-		return sessions.BoolSliceValue(v.AsBoolSlice())
-	case attribute.INT64SLICE:
-		return sessions.Int64SliceValue(v.AsInt64Slice())
-	case attribute.FLOAT64SLICE:
-		return sessions.Float64SliceValue(v.AsFloat64Slice())
-	case attribute.STRINGSLICE:
-		return sessions.StringSliceValue(v.AsStringSlice())
-	case attribute.EMPTY:
-		return sessions.Value{}
-	}
-	return sessions.StringValue(v.Emit())
 }

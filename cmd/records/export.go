@@ -28,6 +28,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/replay"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
 // The export formats.
@@ -428,7 +429,7 @@ func (ow *otlpWriter) flush() error {
 // sessionAttr returns the records.session.id of a ResourceSpans' Resource.
 func sessionAttr(rs *tracepb.ResourceSpans) string {
 	for _, kv := range rs.GetResource().GetAttributes() {
-		if kv.GetKey() == string(replay.SessionIDKey) {
+		if kv.GetKey() == string(spanbridge.SessionIDKey) {
 			return kv.GetValue().GetStringValue()
 		}
 	}

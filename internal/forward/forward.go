@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,9 +117,7 @@ func (f *Forwarder) Add(s sdktrace.ReadOnlySpan, level sessions.Level) {
 	if f == nil {
 		return
 	}
-	if level < sessions.LevelFull {
-		s = withoutHeavy(s)
-	}
+	s = withoutHeavy(s, level)
 	if f.kept {
 		f.send(s)
 		return
@@ -360,44 +357,26 @@ func attrsBytes(kvs []attribute.KeyValue) int {
 	return n
 }
 
-// withoutHeavy returns s without its heavy (records.full.*) attributes,
-// or s itself when it has none.
-func withoutHeavy(s sdktrace.ReadOnlySpan) sdktrace.ReadOnlySpan {
-	attrs, cut := light(s.Attributes())
+// withoutHeavy returns s as it leaves the process at level: below
+// LevelFull without its heavy (records.full.*) attributes (see
+// spanbridge.AtLevel), or s itself when that leaves nothing out.
+func withoutHeavy(s sdktrace.ReadOnlySpan, level sessions.Level) sdktrace.ReadOnlySpan {
+	all := s.Attributes()
+	attrs := spanbridge.AtLevel(all, level)
 	events := s.Events()
 	var evCut bool
 	for i, e := range events {
-		if a, c := light(e.Attributes); c {
+		if a := spanbridge.AtLevel(e.Attributes, level); len(a) < len(e.Attributes) {
 			if !evCut {
 				events, evCut = append([]sdktrace.Event(nil), events...), true
 			}
 			events[i].Attributes = a
 		}
 	}
-	if !cut && !evCut {
+	if len(attrs) == len(all) && !evCut {
 		return s
 	}
 	return lightSpan{ReadOnlySpan: s, attrs: attrs, events: events}
-}
-
-// light returns kvs without heavy attributes, and whether it left any out.
-func light(kvs []attribute.KeyValue) ([]attribute.KeyValue, bool) {
-	heavy := 0
-	for _, kv := range kvs {
-		if strings.HasPrefix(string(kv.Key), spanbridge.FullPrefix) {
-			heavy++
-		}
-	}
-	if heavy == 0 {
-		return kvs, false
-	}
-	out := make([]attribute.KeyValue, 0, len(kvs)-heavy)
-	for _, kv := range kvs {
-		if !strings.HasPrefix(string(kv.Key), spanbridge.FullPrefix) {
-			out = append(out, kv)
-		}
-	}
-	return out, true
 }
 
 // lightSpan is an ended span seen without its heavy attributes.

@@ -1,0 +1,134 @@
+package spanbridge
+
+import (
+	"encoding/binary"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// Span returns the span a stored record was, under the Resource of its
+// session (see Resource): the inverse of Map, for replaying a store to an
+// OpenTelemetry backend or exporting it as OTLP. The span has its original
+// trace, span and parent ids, name, attributes, status, events and
+// instrumentation scope, plus the attributes records.kind (marks too) and
+// records.seq, which say where the record sat. It starts at the session's
+// start plus the record's offset and ends wall later, to the nanosecond.
+//
+// A record without trace or span ids (written by a sessions.Recorder
+// driven directly, not from a span) gets ids derived from its stamp, so it
+// comes back the same every time: the trace id is the session id's 8
+// bytes, big-endian, then 8 zero bytes; the span id is the record's seq +
+// 1, big-endian.
+//
+// Records keep no span kind, links, trace state or dropped counts yet:
+// every span comes back internal, without links, with an empty trace state
+// and nothing dropped. Heavy attributes come back without their
+// records.full. prefix, as they were stored, and records.effect does not
+// come back.
+func Span(res *resource.Resource, kind string, rec sessions.Stamped[sessions.Record]) sdktrace.ReadOnlySpan {
+	b := rec.Record
+	start := sessions.Session{ID: rec.Stamp.Session}.Started().Add(rec.Stamp.Offset)
+	tid := trace.TraceID(b.TraceID)
+	if !tid.IsValid() {
+		binary.BigEndian.PutUint64(tid[:8], uint64(rec.Stamp.Session))
+	}
+	sid := trace.SpanID(b.SpanID)
+	if !sid.IsValid() {
+		binary.BigEndian.PutUint64(sid[:], rec.Stamp.Seq+1)
+	}
+	var parent trace.SpanContext
+	if !b.ParentSpanID.IsZero() {
+		parent = trace.NewSpanContext(trace.SpanContextConfig{
+			TraceID:    tid,
+			SpanID:     trace.SpanID(b.ParentSpanID),
+			TraceFlags: trace.FlagsSampled,
+		})
+	}
+
+	attrs := appendAttributes(make([]attribute.KeyValue, 0, len(b.Attributes)+2), b.Attributes)
+	attrs = append(attrs, Kind(kind), SeqKey.Int64(int64(rec.Stamp.Seq)))
+
+	var events []sdktrace.Event
+	if len(b.Events) > 0 {
+		events = make([]sdktrace.Event, len(b.Events))
+		for i, e := range b.Events {
+			events[i] = sdktrace.Event{Name: e.Name, Time: start.Add(e.Offset), Attributes: Attributes(e.Attributes)}
+		}
+	}
+
+	// A SpanStub is the one way outside the SDK to build a ReadOnlySpan
+	// with given ids and times; its Snapshot copies no slice.
+	return tracetest.SpanStub{
+		Name: b.Name,
+		SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
+			TraceID:    tid,
+			SpanID:     sid,
+			TraceFlags: trace.FlagsSampled,
+		}),
+		Parent:               parent,
+		SpanKind:             trace.SpanKindInternal,
+		StartTime:            start,
+		EndTime:              start.Add(b.Wall),
+		Attributes:           attrs,
+		Events:               events,
+		Status:               spanStatus(b.Status),
+		Resource:             res,
+		InstrumentationScope: instrumentation.Scope{Name: b.Scope.Name, Version: b.Scope.Version},
+	}.Snapshot()
+}
+
+// Resource returns the Resource a session's spans come back under (see
+// Span): the Resource attributes its process had (service.name, ...), the
+// process fields as OpenTelemetry semantic conventions name them
+// (process.pid, os.type, host.arch; the Resource's own values win), and
+// the session's fields records.session.id, records.session.label (when it
+// has one) and records.session.version. A session whose Resource had no
+// service.name gets "unknown_service", as the SDK names a service that did
+// not say.
+func Resource(s sessions.Session) *resource.Resource {
+	attrs := make([]attribute.KeyValue, 0, len(s.Resource)+7)
+	attrs = append(attrs, semconv.ServiceName("unknown_service"))
+	if s.Process != 0 {
+		attrs = append(attrs, semconv.ProcessPID(s.Process))
+	}
+	if s.OS != "" {
+		// Go's GOOS names are the values os.type defines.
+		attrs = append(attrs, semconv.OSTypeKey.String(s.OS))
+	}
+	if s.Arch != "" {
+		attrs = append(attrs, semconv.HostArchKey.String(hostArch(s.Arch)))
+	}
+	// Later values win in an attribute set: the process's own Resource
+	// over our defaults, the session's fields over everything.
+	attrs = appendAttributes(attrs, s.Resource)
+	attrs = append(attrs, SessionIDKey.String(s.ID.String()))
+	if s.Label != "" {
+		attrs = append(attrs, SessionLabelKey.String(s.Label))
+	}
+	if s.Version != "" {
+		attrs = append(attrs, SessionVersionKey.String(s.Version))
+	}
+	return resource.NewSchemaless(attrs...)
+}
+
+// hostArch maps a GOARCH to the value host.arch defines where the two
+// differ.
+func hostArch(goarch string) string {
+	switch goarch {
+	case "386":
+		return "x86"
+	case "arm":
+		return "arm32"
+	case "ppc64le":
+		return "ppc64"
+	}
+	return goarch
+}
