@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/otelrecords/otelrecords/internal/env"
 	"io/fs"
 	"iter"
 	"os"
@@ -15,9 +16,6 @@ import (
 
 	"github.com/otelrecords/otelrecords/sessions"
 )
-
-// dirEnv names the environment variable that overrides DefaultDir.
-const dirEnv = "OTELRECORDS_DIR"
 
 // copyValuesFrom is the value size from which Scan copies a value instead of
 // yielding it from inside Badger's read. A value that large lives in the
@@ -129,12 +127,12 @@ func openBadger(opt badger.Options) (db *badger.DB, err error) {
 // ~/Library/Caches on macOS, %LocalAppData% on Windows). It fails only
 // when the variable is unset and there is no cache directory.
 func DefaultDir() (string, error) {
-	if dir := os.Getenv(dirEnv); dir != "" {
+	if dir, ok := env.Lookup(env.Dir); ok {
 		return dir, nil
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("otelrecords: no default store directory (set %s): %w", dirEnv, err)
+		return "", fmt.Errorf("otelrecords: no default store directory (set %s): %w", env.Dir, err)
 	}
 	return filepath.Join(cache, "otelrecords", "default"), nil
 }

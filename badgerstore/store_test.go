@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/otelrecords/otelrecords/internal/env"
 	"io"
 	"io/fs"
 	"os"
@@ -499,11 +500,11 @@ func TestOpenRecoversPanic(t *testing.T) {
 }
 
 func TestDefaultDir(t *testing.T) {
-	t.Setenv(dirEnv, "/some/where")
+	t.Setenv(env.Dir, "/some/where")
 	if got, err := DefaultDir(); err != nil || got != "/some/where" {
-		t.Errorf("DefaultDir with %s set = %q, %v", dirEnv, got, err)
+		t.Errorf("DefaultDir with %s set = %q, %v", env.Dir, got, err)
 	}
-	t.Setenv(dirEnv, "")
+	t.Setenv(env.Dir, "")
 	got, err := DefaultDir()
 	if err != nil {
 		t.Skipf("no user cache directory here: %v", err)

@@ -2,59 +2,49 @@ package exporter
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 
+	"github.com/otelrecords/otelrecords/internal/env"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// The environment variables an operator sets; options in code win.
+// The environment variables an operator sets; options in code win. They
+// are read in one place, package internal/env.
 const (
 	// EnvLevel sets the level: off, basic or full.
-	EnvLevel = "OTELRECORDS_LEVEL"
-	// EnvKeepSessions sets how many sessions a store keeps.
-	EnvKeepSessions = "OTELRECORDS_KEEP_SESSIONS"
-	// EnvPendingBudget sets the pending budget in bytes.
-	EnvPendingBudget = "OTELRECORDS_PENDING_BUDGET"
+	EnvLevel = env.Level
+	// EnvKeepSessions sets how many sessions a store keeps (at least 1;
+	// other values are reported and ignored).
+	EnvKeepSessions = env.KeepSessions
+	// EnvPendingBudget sets the pending budget in bytes (0 holds nothing).
+	EnvPendingBudget = env.PendingBudget
 	// EnvDir sets the store directory used when New is given "".
-	EnvDir = "OTELRECORDS_DIR"
+	EnvDir = env.Dir
 	// EnvLabel sets the session label.
-	EnvLabel = "OTELRECORDS_LABEL"
+	EnvLabel = env.Label
 )
 
 // fromEnv fills what the options left unset from the environment. A value
 // that does not parse is reported and ignored, never fatal: a typo in an
 // operator's variable must not stop the program.
 func (c *config) fromEnv(report func(error)) {
-	if v, ok := lookup(EnvLevel); ok && c.level == nil {
+	if v, ok := env.Lookup(env.Level); ok && c.level == nil {
 		if l, err := sessions.ParseLevel(v); err != nil {
-			report(fmt.Errorf("%s: %w", EnvLevel, err))
+			report(fmt.Errorf("%s: %w", env.Level, err))
 		} else {
 			c.level = &l
 		}
 	}
-	if v, ok := lookup(EnvKeepSessions); ok && c.keepSessions == nil {
-		if n, err := strconv.Atoi(v); err != nil {
-			report(fmt.Errorf("otelrecords: %s=%q is not an integer; ignored", EnvKeepSessions, v))
-		} else {
+	if c.keepSessions == nil {
+		if n, ok := env.Int(env.KeepSessions, 1, report); ok {
 			WithKeepSessions(n)(c)
 		}
 	}
-	if v, ok := lookup(EnvPendingBudget); ok && c.budget == nil {
-		if n, err := strconv.Atoi(v); err != nil {
-			report(fmt.Errorf("otelrecords: %s=%q is not an integer; ignored", EnvPendingBudget, v))
-		} else {
+	if c.budget == nil {
+		if n, ok := env.Int(env.PendingBudget, 0, report); ok {
 			WithPendingBudget(n)(c)
 		}
 	}
-	if v, ok := lookup(EnvLabel); ok && c.label == nil {
+	if v, ok := env.Lookup(env.Label); ok && c.label == nil {
 		c.label = &v
 	}
-}
-
-func lookup(name string) (string, bool) {
-	v, ok := os.LookupEnv(name)
-	v = strings.TrimSpace(v)
-	return v, ok && v != ""
 }

@@ -528,6 +528,29 @@ func TestEnvironmentAndOptionsPrecedence(t *testing.T) {
 	}
 }
 
+// A negative (or zero) count of sessions to keep is reported and ignored:
+// taken as 1, it would delete every other session of the store.
+func TestNegativeKeepSessionsFromEnvironmentIsIgnored(t *testing.T) {
+	mem := sessions.NewMemStore()
+	for i := range 3 {
+		p := newProvider(t, "", exporter.WithStore(mem), exporter.WithClock(func() time.Time { return time.Unix(int64(i+1), 0) }))
+		p.do("c", spanbridge.Kind("compile"), spanbridge.Changed())
+		p.shutdown(t)
+		mem = mem.Reopen()
+	}
+	e := captureErrors(t)
+	t.Setenv(exporter.EnvKeepSessions, "-5")
+	p := newProvider(t, "", exporter.WithStore(mem), exporter.WithClock(func() time.Time { return time.Unix(10, 0) }))
+	p.do("c", spanbridge.Kind("compile"), spanbridge.Changed())
+	p.shutdown(t)
+	if ss := countSessions(t, sessions.NewRecords(mem.Reopen())); len(ss) != 4 {
+		t.Fatalf("%d sessions left, want all 4: a negative keep count must prune nothing", len(ss))
+	}
+	if len(e.list()) != 1 || !strings.Contains(e.list()[0].Error(), exporter.EnvKeepSessions) {
+		t.Fatalf("reports = %v, want one naming %s", e.list(), exporter.EnvKeepSessions)
+	}
+}
+
 func TestDefaultDirFromEnvironment(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "env-store")
 	t.Setenv(exporter.EnvDir, dir)
