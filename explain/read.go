@@ -1,8 +1,6 @@
 package explain
 
 import (
-	"cmp"
-	"container/heap"
 	"iter"
 
 	"github.com/otelrecords/otelrecords/sessions"
@@ -42,9 +40,12 @@ func InStampOrder(r *sessions.Records, id sessions.SessionID, kinds []string) it
 			}
 		}
 		in := sessions.InSession(id)
-		var h runs
+		var (
+			all   []*run // every kind with records in the session
+			heads heads  // the next seq of each run not yet done
+		)
 		defer func() {
-			for _, ru := range h {
+			for _, ru := range all {
 				ru.close()
 			}
 		}()
@@ -71,19 +72,21 @@ func InStampOrder(r *sessions.Records, id sessions.SessionID, kinds []string) it
 			} else {
 				ru.ahead = ahead
 			}
-			h = append(h, ru)
-			if ok, err := ru.advance(); err != nil || !ok {
-				h = h[:len(h)-1]
+			all = append(all, ru)
+			ok, err := ru.advance()
+			if err != nil {
+				yield(sessions.KindRecord{}, err)
+				return
+			}
+			if ok {
+				heads = append(heads, head{ru.head.Stamp.Seq, int32(len(all) - 1)})
+			} else {
 				ru.close()
-				if err != nil {
-					yield(sessions.KindRecord{}, err)
-					return
-				}
 			}
 		}
-		heap.Init(&h)
-		for len(h) > 0 {
-			ru := h[0]
+		heads.init()
+		for len(heads) > 0 {
+			ru := all[heads[0].run]
 			if !yield(ru.head, nil) {
 				return
 			}
@@ -92,10 +95,11 @@ func InStampOrder(r *sessions.Records, id sessions.SessionID, kinds []string) it
 				yield(sessions.KindRecord{}, err)
 				return
 			case !ok:
-				heap.Pop(&h)
 				ru.close()
+				heads.pop()
 			default:
-				heap.Fix(&h, 0)
+				heads[0].seq = ru.head.Stamp.Seq
+				heads.down(0)
 			}
 		}
 	}
@@ -147,29 +151,47 @@ func (ru *run) close() {
 	ru.ahead = nil
 }
 
-// runs is a min-heap of runs by the seq of their next record.
-type runs []*run
-
-func (h runs) Len() int { return len(h) }
-
-func (h runs) Less(i, j int) bool {
-	a, b := h[i].head, h[j].head
-	if c := cmp.Compare(a.Stamp.Seq, b.Stamp.Seq); c != 0 {
-		return c < 0
-	}
-	// A seq is unique within its session, so this only orders a damaged
-	// store's duplicates, the same way from run to run.
-	return a.Kind < b.Kind
+// head is a run's next seq, and the run. The heap orders these small
+// values rather than the runs: a session of a hundred thousand kinds
+// compares them seventeen times a record, and comparing records through
+// pointers would wander over all of memory.
+type head struct {
+	seq uint64
+	run int32 // in kind order: ties (a damaged store's) go by kind
 }
 
-func (h runs) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (a head) less(b head) bool { return a.seq < b.seq || a.seq == b.seq && a.run < b.run }
 
-func (h *runs) Push(x any) { *h = append(*h, x.(*run)) }
+// heads is a min-heap of heads.
+type heads []head
 
-func (h *runs) Pop() any {
+func (h heads) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h heads) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].less(h[l]) {
+			m = r
+		}
+		if !h[m].less(h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h *heads) pop() {
 	old := *h
-	ru := old[len(old)-1]
-	old[len(old)-1] = nil
+	old[0] = old[len(old)-1]
 	*h = old[:len(old)-1]
-	return ru
+	h.down(0)
 }
