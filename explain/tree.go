@@ -70,18 +70,27 @@ type Nesting struct {
 // Place returns the node of the next record of the session: the record
 // with its depth and its parent's seq.
 func (ns *Nesting) Place(kr sessions.KindRecord) Node {
-	if !ns.started || kr.Stamp.Session != ns.session {
-		ns.started, ns.session, ns.n = true, kr.Stamp.Session, 0
+	n := Node{KindRecord: kr}
+	ns.place(&n)
+	return n
+}
+
+// place places the record n holds, in place: nodes are large, and a tree
+// of a million is built without copying each one more than it must.
+func (ns *Nesting) place(n *Node) {
+	if !ns.started || n.Stamp.Session != ns.session {
+		ns.started, ns.session, ns.n = true, n.Stamp.Session, 0
 		clear(ns.spans)
 	}
-	n := Node{KindRecord: kr, index: ns.n, parent: -1, first: -1, last: -1, next: -1}
+	n.index, n.parent, n.first, n.last, n.next = ns.n, -1, -1, -1, -1
+	n.Depth, n.ParentSeq = 0, 0
 	if ns.n == math.MaxInt32 {
 		// Positions are int32 to keep a node small; no session this
 		// large fits in memory anyway, but a stream may still pass by.
-		return n
+		return
 	}
 	ns.n++
-	rec := &kr.Record
+	rec := &n.Record
 	if !rec.ParentSpanID.IsZero() {
 		if p, ok := ns.spans[spanKey{rec.TraceID, rec.ParentSpanID}]; ok {
 			n.Depth, n.ParentSeq, n.parent = int(p.depth)+1, p.seq, p.index
@@ -93,10 +102,9 @@ func (ns *Nesting) Place(kr sessions.KindRecord) Node {
 		}
 		k := spanKey{rec.TraceID, rec.SpanID}
 		if _, dup := ns.spans[k]; !dup {
-			ns.spans[k] = placed{kr.Stamp.Seq, int32(n.Depth), n.index}
+			ns.spans[k] = placed{n.Stamp.Seq, int32(n.Depth), n.index}
 		}
 	}
-	return n
 }
 
 // Nest yields records given in stamp order (as InStampOrder yields them)
@@ -150,7 +158,8 @@ type chunks struct {
 
 func (c *chunks) at(i int32) *Node { return &c.c[i/chunkSize][i%chunkSize] }
 
-func (c *chunks) add(n Node) {
+// add returns a new node at the end, zero.
+func (c *chunks) add() *Node {
 	if len(c.c) == 0 || len(c.c[len(c.c)-1]) == chunkSize {
 		c.c = append(c.c, nil)
 	}
@@ -160,8 +169,9 @@ func (c *chunks) add(n Node) {
 	} else if cap(*last) == 0 {
 		*last = make([]Node, 0, chunkSize)
 	}
-	*last = append(*last, n)
+	*last = (*last)[:len(*last)+1]
 	c.n++
+	return &(*last)[len(*last)-1]
 }
 
 // ErrTooManyRecords is returned by BuildTree and Tree for a session of
@@ -203,7 +213,9 @@ func BuildTree(records iter.Seq2[sessions.KindRecord, error]) (*SessionTree, err
 			inOrder = false
 		}
 		prev = kr.Stamp.Seq
-		n := ns.Place(kr)
+		n := t.nodes.add()
+		n.KindRecord = kr
+		ns.place(n)
 		i := n.index
 		if n.parent >= 0 {
 			p := t.nodes.at(n.parent)
@@ -221,7 +233,6 @@ func BuildTree(records iter.Seq2[sessions.KindRecord, error]) (*SessionTree, err
 			}
 			t.last = i
 		}
-		t.nodes.add(n)
 	}
 	if !inOrder {
 		// Only a damaged store gives seqs out of order (or twice): look
