@@ -57,98 +57,92 @@ func (t *SessionTree) CriticalPath() []Step {
 		}
 	}
 
-	// byEnd returns the children of a record (the roots for -1), latest
-	// end first; on a tie the longer first, since it was running all the
-	// while the shorter one was.
-	byEnd := func(i int32) []int32 {
-		first := t.first
-		if i >= 0 {
-			first = t.nodes.at(i).first
+	// Every array below is indexed by position + 1, so that 0 stands for
+	// the session, whose children are the roots.
+	parent := func(v int32) int32 { return t.nodes.at(v-1).parent + 1 }
+	firstChild := func(v int32) int32 {
+		if v == 0 {
+			return t.first
 		}
-		var kids []int32
-		for j := first; j >= 0; j = t.nodes.at(j).next {
-			kids = append(kids, j)
-		}
-		slices.SortFunc(kids, func(a, b int32) int {
-			if c := cmp.Compare(ends[b], ends[a]); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(t.nodes.at(a).Stamp.Offset, t.nodes.at(b).Stamp.Offset); c != 0 {
-				return c
-			}
-			return cmp.Compare(a, b)
-		})
-		return kids
+		return t.nodes.at(v - 1).first
 	}
 
 	// The walk. at only moves back in time, so a child that ended after
-	// at never qualifies later: each record's children are sorted once
-	// and gone through once.
-	type visit struct {
-		kids []int32
-		next int
+	// at never qualifies later: a record's children are sorted once, when
+	// the walk first enters it, into kids[from[v]:to[v]] (each record is
+	// one record's child, so kids holds them all), and gone through once
+	// from next[v].
+	kids := make([]int32, 0, n)
+	from, to, next := make([]int32, n+1), make([]int32, n+1), make([]int32, n+1)
+	for v := range next {
+		next[v] = -1 // not entered
 	}
-	visits := map[int32]*visit{}
-	crit := map[int32]time.Duration{}
-	var order []int32 // the records on the path, as found
-	cur, at := int32(-1), sessionEnd
+	crit := make([]time.Duration, n+1)
+	// The records on the path, each under its parent, first in time
+	// first: the walk finds them last first and pushes each in front.
+	pathFirst, pathNext := make([]int32, n+1), make([]int32, n+1)
+	for v := range pathFirst {
+		pathFirst[v], pathNext[v] = -1, -1
+	}
+	cur, at := int32(0), sessionEnd
 	for {
-		v := visits[cur]
-		if v == nil {
-			v = &visit{kids: byEnd(cur)}
-			visits[cur] = v
+		if next[cur] < 0 {
+			from[cur] = int32(len(kids))
+			for j := firstChild(cur); j >= 0; j = t.nodes.at(j).next {
+				kids = append(kids, j+1)
+			}
+			to[cur], next[cur] = int32(len(kids)), from[cur]
+			// Latest end first; on a tie the longer first, since it was
+			// running all the while the shorter one was.
+			slices.SortFunc(kids[from[cur]:], func(a, b int32) int {
+				if c := cmp.Compare(ends[b-1], ends[a-1]); c != 0 {
+					return c
+				}
+				if c := cmp.Compare(t.nodes.at(a-1).Stamp.Offset, t.nodes.at(b-1).Stamp.Offset); c != 0 {
+					return c
+				}
+				return cmp.Compare(a, b)
+			})
 		}
-		next := int32(-1)
-		for v.next < len(v.kids) {
-			c := v.kids[v.next]
-			v.next++
-			if ends[c] <= at {
-				next = c
+		c := int32(-1)
+		for next[cur] < to[cur] {
+			k := kids[next[cur]]
+			next[cur]++
+			if ends[k-1] <= at {
+				c = k
 				break
 			}
 		}
-		if next >= 0 {
-			if cur >= 0 {
-				crit[cur] += at - ends[next]
-			}
-			cur, at = next, ends[next]
-			order = append(order, cur)
+		if c >= 0 {
+			crit[cur] += at - ends[c-1]
+			pathNext[c], pathFirst[cur] = pathFirst[cur], c
+			cur, at = c, ends[c-1]
 			continue
 		}
-		if cur < 0 {
+		if cur == 0 {
 			break
 		}
-		if start := t.nodes.at(cur).Stamp.Offset; start < at {
+		if start := t.nodes.at(cur - 1).Stamp.Offset; start < at {
 			crit[cur] += at - start
 			at = start
 		}
-		cur = t.nodes.at(cur).parent
+		cur = parent(cur)
 	}
 
-	// Pre-order: the records on the path under each one were found last
-	// first, so each list is taken from its end.
-	under := map[int32][]int32{}
-	for _, i := range order {
-		p := t.nodes.at(i).parent
-		under[p] = append(under[p], i)
-	}
-	type frame struct {
-		list []int32
-		pos  int
-	}
-	steps := make([]Step, 0, len(order))
-	stack := []frame{{under[-1], len(under[-1]) - 1}}
-	for len(stack) > 0 {
-		f := &stack[len(stack)-1]
-		if f.pos < 0 {
-			stack = stack[:len(stack)-1]
+	// Pre-order, as Walk goes: down to the first record on the path
+	// inside, else on to the next, else back up.
+	var steps []Step
+	for v := pathFirst[0]; v > 0; {
+		steps = append(steps, Step{Seq: t.nodes.at(v - 1).Stamp.Seq, Critical: crit[v]})
+		if pathFirst[v] > 0 {
+			v = pathFirst[v]
 			continue
 		}
-		i := f.list[f.pos]
-		f.pos--
-		steps = append(steps, Step{Seq: t.nodes.at(i).Stamp.Seq, Critical: crit[i]})
-		if l := under[i]; len(l) > 0 {
-			stack = append(stack, frame{l, len(l) - 1})
+		for v > 0 && pathNext[v] < 0 {
+			v = parent(v)
+		}
+		if v > 0 {
+			v = pathNext[v]
 		}
 	}
 	return steps
