@@ -49,65 +49,94 @@ type KindSummary struct {
 	Wall time.Duration
 }
 
-// interval is a record's stretch of its session's time.
-type interval struct{ start, end time.Duration }
+// interval is a record's stretch of its session's time, and its kind's
+// number in the Tally.
+type interval struct {
+	kind       int32
+	start, end time.Duration
+}
 
 // Tally adds up a session's records as they come, in any order, into a
-// Summary. It holds two words per record (its interval), never a record,
-// so a caller can summarise a session while it reads it for something
-// else. Give it the records of one session: the Summary's ID is the first
-// record's session. The zero Tally is ready to use.
+// Summary. It holds three words per record (its kind and interval), never
+// a record, so a caller can summarise a session while it reads it for
+// something else. Give it the records of one session: the Summary's ID is
+// the first record's session. The zero Tally is ready to use.
 type Tally struct {
 	id         sessions.SessionID
-	n          int
 	start, end time.Duration
-	kinds      map[string][]interval
+	kinds      map[string]int32 // a number per kind, in the order seen
+	names      []string         // kind names by number
+	intervals  []interval
 }
 
 // Add counts one record.
 func (t *Tally) Add(kr sessions.KindRecord) {
 	start, end := kr.Stamp.Offset, endOf(kr.Stamp, kr.Record.Wall)
-	if t.n == 0 {
+	if len(t.intervals) == 0 {
 		t.id, t.start, t.end = kr.Stamp.Session, start, end
-		t.kinds = make(map[string][]interval)
 	}
-	t.n++
 	t.start, t.end = min(t.start, start), max(t.end, end)
-	t.kinds[kr.Kind] = append(t.kinds[kr.Kind], interval{start, end})
+	k, ok := t.kinds[kr.Kind]
+	if !ok {
+		if t.kinds == nil {
+			t.kinds = make(map[string]int32)
+		}
+		k = int32(len(t.names))
+		t.kinds[kr.Kind] = k
+		t.names = append(t.names, kr.Kind)
+	}
+	t.intervals = append(t.intervals, interval{k, start, end})
 }
 
-// Summary returns the summary of the records added so far.
+// Summary returns the summary of the records added so far. Each kind's
+// wall is one sweep over its intervals sorted by start; all kinds are
+// sorted in one slice, so a hundred thousand kinds cost no more than a
+// hundred thousand records of one.
 func (t *Tally) Summary() Summary {
-	s := Summary{ID: t.id, Records: t.n, Start: t.start, End: t.end}
-	for kind, iv := range t.kinds {
-		s.Kinds = append(s.Kinds, KindSummary{Kind: kind, Records: len(iv), Wall: union(iv)})
+	s := Summary{ID: t.id, Records: len(t.intervals), Start: t.start, End: t.end}
+	// Number the kinds in name order, and sort the intervals by kind and
+	// start: each kind's are then a run, in the order Kinds lists them.
+	byName := make([]int32, len(t.names))
+	for i := range byName {
+		byName[i] = int32(i)
 	}
-	slices.SortFunc(s.Kinds, func(a, b KindSummary) int { return cmp.Compare(a.Kind, b.Kind) })
+	slices.SortFunc(byName, func(a, b int32) int { return cmp.Compare(t.names[a], t.names[b]) })
+	rank := make([]int32, len(t.names))
+	for r, k := range byName {
+		rank[k] = int32(r)
+	}
+	iv := t.intervals
+	slices.SortFunc(iv, func(a, b interval) int {
+		if c := cmp.Compare(rank[a.kind], rank[b.kind]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.start, b.start)
+	})
+	s.Kinds = make([]KindSummary, 0, len(t.names))
+	for i := 0; i < len(iv); {
+		j := i + 1
+		for j < len(iv) && iv[j].kind == iv[i].kind {
+			j++
+		}
+		s.Kinds = append(s.Kinds, KindSummary{Kind: t.names[iv[i].kind], Records: j - i, Wall: union(iv[i:j])})
+		i = j
+	}
 	return s
 }
 
-// union returns the length of the union of the intervals, which it sorts.
-// Records come nearly sorted by start (stamps follow starts, up to the
-// jitter of concurrent stamps), which the sort makes quick.
+// union returns the length of the union of intervals sorted by start.
 func union(iv []interval) time.Duration {
-	slices.SortFunc(iv, func(a, b interval) int { return cmp.Compare(a.start, b.start) })
 	var total time.Duration
-	var cur interval
-	for i, x := range iv {
-		switch {
-		case i == 0:
-			cur = x
-		case x.start <= cur.end:
+	cur := iv[0]
+	for _, x := range iv[1:] {
+		if x.start <= cur.end {
 			cur.end = max(cur.end, x.end)
-		default:
-			total = addSat(total, length(cur.start, cur.end))
-			cur = x
+			continue
 		}
-	}
-	if len(iv) > 0 {
 		total = addSat(total, length(cur.start, cur.end))
+		cur = x
 	}
-	return total
+	return addSat(total, length(cur.start, cur.end))
 }
 
 // Summary returns the tree's session summary.
