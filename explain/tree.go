@@ -179,7 +179,9 @@ func (c *chunks) add() *Node {
 var ErrTooManyRecords = errors.New("explain: too many records in one session")
 
 // Tree reads a session from the store and builds its tree. A session with
-// no records gives an empty tree.
+// no records gives an empty tree. It lists the store's kinds first; a
+// caller building the trees of many sessions lists them once, and calls
+// BuildTree(InStampOrder(r, id, kinds)) for each.
 func Tree(r *sessions.Records, id sessions.SessionID) (*SessionTree, error) {
 	t, err := BuildTree(InStampOrder(r, id, nil))
 	if err != nil {
