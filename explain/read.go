@@ -22,8 +22,8 @@ const readAhead = 128
 // It reads each kind's session range in turn, and merges by seq, with a
 // heap, only the kinds that have records in the session. A kind with few
 // records in the session is read whole; a kind with many keeps one open
-// read. So it holds at most readAhead records per kind, never a long
-// kind's records, and costs one seek per kind plus the records read.
+// read. So it holds at most 128 records per kind, never a long kind's
+// records, and costs one seek per kind plus the records read.
 // [sessions.Records.InStampOrder] opens a read per kind instead, which a
 // store of many kinds makes costly.
 //

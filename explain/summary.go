@@ -16,10 +16,14 @@ type Summary struct {
 	ID sessions.SessionID
 	// Records is how many records the session holds.
 	Records int
-	// Start is the earliest offset of a record: 0, where the session's
-	// clock starts, unless the first records stamped were not kept.
+	// Start is the earliest offset of a record: near 0, where the
+	// session's clock starts at its first stamp, unless the first records
+	// stamped were not kept (dropped, or evicted before the session
+	// changed anything).
 	Start time.Duration
-	// End is the latest end (offset + wall) of a record.
+	// End is the latest end (offset + wall) of a record. The session row
+	// says when the session started on the wall clock, but not when it
+	// ended: its records do.
 	End time.Duration
 	// Kinds is each kind's share, in kind order.
 	Kinds []KindSummary
