@@ -196,47 +196,80 @@ func Tree(r *sessions.Records, id sessions.SessionID) (*SessionTree, error) {
 // Records of more than one session are an error, as is an error from
 // records.
 func BuildTree(records iter.Seq2[sessions.KindRecord, error]) (*SessionTree, error) {
-	t := &SessionTree{first: -1, last: -1}
-	var ns Nesting
-	inOrder := true
-	var prev uint64
+	var b TreeBuilder
 	for kr, err := range records {
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case t.nodes.n == 0:
-			t.ID = kr.Stamp.Session
-		case kr.Stamp.Session != t.ID:
-			return nil, fmt.Errorf("explain: one tree given records of sessions %s and %s", t.ID, kr.Stamp.Session)
-		case t.nodes.n == math.MaxInt32:
-			return nil, ErrTooManyRecords
-		case kr.Stamp.Seq <= prev:
-			inOrder = false
-		}
-		prev = kr.Stamp.Seq
-		n := t.nodes.add()
-		n.KindRecord = kr
-		ns.place(n)
-		i := n.index
-		if n.parent >= 0 {
-			p := t.nodes.at(n.parent)
-			if p.last >= 0 {
-				t.nodes.at(p.last).next = i
-			} else {
-				p.first = i
-			}
-			p.last = i
-		} else {
-			if t.last >= 0 {
-				t.nodes.at(t.last).next = i
-			} else {
-				t.first = i
-			}
-			t.last = i
+		if err := b.Add(kr); err != nil {
+			return nil, err
 		}
 	}
-	if !inOrder {
+	return b.Tree(), nil
+}
+
+// TreeBuilder builds a SessionTree from records handed to it one at a
+// time, in stamp order: for a caller that reads sessions in a loop of its
+// own, visiting each record, as BuildTree reads an iterator. The zero
+// TreeBuilder is ready to use.
+type TreeBuilder struct {
+	t       *SessionTree
+	ns      Nesting
+	outOf   bool // a seq came out of order, or twice
+	prevSeq uint64
+}
+
+// Add places the next record of the session in the tree. A record of
+// another session than the first one added is refused with an error, as
+// is a record past the math.MaxInt32th (ErrTooManyRecords).
+func (b *TreeBuilder) Add(kr sessions.KindRecord) error {
+	if b.t == nil {
+		b.t = &SessionTree{ID: kr.Stamp.Session, first: -1, last: -1}
+	}
+	t := b.t
+	switch {
+	case t.nodes.n == 0:
+		t.ID = kr.Stamp.Session
+	case kr.Stamp.Session != t.ID:
+		return fmt.Errorf("explain: one tree given records of sessions %s and %s", t.ID, kr.Stamp.Session)
+	case t.nodes.n == math.MaxInt32:
+		return ErrTooManyRecords
+	case kr.Stamp.Seq <= b.prevSeq:
+		b.outOf = true
+	}
+	b.prevSeq = kr.Stamp.Seq
+	n := t.nodes.add()
+	n.KindRecord = kr
+	b.ns.place(n)
+	i := n.index
+	if n.parent >= 0 {
+		p := t.nodes.at(n.parent)
+		if p.last >= 0 {
+			t.nodes.at(p.last).next = i
+		} else {
+			p.first = i
+		}
+		p.last = i
+	} else {
+		if t.last >= 0 {
+			t.nodes.at(t.last).next = i
+		} else {
+			t.first = i
+		}
+		t.last = i
+	}
+	return nil
+}
+
+// Tree returns the tree of the records added, and leaves the builder
+// empty, ready for the next session. With no records added, the tree is
+// empty.
+func (b *TreeBuilder) Tree() *SessionTree {
+	t := b.t
+	if t == nil {
+		t = &SessionTree{first: -1, last: -1}
+	}
+	if b.outOf {
 		// Only a damaged store gives seqs out of order (or twice): look
 		// them up by map rather than by binary search. The first record
 		// with a seq keeps it.
@@ -248,7 +281,8 @@ func BuildTree(records iter.Seq2[sessions.KindRecord, error]) (*SessionTree, err
 			}
 		}
 	}
-	return t, nil
+	*b = TreeBuilder{}
+	return t
 }
 
 // Len returns how many records the tree holds.

@@ -363,3 +363,51 @@ func TestTreeMemoryFollowsRecords(t *testing.T) {
 		}
 	}
 }
+
+// A reader that goes through many sessions in one pass (the CLI's
+// visitors) builds each one's tree with a TreeBuilder, the same tree Tree
+// reads.
+func TestTreeBuilderOverSessions(t *testing.T) {
+	store := sessions.NewMemStore()
+	rng := rand.New(rand.NewPCG(7, 8))
+	var ids []sessions.SessionID
+	for s := range 3 {
+		spans, _ := randomSpans(rng, 50)
+		ids = append(ids, recordAt(store, epoch.Add(time.Duration(s)*time.Hour), spans))
+		store = store.Reopen()
+	}
+	r := sessions.NewRecords(store)
+	var b explain.TreeBuilder
+	var built []*explain.SessionTree
+	for kr, err := range r.InStampOrder(nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Add(kr); err != nil {
+			built = append(built, b.Tree())
+			if err := b.Add(kr); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	built = append(built, b.Tree())
+	if len(built) != len(ids) {
+		t.Fatalf("%d trees, want %d", len(built), len(ids))
+	}
+	for i, id := range ids {
+		want, err := explain.Tree(r, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := built[i]
+		if got.ID != id || got.Len() != want.Len() {
+			t.Fatalf("tree %d: session %s of %d records, want %s of %d", i, got.ID, got.Len(), id, want.Len())
+		}
+		if !slices.Equal(placements(got), placements(want)) || !slices.Equal(seqs(got.Walk()), seqs(want.Walk())) {
+			t.Errorf("session %s: the builder's tree differs from Tree's", id)
+		}
+	}
+	if empty := b.Tree(); empty.Len() != 0 || seqs(empty.Walk()) != nil {
+		t.Errorf("a builder given nothing built %d records", empty.Len())
+	}
+}
