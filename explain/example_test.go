@@ -1,0 +1,139 @@
+package explain_test
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// exampleSession records one session in a store in memory, as a model
+// build instrumented with spans would: a mark for the whole build, an
+// autotune that ran two candidates, a compile, and beside them a request
+// another client sent (its own trace, so a root of its own). It returns a
+// reader of the store and the session's id.
+func exampleSession() (*sessions.Records, sessions.SessionID) {
+	ms := time.Millisecond
+	store := sessions.NewMemStore()
+	id := record(store, []span{
+		{kind: "marks", name: "build qwen3-8b", at: 0, wall: 90 * ms, id: 1},
+		{kind: "autotune", name: "matmul/4096", at: 5 * ms, wall: 40 * ms, id: 2, parent: 1},
+		{kind: "candidate", name: "tiled", at: 5 * ms, wall: 15 * ms, id: 3, parent: 2},
+		{kind: "request", name: "GET /status", at: 10 * ms, wall: 20 * ms, id: 1, trace: 2},
+		{kind: "candidate", name: "split-k", at: 20 * ms, wall: 20 * ms, id: 4, parent: 2},
+		{kind: "compile", name: "matmul kernel", at: 45 * ms, wall: 40 * ms, id: 5, parent: 1},
+	})
+	return sessions.NewRecords(store.Reopen()), id
+}
+
+// A session's records nest by parent span id: the request, which ran
+// while the autotune did, is a root beside the build, not inside it.
+func ExampleTree() {
+	r, id := exampleSession()
+	tree, err := explain.Tree(r, id)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for n := range tree.Walk() {
+		fmt.Printf("%-8v %-6v %s%s: %s\n", n.Stamp.Offset, n.Record.Wall, strings.Repeat("  ", n.Depth), n.Kind, n.Record.Name)
+	}
+	// Output:
+	// 0s       90ms   marks: build qwen3-8b
+	// 5ms      40ms     autotune: matmul/4096
+	// 5ms      15ms       candidate: tiled
+	// 20ms     20ms       candidate: split-k
+	// 45ms     40ms     compile: matmul kernel
+	// 10ms     20ms   request: GET /status
+}
+
+// Nest places records as they are read, for a program that goes through
+// a session once: each comes with its depth and its parent's seq.
+func ExampleNest() {
+	r, id := exampleSession()
+	for n, err := range explain.Nest(explain.InStampOrder(r, id, nil)) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if n.Depth == 0 {
+			fmt.Printf("seq %d %s: a root\n", n.Stamp.Seq, n.Record.Name)
+		} else {
+			fmt.Printf("seq %d %s: depth %d, under seq %d\n", n.Stamp.Seq, n.Record.Name, n.Depth, n.ParentSeq)
+		}
+	}
+	// Output:
+	// seq 0 build qwen3-8b: a root
+	// seq 1 matmul/4096: depth 1, under seq 0
+	// seq 2 tiled: depth 2, under seq 1
+	// seq 3 GET /status: a root
+	// seq 4 split-k: depth 2, under seq 1
+	// seq 5 matmul kernel: depth 1, under seq 0
+}
+
+// A summary counts each kind's time once: the two candidates ran one
+// after the other for 35ms in all, and the build's mark covers 90ms
+// however much ran inside it.
+func ExampleSessionTree_Summary() {
+	r, id := exampleSession()
+	tree, err := explain.Tree(r, id)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := tree.Summary()
+	fmt.Printf("%d records over %v\n", s.Records, s.Duration())
+	for _, k := range s.Kinds {
+		fmt.Printf("%-9s %d %v\n", k.Kind, k.Records, k.Wall)
+	}
+	// Output:
+	// 6 records over 90ms
+	// autotune  1 40ms
+	// candidate 2 35ms
+	// compile   1 40ms
+	// marks     1 90ms
+	// request   1 20ms
+}
+
+// The critical path is what the build waited on: the compile, before it
+// the autotune and both its candidates in turn, and what the build's mark
+// did itself. The request ran beside it.
+func ExampleSessionTree_CriticalPath() {
+	r, id := exampleSession()
+	tree, err := explain.Tree(r, id)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, step := range tree.CriticalPath() {
+		n := tree.BySeq(step.Seq)
+		fmt.Printf("%s%s: %v\n", strings.Repeat("  ", n.Depth), n.Record.Name, step.Critical)
+	}
+	// Output:
+	// build qwen3-8b: 10ms
+	//   matmul/4096: 5ms
+	//     tiled: 15ms
+	//     split-k: 20ms
+	//   matmul kernel: 40ms
+}
+
+// Rework adds up what parents spent in their children, over sessions.
+func ExampleRework() {
+	r, id := exampleSession()
+	tree, err := explain.Tree(r, id)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var w explain.Rework
+	w.Add(tree)
+	for _, c := range w.Children() {
+		fmt.Printf("%s -> %s: %d parents, %d children, %v\n", c.Parent, c.Child, c.Parents, c.Children, c.Wall)
+	}
+	// Output:
+	// marks -> autotune: 1 parents, 1 children, 40ms
+	// marks -> compile: 1 parents, 1 children, 40ms
+	// autotune -> candidate: 1 parents, 2 children, 35ms
+}

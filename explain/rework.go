@@ -1,0 +1,158 @@
+package explain
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Rework adds up, across sessions, work that may have been wasted: what
+// records of each kind spent in their children (the candidates an
+// autotune ran, of which one won), and which records were done again (a
+// key tuned in one session and tuned again in the next).
+//
+// Records do not say yet whether they changed anything (their effect), so
+// Rework counts all the work; once they do, ChildWork and KeyWork will
+// split their figures by effect — the children that won or changed
+// nothing, the keys redone without a change — in fields added beside
+// these.
+//
+// The zero Rework is ready to use. It holds a few words per pair of
+// parent and child kinds, and per kind and name seen.
+type Rework struct {
+	adds     int // how many trees were added
+	children map[[2]string]*childTally
+	keys     map[[2]string]*keyTally
+}
+
+// childTally is a ChildWork, and the parent (in which Add) that last
+// counted it, so each parent counts once.
+type childTally struct {
+	ChildWork
+	add    int
+	parent int32
+}
+
+// keyTally is a KeyWork, and the Add that last counted it, so each
+// session counts once.
+type keyTally struct {
+	KeyWork
+	add int
+}
+
+// ChildWork is what the records of one kind spent in their children of
+// one kind.
+type ChildWork struct {
+	// Parent is the kind of the records the children hang under.
+	Parent string
+	// Child is the children's kind.
+	Child string
+	// Parents is how many records of the parent kind had children of
+	// this kind.
+	Parents int
+	// Children is how many children of this kind they had.
+	Children int
+	// Wall is the sum of the children's walls: the work done in them,
+	// concurrent children each counted.
+	Wall time.Duration
+}
+
+// KeyWork is how often one record — a kind and a name, such as an
+// autotune key — was recorded.
+type KeyWork struct {
+	// Kind is the record's kind.
+	Kind string
+	// Name is the record's name within its kind.
+	Name string
+	// Records is how many times it was recorded: all but the first are
+	// the same work done again.
+	Records int
+	// Sessions is how many sessions recorded it.
+	Sessions int
+	// Wall is the sum of its records' walls.
+	Wall time.Duration
+}
+
+// Add counts one session's tree.
+func (w *Rework) Add(t *SessionTree) {
+	if w.children == nil {
+		w.children = map[[2]string]*childTally{}
+		w.keys = map[[2]string]*keyTally{}
+	}
+	w.adds++
+	for i := range int32(t.nodes.n) {
+		n := t.nodes.at(i)
+		wall := max(n.Record.Wall, 0)
+
+		key := [2]string{n.Kind, n.Record.Name}
+		k := w.keys[key]
+		if k == nil {
+			k = &keyTally{KeyWork: KeyWork{Kind: n.Kind, Name: n.Record.Name}}
+			w.keys[key] = k
+		}
+		k.Records++
+		k.Wall = addSat(k.Wall, wall)
+		if k.add != w.adds {
+			k.add = w.adds
+			k.Sessions++
+		}
+
+		// A record's children, together, so that a marker counts each
+		// parent once per pair of kinds.
+		for j := n.first; j >= 0; j = t.nodes.at(j).next {
+			child := t.nodes.at(j)
+			pair := [2]string{n.Kind, child.Kind}
+			c := w.children[pair]
+			if c == nil {
+				c = &childTally{ChildWork: ChildWork{Parent: n.Kind, Child: child.Kind}}
+				w.children[pair] = c
+			}
+			c.Children++
+			c.Wall = addSat(c.Wall, max(child.Record.Wall, 0))
+			if c.add != w.adds || c.parent != i {
+				c.add, c.parent = w.adds, i
+				c.Parents++
+			}
+		}
+	}
+}
+
+// Children returns the work done in children, per parent kind and child
+// kind, the most wall first.
+func (w *Rework) Children() []ChildWork {
+	out := make([]ChildWork, 0, len(w.children))
+	for _, c := range w.children {
+		out = append(out, c.ChildWork)
+	}
+	slices.SortFunc(out, func(a, b ChildWork) int {
+		if c := cmp.Compare(b.Wall, a.Wall); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Parent, b.Parent); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Child, b.Child)
+	})
+	return out
+}
+
+// Redone returns the records recorded more than once, by kind and name,
+// the most wall first.
+func (w *Rework) Redone() []KeyWork {
+	var out []KeyWork
+	for _, k := range w.keys {
+		if k.Records > 1 {
+			out = append(out, k.KeyWork)
+		}
+	}
+	slices.SortFunc(out, func(a, b KeyWork) int {
+		if c := cmp.Compare(b.Wall, a.Wall); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return out
+}

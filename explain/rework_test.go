@@ -1,0 +1,113 @@
+package explain_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// Two sessions tune keys, two at a time, their candidates interleaved;
+// the second tunes one key again. Rework adds up, from the spans
+// themselves, what the tunes spent in candidates and what was redone.
+func TestRework(t *testing.T) {
+	store := &sliceStore{}
+	type tune struct {
+		key        string
+		candidates []time.Duration
+	}
+	sessionsOf := [][]tune{
+		{{"matmul/128", []time.Duration{3, 5, 7}}, {"conv/3x3", []time.Duration{2, 4}}},
+		{{"matmul/128", []time.Duration{6}}, {"softmax", []time.Duration{1, 1, 1, 1}}},
+	}
+	var ids []sessions.SessionID
+	for s, tunes := range sessionsOf {
+		var spans []span
+		for i, tu := range tunes {
+			spans = append(spans, span{kind: "autotune", name: tu.key, at: time.Duration(i), wall: 100, id: uint64(100 + i)})
+		}
+		// Candidates of both tunes, interleaved: one of each in turn.
+		for c := range 4 {
+			for i, tu := range tunes {
+				if c < len(tu.candidates) {
+					spans = append(spans, span{kind: "candidate", name: fmt.Sprint("candidate ", c), at: time.Duration(10 + 10*c + i),
+						wall: tu.candidates[c], id: uint64(1000 + 10*i + c), parent: uint64(100 + i)})
+				}
+			}
+		}
+		spans = append(spans, span{kind: "marks", name: "save", at: 200, wall: 1, id: 7})
+		ids = append(ids, recordAt(store, epoch.Add(time.Duration(s)*time.Hour), spans))
+	}
+
+	var w explain.Rework
+	r := sessions.NewRecords(store)
+	for _, id := range ids {
+		tree, err := explain.Tree(r, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Add(tree)
+	}
+
+	var want explain.ChildWork
+	want.Parent, want.Child = "autotune", "candidate"
+	keys := map[[2]string]*explain.KeyWork{}
+	count := func(kind, name string, wall time.Duration, seen map[[2]string]bool) {
+		k := keys[[2]string{kind, name}]
+		if k == nil {
+			k = &explain.KeyWork{Kind: kind, Name: name}
+			keys[[2]string{kind, name}] = k
+		}
+		k.Records++
+		k.Wall += wall
+		if !seen[[2]string{kind, name}] {
+			seen[[2]string{kind, name}] = true
+			k.Sessions++
+		}
+	}
+	for _, tunes := range sessionsOf {
+		seen := map[[2]string]bool{}
+		for _, tu := range tunes {
+			want.Parents++
+			count("autotune", tu.key, 100, seen)
+			for c, wall := range tu.candidates {
+				want.Children++
+				want.Wall += wall
+				count("candidate", fmt.Sprint("candidate ", c), wall, seen)
+			}
+		}
+		count("marks", "save", 1, seen)
+	}
+	if got := w.Children(); !slices.Equal(got, []explain.ChildWork{want}) {
+		t.Errorf("children: %+v, want %+v", got, want)
+	}
+	var redone []explain.KeyWork
+	for _, k := range keys {
+		if k.Records > 1 {
+			redone = append(redone, *k)
+		}
+	}
+	got := w.Redone()
+	if len(got) != len(redone) {
+		t.Fatalf("redone: %+v, want %+v", got, redone)
+	}
+	for i, k := range got {
+		if !slices.Contains(redone, k) {
+			t.Errorf("redone: %+v, not in %+v", k, redone)
+		}
+		if i > 0 && got[i-1].Wall < k.Wall {
+			t.Errorf("redone out of order: %+v", got)
+		}
+	}
+	if k := keys[[2]string{"autotune", "matmul/128"}]; k.Records != 2 || k.Sessions != 2 {
+		t.Errorf("matmul/128 tuned %d times in %d sessions, want twice in 2", k.Records, k.Sessions)
+	}
+
+	var empty explain.Rework
+	if len(empty.Children()) != 0 || len(empty.Redone()) != 0 {
+		t.Error("an empty Rework reports work")
+	}
+}
