@@ -2,6 +2,7 @@ package explain_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/otelrecords/otelrecords/internal/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -35,10 +37,9 @@ func record(store sessions.Store, spans []span) sessions.SessionID {
 // session's id.
 //
 // It is the one place these tests and examples write records, through
-// sessions.Recorder as the exporter does: when the Recorder moves, repoint
-// this function and nothing else.
+// the Recorder as the exporter does.
 func recordAt(store sessions.Store, start time.Time, spans []span) sessions.SessionID {
-	rec := sessions.NewRecorder(sessions.Config{Level: sessions.LevelBasic},
+	rec := recorder.New(recorder.Config{Level: sessions.LevelBasic},
 		func() (sessions.Store, error) { return store, nil }, func() time.Time { return start })
 	var id sessions.SessionID
 	for _, s := range spans {
@@ -65,7 +66,7 @@ func recordAt(store sessions.Store, start time.Time, spans []span) sessions.Sess
 			panic(err)
 		}
 	}
-	if err := rec.Close(); err != nil {
+	if err := rec.Close(context.Background()); err != nil {
 		panic(err)
 	}
 	return id

@@ -16,6 +16,9 @@ func TestImportsFlowOneWay(t *testing.T) {
 		"sessions":    {otel, badger, "github.com/otelrecords/otelrecords/badgerstore", "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter"},
 		"badgerstore": {otel, "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter"},
 		"spanbridge":  {badger, "github.com/otelrecords/otelrecords/badgerstore", "github.com/otelrecords/otelrecords/exporter"},
+		// The answers are read through the public sessions API alone, so a
+		// program that asks them pulls in no OpenTelemetry and no database.
+		"explain": {otel, badger, "github.com/otelrecords/otelrecords/badgerstore", "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter", "github.com/otelrecords/otelrecords/replay", "github.com/otelrecords/otelrecords/internal/"},
 		// The key layout is a leaf: every side of the store shares it.
 		"internal/keys": {otel, badger, "github.com/otelrecords/otelrecords/"},
 		// The retention rules are the model's, not OpenTelemetry's or Badger's.
