@@ -109,6 +109,8 @@ func checkBeforeOpen(dir string, readOnly bool) error {
 // a writer holds it.
 //
 // A directory that holds no store gives an error matching fs.ErrNotExist.
+// Verify reads no file, and says why, when the program links a version of
+// Badger other than the one the store's file readers were written for.
 func Verify(dir string) ([]*CorruptError, error) {
 	unlock, err := lockDir(dir, false)
 	if err != nil {

@@ -63,8 +63,21 @@ func damaged(file, problem string, err error) *Damage {
 // The caller holds the store's lock: the files of a live writer change
 // under a reader, and would be taken for damaged. A directory that cannot
 // be listed gives an error.
+//
+// When the program links a Badger other than [BadgerVersion], damage is
+// still reported, and its Problem says that the reader may have misread it
+// (see [CheckVersion]): a check that refused to run would leave the
+// process to Badger's panics.
 func CheckForOpen(dir string) ([]*Damage, error) {
-	return check(dir, false)
+	found, err := check(dir, false)
+	if len(found) > 0 {
+		if m := versionMismatch(); m != "" {
+			for _, d := range found {
+				d.Problem += " (" + m + ", so this may be a misreading)"
+			}
+		}
+	}
+	return found, err
 }
 
 // CheckAll reads every file of the store in dir that CheckForOpen reads,
@@ -72,8 +85,13 @@ func CheckForOpen(dir string) ([]*Damage, error) {
 // the damage it finds, ordered by file name. It is what `records doctor`
 // relies on: nothing it reads can crash the process, whatever the bytes.
 //
-// The caller holds the store's lock.
+// The caller holds the store's lock. It refuses to read anything, with the
+// error of [CheckVersion], when the program links a Badger other than
+// [BadgerVersion], rather than report damage it may have misread.
 func CheckAll(dir string) ([]*Damage, error) {
+	if err := CheckVersion(); err != nil {
+		return nil, err
+	}
 	return check(dir, true)
 }
 

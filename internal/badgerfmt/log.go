@@ -17,7 +17,7 @@ import (
 // to it). Badger's Open reads every entry of the .mem logs, and the value
 // log from the last point it recorded, and stops at the first entry that
 // does not decode. Badger's own log reader is not exported, so the format
-// is read here, as written by Badger v4.9.6.
+// is read here, as written by Badger v4 (see BadgerVersion).
 
 // Facts of the log format the readers depend on.
 const (

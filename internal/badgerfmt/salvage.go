@@ -58,8 +58,13 @@ type keyVersion struct {
 // not read; the key layout is the caller's, not Badger's.
 //
 // The caller holds the store's lock, or has moved the store where no one
-// opens it. A directory that cannot be listed gives an error.
+// opens it. Salvage refuses to read anything, with the error of
+// [CheckVersion], when the program links a Badger other than
+// [BadgerVersion]. A directory that cannot be listed gives an error.
 func Salvage(dir string, describe func(key []byte) string) (*Salvaged, error) {
+	if err := CheckVersion(); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
