@@ -53,10 +53,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // uvarints), the key (with its 8-byte version), the value, and a CRC-32C
 // (Castagnoli) of all that, big-endian.
 type logEntry struct {
-	meta  byte
-	key   []byte
-	value []byte
-	size  int // bytes the entry takes in the log
+	meta    byte
+	key     []byte
+	value   []byte
+	expires uint64 // Unix seconds; 0 for never
+	size    int    // bytes the entry takes in the log
 }
 
 var (
@@ -102,10 +103,11 @@ func decodeLogEntry(b []byte) (logEntry, error) {
 		return logEntry{}, errLogShort
 	}
 	e := logEntry{
-		meta:  b[0],
-		key:   b[p : uint64(p)+klen],
-		value: b[uint64(p)+klen : body],
-		size:  int(body) + crc32.Size,
+		meta:    b[0],
+		key:     b[p : uint64(p)+klen],
+		value:   b[uint64(p)+klen : body],
+		expires: lens[2],
+		size:    int(body) + crc32.Size,
 	}
 	if crc32.Checksum(b[:body], castagnoli) != binary.BigEndian.Uint32(b[body:]) {
 		return e, errLogBad
@@ -238,7 +240,7 @@ func salvageLog(path string, add func([]byte, keyVersion), s *Salvaged) {
 				e, err := decodeLogEntry(data[off:])
 				if err == nil {
 					if !bytes.HasPrefix(e.key, []byte(badgerKeyPrefix)) {
-						add(e.key, keyVersion{meta: e.meta &^ (bitTxn | bitFinTxn), value: e.value})
+						add(e.key, keyVersion{meta: e.meta &^ (bitTxn | bitFinTxn), value: e.value, expires: e.expires})
 					}
 					off += e.size
 					continue

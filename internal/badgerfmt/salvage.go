@@ -52,7 +52,7 @@ type keyVersion struct {
 // to the next intact entry; and each value kept in the value log (.vlog)
 // through its pointer, checksum included. Of each key, the newest version
 // wins, as in Badger; a key whose newest version is a deletion stays
-// deleted.
+// deleted, and one whose newest version has expired stays hidden.
 //
 // describe names a key for people, in what Lost says of a value that does
 // not read; the key layout is the caller's, not Badger's.

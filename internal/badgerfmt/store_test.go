@@ -239,3 +239,37 @@ func TestSalvage(t *testing.T) {
 		})
 	}
 }
+
+// TestSalvageDropsExpired writes an entry that has expired, beside one
+// that has not, and salvages what a writer killed then leaves: the entries
+// are in its write-ahead log only. Badger hides an expired entry, so
+// Salvage must not bring it back.
+func TestSalvageDropsExpired(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	live := dir + "-live"
+	db, err := badger.Open(options(live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	wb := db.NewWriteBatch()
+	expired := badger.NewEntry(key(1, 1), []byte("expired"))
+	expired.ExpiresAt = 1 // a second into 1970
+	for _, e := range []*badger.Entry{badger.NewEntry(key(1, 0), []byte("live")), expired} {
+		if err := wb.SetEntry(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	badgerfmttest.CopyDir(t, live, dir)
+
+	s, err := badgerfmt.Salvage(dir, func(k []byte) string { return string(k) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Entries) != 1 || !bytes.Equal(s.Entries[0].Key, key(1, 0)) {
+		t.Errorf("Salvage = %q, want the live entry alone", s.Entries)
+	}
+}
