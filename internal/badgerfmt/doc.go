@@ -43,10 +43,10 @@
 // Badger does not export its log reader, and says nothing of its formats
 // as an interface, so the log format, the KEYREGISTRY's size, an entry's
 // meta bits and the value pointer's layout are written here from the
-// source of Badger [BadgerVersion]. A test fails when go.mod moves to
-// another version, so that these readers are checked against it; and a
-// program that links another version (its own go.mod may ask for a newer
-// Badger than ours) is told so by [CheckVersion], which CheckAll and
+// source of Badger v4.9.6 ([BadgerVersion]). A test fails when go.mod
+// moves to another version, so that these readers are checked against it;
+// and a program that links another version (its own go.mod may ask for a
+// newer Badger than ours) is told so by [CheckVersion], which CheckAll and
 // Salvage obey rather than misread a store.
 //
 // The package knows Badger's files and nothing of what a store keeps in

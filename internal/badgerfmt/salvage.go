@@ -15,10 +15,13 @@ import (
 	"github.com/dgraph-io/badger/v4/y"
 )
 
-// An Entry is a key and its value, as a store's user wrote them (Badger's
-// version is taken off the key).
+// An Entry is a key and its value, as a store's user wrote them.
 type Entry struct {
-	Key, Value []byte
+	// Key is the key without the version Badger appends to it.
+	Key []byte
+	// Value is the value itself, read through its value pointer when
+	// Badger kept it in the value log.
+	Value []byte
 }
 
 // Salvaged is what Salvage read of a damaged store.
