@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -65,19 +64,12 @@ func bigEntry(session sessions.SessionID, seq uint64) sessions.Entry {
 // session's store is not closed: the directory is copied while it is
 // open, which is what a writer killed at that moment leaves (Badger's
 // logs are memory maps, so the copy sees every acknowledged write), and
-// the copy goes to dir. It returns every entry written.
+// the copy goes to dir (badgerfmttest.Build). It returns every entry
+// written.
 func buildStore(t testing.TB, dir string, opens int, crash bool) []sessions.Entry {
 	t.Helper()
 	var all []sessions.Entry
-	for i := range opens {
-		live := dir
-		last := i == opens-1
-		if crash && last {
-			live = dir + "-live"
-			if err := os.Rename(dir, live); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				t.Fatal(err)
-			}
-		}
+	badgerfmttest.Build(t, dir, opens, crash, func(live string, i int) func() error {
 		s, err := Open(live, WithErrorHandler(func(err error) { t.Errorf("building the store: %v", err) }))
 		if err != nil {
 			t.Fatal(err)
@@ -94,23 +86,18 @@ func buildStore(t testing.TB, dir string, opens int, crash bool) []sessions.Entr
 			}
 		}
 		all = append(all, es...)
-		if crash && last {
-			badgerfmttest.CopyDir(t, live, dir)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return s.Close
+	})
 	return all
 }
 
 // TestOpenDamagedStore damages one file of a fresh store in each of the
 // ways of badgerfmttest.Damages, and checks that Open, read-write and
-// read-only, returns an error matching ErrCorrupt that names the file — in this
-// process, which survives (before this check, a truncated table killed it
-// from inside a Badger goroutine) — and that it changed nothing on disk
-// (Badger deletes the tables a MANIFEST cut short no longer lists, and
-// truncates a log at its damage).
+// read-only, returns an error matching ErrCorrupt that names the file —
+// in this process, which survives (before this check, a truncated table
+// killed it from inside a Badger goroutine) — and that it changed nothing
+// on disk (Badger deletes the tables a MANIFEST cut short no longer lists,
+// and truncates a log at its damage).
 func TestOpenDamagedStore(t *testing.T) {
 	for _, d := range badgerfmttest.Damages {
 		for _, readOnly := range []bool{false, true} {

@@ -3,9 +3,7 @@ package badgerfmt_test
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -20,23 +18,18 @@ import (
 )
 
 // The stores of these tests are written with Badger itself, shaped as
-// badgerstore's are (its options.go): tables of one open's records each,
-// values of 1 MiB or more in the value log, and after a kill, a
-// write-ahead log that Badger has not replayed.
+// badgerstore's are: tables of one open's records each, values of 1 MiB
+// or more in the value log, and after a kill, a write-ahead log that
+// Badger has not replayed.
 
-// options returns the options badgerstore opens a store with, in short.
+// options returns Badger's options with the sizes badgerstore gives the
+// files (its options.go): small write-ahead and value logs, values of
+// 1 MiB or more in the value log.
 func options(dir string) badger.Options {
-	return badger.DefaultOptions(dir).
-		WithLogger(nil).
+	return badger.DefaultOptions(dir).WithLogger(nil).
 		WithMemTableSize(8 << 20).
-		WithNumMemtables(2).
 		WithValueThreshold(1 << 20).
-		WithValueLogFileSize(16 << 20).
-		WithBlockCacheSize(8 << 20).
-		WithNumCompactors(2).
-		WithNumVersionsToKeep(1).
-		WithDetectConflicts(false).
-		WithMetricsEnabled(false)
+		WithValueLogFileSize(16 << 20)
 }
 
 // key returns a record key as badgerstore's users write them: a
@@ -47,23 +40,14 @@ func key(session, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(k, seq)
 }
 
-// build writes a store in dir in opens spells, 1,500 entries each (a
-// table each, flushed at Close), and in the first a 2 MiB value, which
-// goes to the value log. With crash set, the directory is copied while the
-// last spell's store is open, which is what a writer killed then leaves.
-// It returns every entry written, by key.
+// build writes a store in dir in opens spells (badgerfmttest.Build), of
+// 1,500 entries each (a table each, flushed at Close), and in the first a
+// 2 MiB value, which goes to the value log. It returns every entry
+// written, by key.
 func build(t *testing.T, dir string, opens int, crash bool) map[string][]byte {
 	t.Helper()
 	written := map[string][]byte{}
-	for i := range opens {
-		live := dir
-		last := i == opens-1
-		if crash && last {
-			live = dir + "-live"
-			if err := os.Rename(dir, live); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				t.Fatal(err)
-			}
-		}
+	badgerfmttest.Build(t, dir, opens, crash, func(live string, i int) func() error {
 		db, err := badger.Open(options(live))
 		if err != nil {
 			t.Fatal(err)
@@ -90,13 +74,8 @@ func build(t *testing.T, dir string, opens int, crash bool) map[string][]byte {
 				t.Fatal(err)
 			}
 		}
-		if crash && last {
-			badgerfmttest.CopyDir(t, live, dir)
-		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return db.Close
+	})
 	return written
 }
 

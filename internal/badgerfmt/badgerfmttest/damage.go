@@ -9,7 +9,9 @@ package badgerfmttest
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -171,6 +173,33 @@ func FilesIn(t testing.TB, dir string) map[string]string {
 		out[e.Name()] = fmt.Sprintf("%d bytes, sha256 %x", len(b), sha256.Sum256(b))
 	}
 	return out
+}
+
+// Build makes a store in dir the way writers make one, in spells: for
+// each spell it calls spell with the directory to open and the spell's
+// number (from 0), and spell opens a store there, writes, and returns the
+// store's Close, which Build calls. With crash set, the last spell writes
+// in dir+"-live", and dir becomes a copy of that store made while it is
+// open (CopyDir): what a writer killed at that moment leaves.
+func Build(t testing.TB, dir string, spells int, crash bool, spell func(dir string, i int) (close func() error)) {
+	t.Helper()
+	for i := range spells {
+		live := dir
+		last := i == spells-1
+		if crash && last {
+			live = dir + "-live"
+			if err := os.Rename(dir, live); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatal(err)
+			}
+		}
+		close := spell(live, i)
+		if crash && last {
+			CopyDir(t, live, dir)
+		}
+		if err := close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // CopyDir copies the regular files of src into a new directory dst,
