@@ -51,7 +51,9 @@ type Recovery struct {
 // which it never changes. A healthy store (Verify finds nothing) is left
 // as it is, and the Recovery says so (Aside is ""). Recover holds the
 // store's lock while it works, and fails with an error matching ErrLocked
-// when another process has the store open.
+// when another process has the store open. Like Verify, it reads no file,
+// moves nothing and says why when the program links a version of Badger
+// other than the one the store's file readers were written for.
 func Recover(dir string) (*Recovery, error) {
 	unlock, err := lockDir(dir, true)
 	if err != nil {
