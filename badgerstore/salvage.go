@@ -1,24 +1,15 @@
 package badgerstore
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"github.com/otelrecords/otelrecords/internal/keys"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/options"
-	"github.com/dgraph-io/badger/v4/table"
-	"github.com/dgraph-io/badger/v4/y"
-	"github.com/dgraph-io/ristretto/v2/z"
-
+	"github.com/otelrecords/otelrecords/internal/badgerfmt"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -26,14 +17,10 @@ import (
 //
 // Badger cannot open a store with a damaged file, and would lose more than
 // the damage if it could (it truncates a log at the first bad entry). So
-// the store is read here without Badger's database code: every table the
-// MANIFEST lists (every table in the directory when the MANIFEST itself is
-// damaged) block by block, skipping the blocks that do not read; every log
-// (.mem) entry by entry, stepping over damaged stretches to the next
-// intact entry; and each value kept in the value log (.vlog) through its
-// pointer, checksum included. Of each key, the newest version wins, as in
-// Badger; a key whose newest version is a deletion stays deleted. What is
-// left is written into a new store.
+// the store is moved aside and read without Badger's database code, by
+// package badgerfmt (badgerfmt.Salvage), and what is left is written into
+// a new store. What is the store's is the lock, the move, the new store
+// and the spool.
 
 // A Recovery says what Recover did.
 type Recovery struct {
@@ -65,7 +52,9 @@ type Recovery struct {
 // which it never changes. A healthy store (Verify finds nothing) is left
 // as it is, and the Recovery says so (Aside is ""). Recover holds the
 // store's lock while it works, and fails with an error matching ErrLocked
-// when another process has the store open.
+// when another process has the store open. Like Verify, it reads no file,
+// moves nothing and says why when the program links a version of Badger
+// other than the one the store's file readers were written for.
 func Recover(dir string) (*Recovery, error) {
 	unlock, err := lockDir(dir, true)
 	if err != nil {
@@ -75,11 +64,11 @@ func Recover(dir string) (*Recovery, error) {
 		return nil, err
 	}
 	defer unlock()
-	damage, err := check(dir, true)
+	damage, err := badgerfmt.CheckAll(dir)
 	if err != nil {
 		return nil, fmt.Errorf("otelrecords: check store %s: %w", dir, err)
 	}
-	rec := &Recovery{Dir: dir, Damage: damage, Kept: map[string]int{}}
+	rec := &Recovery{Dir: dir, Damage: corrupt(damage), Kept: map[string]int{}}
 	if len(damage) == 0 {
 		if err := storeThere(dir); err != nil {
 			return nil, err
@@ -105,9 +94,14 @@ func Recover(dir string) (*Recovery, error) {
 		d.File = filepath.Join(aside, filepath.Base(d.File))
 	}
 
-	kept, err := salvage(aside, rec)
+	read, err := badgerfmt.Salvage(aside, describeKey)
 	if err != nil {
 		return rec, err
+	}
+	rec.Lost, rec.LostEntries = read.Lost, read.LostEntries
+	kept := make([]sessions.Entry, len(read.Entries))
+	for i, e := range read.Entries {
+		kept[i] = sessions.Entry{Key: e.Key, Value: e.Value}
 	}
 	if err := writeRecovered(dir, kept, rec); err != nil {
 		return rec, err
@@ -157,100 +151,6 @@ func writeRecovered(dir string, kept []sessions.Entry, rec *Recovery) error {
 	return s.Close()
 }
 
-// version is what salvage knows of a key: its newest version so far.
-type version struct {
-	ts      uint64
-	meta    byte
-	value   []byte // inline, or a value pointer when meta says so
-	expires uint64
-}
-
-// salvage reads what it can of the store in dir (never changing it),
-// notes in rec what it could not, and returns the live entries in key
-// order.
-func salvage(dir string, rec *Recovery) ([]sessions.Entry, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	newest := map[string]version{}
-	add := func(key []byte, v version) {
-		if len(key) <= 8 {
-			return
-		}
-		v.ts = y.ParseTs(key)
-		k := y.ParseKey(key)
-		if old, ok := newest[string(k)]; ok && old.ts >= v.ts {
-			return
-		}
-		v.value = bytes.Clone(v.value)
-		newest[string(k)] = v
-	}
-
-	// Tables: those the MANIFEST lists, at the compression it records; or,
-	// without a MANIFEST that reads, every table, at whichever compression
-	// opens it.
-	compression := map[uint64]options.CompressionType{}
-	listed := false
-	if m, bad := checkManifest(filepath.Join(dir, badger.ManifestFilename)); bad == nil {
-		listed = true
-		for id, tm := range m.Tables {
-			compression[id] = tm.Compression
-		}
-	}
-	var logs, vlogs []string
-	for _, e := range entries {
-		name := e.Name()
-		path := filepath.Join(dir, name)
-		switch {
-		case strings.HasSuffix(name, sstFileExt):
-			id, ok := table.ParseFileID(name)
-			c, isListed := compression[id]
-			if !ok || (listed && !isListed) {
-				continue // Badger would delete it: a table a compaction replaced
-			}
-			salvageTable(path, id, c, !listed, add, rec)
-		case strings.HasSuffix(name, memFileExt):
-			logs = append(logs, path)
-		case strings.HasSuffix(name, vlogFileExt):
-			vlogs = append(vlogs, path)
-		}
-	}
-	for _, path := range logs {
-		salvageLog(path, add, rec)
-	}
-
-	values := openValueLogs(vlogs)
-	defer values.close()
-	keys := make([]string, 0, len(newest))
-	for k := range newest {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	now := uint64(time.Now().Unix())
-	out := make([]sessions.Entry, 0, len(keys))
-	for _, k := range keys {
-		v := newest[k]
-		switch {
-		case strings.HasPrefix(k, "!badger!"):
-			continue // Badger's own bookkeeping
-		case v.meta&bitDelete != 0, v.expires != 0 && v.expires <= now:
-			continue
-		}
-		value := v.value
-		if v.meta&bitValuePointer != 0 {
-			var err error
-			if value, err = values.read(y.KeyWithTs([]byte(k), v.ts), v.value); err != nil {
-				rec.LostEntries++
-				rec.Lost = append(rec.Lost, fmt.Sprintf("the value of %s: %v", describeKey([]byte(k)), err))
-				continue
-			}
-		}
-		out = append(out, sessions.Entry{Key: []byte(k), Value: value})
-	}
-	return out, nil
-}
-
 // describeKey names a key for people: the record or session row it
 // holds, or the key itself, quoted.
 func describeKey(k []byte) string {
@@ -262,183 +162,4 @@ func describeKey(k []byte) string {
 		return fmt.Sprintf("the session row of %d", session)
 	}
 	return fmt.Sprintf("a %q record (session %d, seq %d)", kind, session, seq)
-}
-
-// Bits of an entry's meta byte (Badger's value.go).
-const (
-	bitDelete       = 1 << 0
-	bitValuePointer = 1 << 1
-	bitTxn          = 1 << 6
-	bitFinTxn       = 1 << 7
-)
-
-// salvageTable hands every entry of the table at path that reads to add,
-// block by block, and notes in rec what does not read. Without a known
-// compression it tries each of Badger's.
-func salvageTable(path string, id uint64, c options.CompressionType, guess bool, add func([]byte, version), rec *Recovery) {
-	name := filepath.Base(path)
-	err := withMapped(path, func(_ *os.File, data []byte) error {
-		if len(data) == 0 {
-			return errors.New("empty")
-		}
-		tbl, err := openTable(data, id, c)
-		if guess {
-			for _, other := range []options.CompressionType{options.Snappy, options.None, options.ZSTD} {
-				if err == nil {
-					break
-				}
-				tbl, err = openTable(data, id, other)
-			}
-		}
-		if err != nil {
-			return err
-		}
-		read, bad := 0, []int{}
-		err = guard(func() error {
-			bases := tbl.KeySplits(1<<31-1, nil)
-			it := tbl.NewIterator(table.NOCACHE)
-			defer it.Close()
-			for i, base := range bases {
-				it.Seek([]byte(base))
-				if !it.Valid() || !bytes.Equal(it.Key(), []byte(base)) {
-					bad = append(bad, i+1)
-					continue
-				}
-				for ; it.Valid(); it.Next() {
-					if i+1 < len(bases) && y.CompareKeys(it.Key(), []byte(bases[i+1])) >= 0 {
-						break
-					}
-					vs := it.Value()
-					add(it.Key(), version{meta: vs.Meta, value: vs.Value, expires: vs.ExpiresAt})
-					read++
-				}
-			}
-			return nil
-		})
-		if len(bad) > 0 || err != nil {
-			lost := max(int(tbl.KeyCount())-read, 0)
-			rec.LostEntries += lost
-			what := fmt.Sprintf("%d of %d blocks of %s (%d entries)", len(bad), len(tbl.KeySplits(1<<31-1, nil)), name, lost)
-			if err != nil {
-				what += ": " + err.Error()
-			}
-			rec.Lost = append(rec.Lost, what)
-		}
-		return nil
-	})
-	if err != nil {
-		rec.Lost = append(rec.Lost, fmt.Sprintf("all of %s (its index does not read: %v)", name, err))
-	}
-}
-
-// salvageLog hands every intact entry of a .mem log to add, stepping over
-// damaged stretches to the next intact entry, and notes in rec the bytes
-// it stepped over.
-func salvageLog(path string, add func([]byte, version), rec *Recovery) {
-	name := filepath.Base(path)
-	err := withMapped(path, func(f *os.File, data []byte) error {
-		if len(data) < logHeaderSize || binary.BigEndian.Uint64(data) != 0 {
-			return errors.New("its header does not read")
-		}
-		end := int(dataEnd(f, int64(len(data))))
-		return guard(func() error {
-			off := logHeaderSize
-			for off < len(data) {
-				e, err := decodeLogEntry(data[off:])
-				if err == nil {
-					if !bytes.HasPrefix(e.key, []byte("!badger!")) {
-						add(e.key, version{meta: e.meta &^ (bitTxn | bitFinTxn), value: e.value})
-					}
-					off += e.size
-					continue
-				}
-				next := resync(data[:end], off+1)
-				if next < 0 {
-					if errors.Is(err, errLogShort) || (errors.Is(err, errLogBad) && (e.size == 0 || data[off+e.size-1] != 0)) {
-						rec.Lost = append(rec.Lost, fmt.Sprintf("bytes %d to %d of %s (cut short or overwritten)", off, min(end, len(data)), name))
-					}
-					return nil
-				}
-				rec.Lost = append(rec.Lost, fmt.Sprintf("bytes %d to %d of %s (overwritten)", off, next, name))
-				off = next
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		rec.Lost = append(rec.Lost, fmt.Sprintf("all of %s (%v)", name, err))
-	}
-}
-
-// valueLogs reads values through Badger's value pointers.
-type valueLogs struct {
-	files map[uint32][]byte
-	close func()
-}
-
-// openValueLogs maps every .vlog file, for reads until close.
-func openValueLogs(paths []string) *valueLogs {
-	v := &valueLogs{files: map[uint32][]byte{}}
-	var closers []func()
-	for _, path := range paths {
-		id, ok := parseFileID(filepath.Base(path), vlogFileExt)
-		if !ok || id > 1<<32-1 {
-			continue
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			continue
-		}
-		fi, err := f.Stat()
-		if err != nil || fi.Size() == 0 {
-			f.Close()
-			continue
-		}
-		// A map outlives the descriptor it was made from.
-		data, err := z.Mmap(f, false, fi.Size())
-		f.Close()
-		if err != nil {
-			continue
-		}
-		v.files[uint32(id)] = data
-		closers = append(closers, func() { _ = z.Munmap(data) })
-	}
-	v.close = func() {
-		for _, c := range closers {
-			c()
-		}
-	}
-	return v
-}
-
-// read returns the value a pointer (Badger's valuePointer: file id,
-// length and offset as 32-bit integers in the machine's byte order) leads
-// to, checking that the entry there is intact and is key's.
-func (v *valueLogs) read(key, ptr []byte) (value []byte, err error) {
-	if len(ptr) != 12 {
-		return nil, fmt.Errorf("a value pointer of %d bytes", len(ptr))
-	}
-	fid := binary.NativeEndian.Uint32(ptr[0:])
-	n := binary.NativeEndian.Uint32(ptr[4:])
-	off := binary.NativeEndian.Uint32(ptr[8:])
-	data, ok := v.files[fid]
-	name := fmt.Sprintf("%06d%s", fid, vlogFileExt)
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("%s is missing", name)
-	case uint64(off)+uint64(n) > uint64(len(data)):
-		return nil, fmt.Errorf("%s ends before byte %d", name, uint64(off)+uint64(n))
-	}
-	err = guard(func() error {
-		e, err := decodeLogEntry(data[off : off+n])
-		if err != nil {
-			return fmt.Errorf("the entry at byte %d of %s does not read", off, name)
-		}
-		if !bytes.Equal(e.key, key) {
-			return fmt.Errorf("the entry at byte %d of %s is another key's", off, name)
-		}
-		value = bytes.Clone(e.value)
-		return nil
-	})
-	return value, err
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/otelrecords/otelrecords/internal/badgerfmt/badgerfmttest"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -31,23 +33,20 @@ func readAll(t *testing.T, dir string) map[string][]byte {
 	return got
 }
 
-// TestRecover damages a store in each way of theDamages, and a data block
-// besides, recovers it, and checks that the damaged store was moved aside
-// unchanged, that the new store opens and holds only entries that were
-// written (byte for byte), and that what was lost is accounted for: all
-// but the damage is kept.
+// TestRecover damages a store in each way of badgerfmttest.Damages, and a
+// data block besides, recovers it, and checks that the damaged store was
+// moved aside unchanged, that the new store opens and holds only entries
+// that were written (byte for byte), and that what was lost is accounted
+// for: all but the damage is kept.
 func TestRecover(t *testing.T) {
-	dataBlock := damage{"sst random bytes in a data block", false, sstFileExt, func(t testing.TB, path string) {
-		overwrite(t, path, tableIndexStart(t, path)/3, 64)
-	}}
-	for _, d := range append(theDamages, dataBlock) {
-		t.Run(d.name, func(t *testing.T) {
+	for _, d := range append(slices.Clone(badgerfmttest.Damages), badgerfmttest.DataBlock) {
+		t.Run(d.Name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "store")
 			// Two opens: two tables, so a lost table is not the whole store.
-			written := buildStore(t, dir, 2, d.crash)
-			path := fileWith(t, dir, d.file)
-			d.do(t, path)
-			before := filesIn(t, dir)
+			written := buildStore(t, dir, 2, d.Crash)
+			path := badgerfmttest.FileWith(t, dir, d.File)
+			d.Do(t, path)
+			before := badgerfmttest.FilesIn(t, dir)
 
 			rec, err := Recover(dir)
 			if err != nil {
@@ -59,7 +58,7 @@ func TestRecover(t *testing.T) {
 			if rec.Damage[0].File != filepath.Join(rec.Aside, filepath.Base(path)) {
 				t.Errorf("damage reported in %s, want %s", rec.Damage[0].File, path)
 			}
-			if after := filesIn(t, rec.Aside); !mapsEqual(before, after) {
+			if after := badgerfmttest.FilesIn(t, rec.Aside); !mapsEqual(before, after) {
 				t.Errorf("the damaged store changed when moved aside:\nbefore %v\nafter  %v", before, after)
 			}
 
@@ -90,7 +89,7 @@ func TestRecover(t *testing.T) {
 			if len(got) < len(want)/2-1 {
 				t.Errorf("kept %d of %d entries", len(got), len(want))
 			}
-			switch d.name {
+			switch d.Name {
 			case "MANIFEST random bytes", "MANIFEST truncated":
 				if lost != 0 {
 					t.Errorf("lost %d entries to a damaged MANIFEST; its tables are whole", lost)
@@ -108,12 +107,12 @@ func TestRecover(t *testing.T) {
 func TestRecoverHealthy(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	buildStore(t, dir, 1, false)
-	before := filesIn(t, dir)
+	before := badgerfmttest.FilesIn(t, dir)
 	rec, err := Recover(dir)
 	if err != nil || rec.Aside != "" || len(rec.Damage) != 0 {
 		t.Fatalf("Recover of a healthy store = %+v, %v", rec, err)
 	}
-	if after := filesIn(t, dir); !mapsEqual(before, after) {
+	if after := badgerfmttest.FilesIn(t, dir); !mapsEqual(before, after) {
 		t.Errorf("Recover changed a healthy store")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/otelrecords/otelrecords/internal/badgerfmt"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -38,11 +39,11 @@ func reserveLog(dir string) error {
 	}
 	newest, best := "", uint64(0)
 	for _, e := range entries {
-		if id, ok := parseFileID(e.Name(), memFileExt); ok && (newest == "" || id > best) {
+		if id, ok := badgerfmt.ParseFileID(e.Name(), badgerfmt.MemFileExt); ok && (newest == "" || id > best) {
 			newest, best = e.Name(), id
 		}
 	}
-	if newest == "" || !strings.HasSuffix(newest, memFileExt) {
+	if newest == "" || !strings.HasSuffix(newest, badgerfmt.MemFileExt) {
 		return nil
 	}
 	f, err := os.OpenFile(filepath.Join(dir, newest), os.O_RDWR, 0)

@@ -2,14 +2,9 @@
 
 package badgerstore
 
-import "os"
-
 // lockDir takes no lock where Badger does not lock with flock: a check
 // then reads the files as they are, which is safe for the process but may
 // call a live writer's half-written files damaged.
 func lockDir(dir string, exclusive bool) (unlock func(), err error) {
 	return func() {}, nil
 }
-
-// dataEnd returns size: where holes cannot be found, a log is read whole.
-func dataEnd(f *os.File, size int64) int64 { return size }

@@ -3,19 +3,14 @@ package badgerstore
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,6 +19,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/otelrecords/otelrecords/internal/badgerfmt/badgerfmttest"
 	"github.com/otelrecords/otelrecords/internal/keys"
 	"github.com/otelrecords/otelrecords/internal/storetest"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -70,19 +66,12 @@ func bigEntry(session sessions.SessionID, seq uint64) sessions.Entry {
 // session's store is not closed: the directory is copied while it is
 // open, which is what a writer killed at that moment leaves (Badger's
 // logs are memory maps, so the copy sees every acknowledged write), and
-// the copy goes to dir. It returns every entry written.
+// the copy goes to dir (badgerfmttest.Build). It returns every entry
+// written.
 func buildStore(t testing.TB, dir string, opens int, crash bool) []sessions.Entry {
 	t.Helper()
 	var all []sessions.Entry
-	for i := range opens {
-		live := dir
-		last := i == opens-1
-		if crash && last {
-			live = dir + "-live"
-			if err := os.Rename(dir, live); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				t.Fatal(err)
-			}
-		}
+	badgerfmttest.Build(t, dir, opens, crash, func(live string, i int) func() error {
 		s, err := Open(live, WithErrorHandler(func(err error) { t.Errorf("building the store: %v", err) }))
 		if err != nil {
 			t.Fatal(err)
@@ -99,208 +88,28 @@ func buildStore(t testing.TB, dir string, opens int, crash bool) []sessions.Entr
 			}
 		}
 		all = append(all, es...)
-		if crash && last {
-			copyDir(t, live, dir)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return s.Close
+	})
 	return all
 }
 
-// copyDir copies the regular files of src into a new directory dst,
-// keeping runs of zeros as holes, as Badger's own files have them.
-func copyDir(t testing.TB, src, dst string) {
-	t.Helper()
-	if err := os.Mkdir(dst, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Create(filepath.Join(dst, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		const chunk = 64 << 10
-		for off := 0; off < len(b); off += chunk {
-			part := b[off:min(off+chunk, len(b))]
-			if allZero(part) {
-				continue
-			}
-			if _, err := f.WriteAt(part, int64(off)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := f.Truncate(int64(len(b))); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// filesIn returns the files of dir with their sizes and hashes.
-func filesIn(t testing.TB, dir string) map[string]string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, e := range entries {
-		if !e.Type().IsRegular() || e.Name() == "LOCK" {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[e.Name()] = fmt.Sprintf("%d bytes, sha256 %x", len(b), sha256.Sum256(b))
-	}
-	return out
-}
-
-// fileWith returns the path of the first file in dir whose name ends with
-// suffix, preferring the one with the most data (a store has an empty
-// value log beside the one holding values).
-func fileWith(t testing.TB, dir, suffix string) string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	best, bestUsed := "", -1
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), suffix) {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		if u := usedLen(t, path); u > bestUsed {
-			best, bestUsed = path, u
-		}
-	}
-	if best == "" {
-		t.Fatalf("no *%s file in %s", suffix, dir)
-	}
-	return best
-}
-
-// usedLen returns the length of a file without its trailing zeros: a log
-// is sized before it is written, so its written part is shorter.
-func usedLen(t testing.TB, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lastNonZero(b) + 1
-}
-
-// overwrite writes n random bytes (from a fixed seed) at off.
-func overwrite(t testing.TB, path string, off, n int) {
-	t.Helper()
-	r := rand.New(rand.NewPCG(1, uint64(off)))
-	junk := make([]byte, n)
-	for i := range junk {
-		junk[i] = byte(r.Uint32())
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt(junk, int64(off)); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// tableIndexStart returns where a table's index begins: Badger's table
-// ends with the index, its length (4 bytes), a checksum and the
-// checksum's length (4 bytes).
-func tableIndexStart(t testing.TB, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := len(b) - 4
-	p -= int(binary.BigEndian.Uint32(b[p:]))
-	p -= 4
-	return p - int(binary.BigEndian.Uint32(b[p:]))
-}
-
-// A damage is one way a file of a store gets damaged.
-type damage struct {
-	name  string
-	crash bool // on a store whose writer was killed (it has a .mem log)
-	file  string
-	do    func(t testing.TB, path string)
-}
-
-// randomIn writes 64 random bytes into the middle of a file's data.
-func randomIn(t testing.TB, path string) {
-	u := usedLen(t, path)
-	n := min(64, u/2)
-	overwrite(t, path, u/2-n/2, n)
-}
-
-// cutHalf truncates a file to half its data.
-func cutHalf(t testing.TB, path string) {
-	if err := os.Truncate(path, int64(usedLen(t, path)/2)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// theDamages are the damages issue 4 asks Open to survive: random bytes
-// written into a table, the MANIFEST, a value log and a memtable log, and
-// each of them truncated. Random bytes go into the part of a table that
-// Badger's Open reads (its index); damage to its data blocks is
-// TestDamagedDataBlock's.
-var theDamages = []damage{
-	{"sst random bytes in the index", false, sstFileExt, func(t testing.TB, path string) {
-		start := tableIndexStart(t, path)
-		overwrite(t, path, start+(usedLen(t, path)-start)/2-32, 64)
-	}},
-	{"sst truncated", false, sstFileExt, cutHalf},
-	{"MANIFEST random bytes", false, badger.ManifestFilename, randomIn},
-	{"MANIFEST truncated", false, badger.ManifestFilename, cutHalf},
-	{"vlog random bytes", false, vlogFileExt, randomIn},
-	{"vlog truncated", false, vlogFileExt, cutHalf},
-	{"mem random bytes", true, memFileExt, randomIn},
-	{"mem truncated", true, memFileExt, cutHalf},
-}
-
 // TestOpenDamagedStore damages one file of a fresh store in each of the
-// ways of theDamages, and checks that Open, read-write and read-only,
-// returns an error matching ErrCorrupt that names the file — in this
-// process, which survives (before this check, a truncated table killed it
-// from inside a Badger goroutine) — and that it changed nothing on disk
-// (Badger deletes the tables a MANIFEST cut short no longer lists, and
-// truncates a log at its damage).
+// ways of badgerfmttest.Damages, and checks that Open, read-write and
+// read-only, returns an error matching ErrCorrupt that names the file —
+// in this process, which survives (before this check, a truncated table
+// killed it from inside a Badger goroutine) — and that it changed nothing
+// on disk (Badger deletes the tables a MANIFEST cut short no longer lists,
+// and truncates a log at its damage).
 func TestOpenDamagedStore(t *testing.T) {
-	for _, d := range theDamages {
+	for _, d := range badgerfmttest.Damages {
 		for _, readOnly := range []bool{false, true} {
 			mode := map[bool]string{false: "read-write", true: "read-only"}[readOnly]
-			t.Run(d.name+"/"+mode, func(t *testing.T) {
+			t.Run(d.Name+"/"+mode, func(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "store")
-				buildStore(t, dir, 1, d.crash)
-				path := fileWith(t, dir, d.file)
-				d.do(t, path)
-				before := filesIn(t, dir)
+				buildStore(t, dir, 1, d.Crash)
+				path := badgerfmttest.FileWith(t, dir, d.File)
+				d.Do(t, path)
+				before := badgerfmttest.FilesIn(t, dir)
 
 				var opts []Option
 				if readOnly {
@@ -309,7 +118,7 @@ func TestOpenDamagedStore(t *testing.T) {
 				s, err := Open(dir, append(opts, WithErrorHandler(func(err error) { t.Logf("badger: %v", err) }))...)
 				if err == nil {
 					s.Close()
-					t.Fatalf("Open of a store with %s succeeded", d.name)
+					t.Fatalf("Open of a store with %s succeeded", d.Name)
 				}
 				if !errors.Is(err, ErrCorrupt) {
 					t.Fatalf("Open = %v, want an error matching ErrCorrupt", err)
@@ -322,7 +131,7 @@ func TestOpenDamagedStore(t *testing.T) {
 					t.Errorf("message %q does not name %s and the way to recover", err, path)
 				}
 				t.Logf("%s", err)
-				if after := filesIn(t, dir); !mapsEqual(before, after) {
+				if after := badgerfmttest.FilesIn(t, dir); !mapsEqual(before, after) {
 					t.Errorf("Open changed the damaged store:\nbefore %v\nafter  %v", before, after)
 				}
 				found, err := Verify(dir)
@@ -340,8 +149,8 @@ func TestOpenDamagedStore(t *testing.T) {
 func TestDamagedDataBlock(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	buildStore(t, dir, 1, false)
-	path := fileWith(t, dir, sstFileExt)
-	overwrite(t, path, tableIndexStart(t, path)/3, 64)
+	path := badgerfmttest.FileWith(t, dir, badgerfmttest.DataBlock.File)
+	badgerfmttest.DataBlock.Do(t, path)
 
 	s, err := Open(dir, WithReadOnly(), WithErrorHandler(nil))
 	if err != nil {
@@ -366,13 +175,13 @@ func TestMissingManifest(t *testing.T) {
 	if err := os.Remove(manifest); err != nil {
 		t.Fatal(err)
 	}
-	before := filesIn(t, dir)
+	before := badgerfmttest.FilesIn(t, dir)
 	_, err := Open(dir, WithErrorHandler(nil))
 	var ce *CorruptError
 	if !errors.As(err, &ce) || ce.File != manifest {
 		t.Fatalf("Open = %v, want a *CorruptError naming %s", err, manifest)
 	}
-	if after := filesIn(t, dir); !mapsEqual(before, after) {
+	if after := badgerfmttest.FilesIn(t, dir); !mapsEqual(before, after) {
 		t.Errorf("Open changed the store: before %v, after %v", before, after)
 	}
 }
@@ -383,7 +192,7 @@ func TestDamagedKeyRegistry(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	buildStore(t, dir, 1, false)
 	path := filepath.Join(dir, badger.KeyRegistryFileName)
-	overwrite(t, path, 16, 12)
+	badgerfmttest.Overwrite(t, path, 16, 12)
 	_, err := Open(dir, WithErrorHandler(nil))
 	var ce *CorruptError
 	if !errors.As(err, &ce) || ce.File != path {
@@ -430,68 +239,6 @@ func TestVerifyLocked(t *testing.T) {
 	if _, err := Verify(s.Dir()); !errors.Is(err, ErrLocked) {
 		t.Fatalf("Verify of a store held open = %v, want ErrLocked", err)
 	}
-}
-
-// encodeTestEntry encodes a log entry as Badger does: meta, user meta,
-// then key length, value length and expiry as uvarints, key, value, and a
-// big-endian CRC-32C of all that.
-func encodeTestEntry(key, value []byte) []byte {
-	b := []byte{0, 0}
-	b = binary.AppendUvarint(b, uint64(len(key)))
-	b = binary.AppendUvarint(b, uint64(len(value)))
-	b = binary.AppendUvarint(b, 0)
-	b = append(b, key...)
-	b = append(b, value...)
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-}
-
-// TestWalkLogTellsTornFromDamaged builds a log of three entries in a
-// zeroed file, as Badger writes one, and checks every way a kill can tear
-// the last write (a prefix of it written, zeros after) passes, while
-// damage does not: a byte changed in an entry, or the file cut inside one.
-func TestWalkLogTellsTornFromDamaged(t *testing.T) {
-	var entries [][]byte
-	for i := range 3 {
-		key := append([]byte(fmt.Sprintf("records/v1/k\x00%016d", i)), 0, 0, 0, 0, 0, 0, 0, byte(i+1))
-		entries = append(entries, encodeTestEntry(key, bytes.Repeat([]byte{byte('a' + i)}, 300)))
-	}
-	log := make([]byte, logHeaderSize)
-	for _, e := range entries {
-		log = append(log, e...)
-	}
-	const size = 8 << 10
-	whole := func(b []byte) []byte { return append(bytes.Clone(b), make([]byte, size-len(b))...) }
-
-	if err := walkLog(whole(log), size, nil); err != nil {
-		t.Fatalf("an intact log: %v", err)
-	}
-	lastStart := len(log) - len(entries[2])
-	for tear := lastStart; tear < len(log); tear++ {
-		if err := walkLog(whole(log[:tear]), size, nil); err != nil {
-			t.Fatalf("a write torn at byte %d: %v", tear, err)
-		}
-	}
-	for off := logHeaderSize; off < lastStart; off += 7 {
-		b := whole(log)
-		b[off] ^= 0x5a
-		if err := walkLog(b, size, nil); err == nil {
-			t.Errorf("byte %d changed: no damage found", off)
-		}
-	}
-	for cut := logHeaderSize + 1; cut < len(log); cut += 13 {
-		if err := walkLog(log[:cut], cut, nil); err == nil && !slices.Contains(entryEnds(entries), cut) {
-			t.Errorf("file cut at byte %d inside an entry: no damage found", cut)
-		}
-	}
-}
-
-func entryEnds(entries [][]byte) []int {
-	ends, off := []int{}, logHeaderSize
-	for _, e := range entries {
-		off += len(e)
-		ends = append(ends, off)
-	}
-	return ends
 }
 
 // helperEnv, set in the environment of this test binary, makes

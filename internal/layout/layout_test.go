@@ -1,7 +1,8 @@
 // Package layout checks that imports flow one way between the packages of
 // the module, as SPEC §6 lays them out: the model knows no database and no
 // OpenTelemetry, the store knows no OpenTelemetry, the bridge knows no
-// database.
+// database, and the readers of Badger's files (internal/badgerfmt) know
+// Badger and nothing of the store that calls them.
 package layout
 
 import (
@@ -12,6 +13,8 @@ import (
 
 func TestImportsFlowOneWay(t *testing.T) {
 	const otel, badger = "go.opentelemetry.io/", "github.com/dgraph-io/badger"
+	const mod = "github.com/otelrecords/otelrecords/"
+	badgerfmt := []string{otel, mod + "sessions", mod + "badgerstore", mod + "spanbridge", mod + "exporter"}
 	forbidden := map[string][]string{
 		"sessions":    {otel, badger, "github.com/otelrecords/otelrecords/badgerstore", "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter"},
 		"badgerstore": {otel, "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter"},
@@ -23,6 +26,9 @@ func TestImportsFlowOneWay(t *testing.T) {
 		"internal/keys": {otel, badger, "github.com/otelrecords/otelrecords/"},
 		// The retention rules are the model's, not OpenTelemetry's or Badger's.
 		"internal/recorder": {otel, badger, "github.com/otelrecords/otelrecords/badgerstore", "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter"},
+
+		"internal/badgerfmt":               badgerfmt,
+		"internal/badgerfmt/badgerfmttest": badgerfmt,
 	}
 	for pkg, bad := range forbidden {
 		// Direct imports only: Badger itself imports the otel API, which is

@@ -1,0 +1,171 @@
+package badgerfmt
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Badger's file names: the MANIFEST and KEYREGISTRY are named by Badger's
+// own constants, its numbered files by these extensions.
+const (
+	// MemFileExt ends the name of a write-ahead log, one per memtable
+	// (00001.mem). Such a log outlives its memtable only after a crash,
+	// and the newest is the one Badger writes to.
+	MemFileExt = ".mem"
+	// ValueLogFileExt ends the name of a value-log file (000001.vlog),
+	// which holds the values too large to sit beside their keys.
+	ValueLogFileExt = ".vlog"
+	// TableFileExt ends the name of a table (000001.sst), one sorted run
+	// of keys of one level of Badger's LSM tree.
+	TableFileExt = ".sst"
+)
+
+// ParseFileID returns the number in the name of one of Badger's numbered
+// files, such as "000001.sst" or "00001.mem", when the name ends with ext:
+// Badger numbers its files in the order it creates them, so the highest
+// number is the newest file.
+func ParseFileID(name, ext string) (uint64, bool) {
+	id, err := strconv.ParseUint(strings.TrimSuffix(name, ext), 10, 64)
+	return id, err == nil && strings.HasSuffix(name, ext)
+}
+
+// A Damage is what is wrong with one file of a store, as a reader of the
+// file found it. Package badgerstore reports it as its CorruptError.
+type Damage struct {
+	// File is the path of the damaged file.
+	File string
+	// Problem says what is wrong with it, for people.
+	Problem string
+	// Err is the error that revealed the damage (Badger's, or the file
+	// system's), or nil.
+	Err error
+}
+
+func damaged(file, problem string, err error) *Damage {
+	return &Damage{File: file, Problem: problem, Err: err}
+}
+
+// CheckForOpen reads the files of the store in dir that Badger's Open
+// reads, as Badger reads them — the MANIFEST, the KEYREGISTRY, the index
+// and last block of every table the MANIFEST lists, and every entry of
+// every log — and returns the damage it finds, ordered by file name. It
+// costs about what Badger's Open costs again, so a store can be checked
+// before every open: Badger panics on some damaged files in goroutines no
+// recover reaches, and loses data over others without a word.
+//
+// The caller holds the store's lock: the files of a live writer change
+// under a reader, and would be taken for damaged. A directory that cannot
+// be listed gives an error.
+//
+// When the program links a Badger other than [BadgerVersion], damage is
+// still reported, and its Problem says that the reader may have misread it
+// (see [CheckVersion]): a check that refused to run would leave the
+// process to Badger's panics.
+func CheckForOpen(dir string) ([]*Damage, error) {
+	found, err := check(dir, false)
+	if len(found) > 0 {
+		if m := versionMismatch(); m != "" {
+			for _, d := range found {
+				d.Problem += " (" + m + ", so this may be a misreading)"
+			}
+		}
+	}
+	return found, err
+}
+
+// CheckAll reads every file of the store in dir that CheckForOpen reads,
+// and every block of every table as well, checksums included, and returns
+// the damage it finds, ordered by file name. It is what `records doctor`
+// relies on: nothing it reads can crash the process, whatever the bytes.
+//
+// The caller holds the store's lock. It refuses to read anything, with the
+// error of [CheckVersion], when the program links a Badger other than
+// [BadgerVersion], rather than report damage it may have misread.
+func CheckAll(dir string) ([]*Damage, error) {
+	if err := CheckVersion(); err != nil {
+		return nil, err
+	}
+	return check(dir, true)
+}
+
+// check checks the store in dir, reading every block of every table when
+// full is set.
+func check(dir string, full bool) ([]*Damage, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		found        []*Damage
+		logs         []string
+		hasManifest  bool
+		hasDataFiles bool
+	)
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case name == badger.ManifestFilename:
+			hasManifest = true
+		case strings.HasSuffix(name, TableFileExt):
+			hasDataFiles = true
+		case strings.HasSuffix(name, MemFileExt), strings.HasSuffix(name, ValueLogFileExt):
+			hasDataFiles = true
+			logs = append(logs, filepath.Join(dir, name))
+		}
+	}
+	manifestPath := filepath.Join(dir, badger.ManifestFilename)
+	if bad := checkKeyRegistry(filepath.Join(dir, badger.KeyRegistryFileName)); bad != nil {
+		found = append(found, bad)
+	}
+	var tables []tableJob
+	if !hasManifest {
+		if hasDataFiles {
+			// Badger would start an empty store here, and delete every
+			// table it finds as unlisted.
+			found = append(found, damaged(manifestPath, "missing, though the directory holds tables or logs", nil))
+		}
+	} else if m, bad := checkManifest(manifestPath); bad != nil {
+		found = append(found, bad)
+	} else {
+		tables, found = listTables(dir, m, found)
+	}
+
+	// Tables and logs are independent: read them in parallel, as Badger
+	// does, bounded so a large store does not start a goroutine per file.
+	jobs := make(chan func() *Damage)
+	results := make(chan *Damage)
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for job := range jobs {
+				if bad := job(); bad != nil {
+					results <- bad
+				}
+			}
+		})
+	}
+	go func() {
+		for _, t := range tables {
+			jobs <- func() *Damage { return checkTable(t, full) }
+		}
+		for _, path := range logs {
+			jobs <- func() *Damage { return checkLog(path) }
+		}
+		close(jobs)
+		wg.Wait()
+		close(results)
+	}()
+	for bad := range results {
+		found = append(found, bad)
+	}
+	slices.SortStableFunc(found, func(a, b *Damage) int { return strings.Compare(a.File, b.File) })
+	return found, nil
+}

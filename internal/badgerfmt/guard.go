@@ -1,0 +1,70 @@
+package badgerfmt
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/dgraph-io/ristretto/v2/z"
+)
+
+// withMapped maps the file at path read-only and calls fn, under guard,
+// with the open file and its bytes. The map is released when fn returns,
+// so fn must not keep them.
+func withMapped(path string, fn func(f *os.File, data []byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() == 0 {
+		return fn(f, nil)
+	}
+	if fi.Size() > math.MaxInt32*2 {
+		return fmt.Errorf("%d bytes, larger than any file Badger writes", fi.Size())
+	}
+	data, err := z.Mmap(f, false, fi.Size())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = z.Munmap(data) }()
+	return guard(func() error { return fn(f, data) })
+}
+
+// guard runs fn, turning a panic into an error, and a memory fault (a
+// mapped file shrinking under us) into a panic first, so that reading a
+// damaged file never ends the process.
+func guard(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			msg := fmt.Sprint(r)
+			if strings.Contains(msg, "Recovering from initIndex crash") {
+				// Badger's table reader re-panics with a dump in place of
+				// the cause: a footer or index pointing outside the file.
+				err = errors.New("the table reader panicked: its footer or index points outside the file")
+				return
+			}
+			err = fmt.Errorf("reading it panicked: %s", firstLine(msg))
+		}
+	}()
+	return fn()
+}
+
+// firstLine cuts Badger's multi-line panic reports (a table's debug dump)
+// to their first non-empty line.
+func firstLine(s string) string {
+	for line := range strings.SplitSeq(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "==") {
+			return line
+		}
+	}
+	return strings.TrimSpace(s)
+}

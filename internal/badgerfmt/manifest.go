@@ -1,0 +1,111 @@
+package badgerfmt
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/dgraph-io/badger/v4/table"
+)
+
+// Facts of the MANIFEST and KEYREGISTRY the checks depend on.
+const (
+	// keyRegistrySize is the size of Badger's KEYREGISTRY for a store
+	// without encryption.
+	keyRegistrySize = 28
+	// maxLevels is Badger's default number of LSM levels, which
+	// badgerstore keeps.
+	maxLevels = 7
+)
+
+// checkManifest replays the MANIFEST with Badger's own code, and also
+// refuses one that ends inside an entry: Badger would cut that entry off
+// and forget the tables it listed, then delete their files as unlisted.
+// Badger appends each entry with one write and a sync, so a kill leaves
+// none half-written.
+func checkManifest(path string) (badger.Manifest, *Damage) {
+	f, err := os.Open(path)
+	if err != nil {
+		return badger.Manifest{}, damaged(path, "cannot be read", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return badger.Manifest{}, damaged(path, "cannot be read", err)
+	}
+	var (
+		m   badger.Manifest
+		end int64
+	)
+	err = guard(func() (err error) {
+		// A zero Options has no logger: Badger's warnings are dropped.
+		m, end, err = badger.ReplayManifestFile(f, 0, badger.Options{})
+		return err
+	})
+	if err != nil {
+		return badger.Manifest{}, damaged(path, "does not replay", err)
+	}
+	if end != fi.Size() {
+		return badger.Manifest{}, damaged(path, fmt.Sprintf("ends inside an entry (the last whole one ends at byte %d of %d): it was cut short or overwritten", end, fi.Size()), nil)
+	}
+	return m, nil
+}
+
+// A tableJob is a table the MANIFEST lists, to be read.
+type tableJob struct {
+	path        string
+	id          uint64
+	compression options.CompressionType
+}
+
+// listTables returns the tables the manifest lists, in id order, adding
+// to found those that cannot be opened at all.
+func listTables(dir string, m badger.Manifest, found []*Damage) ([]tableJob, []*Damage) {
+	ids := make([]uint64, 0, len(m.Tables))
+	for id := range m.Tables {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var jobs []tableJob
+	for _, id := range ids {
+		tm := m.Tables[id]
+		path := table.NewFilename(id, dir)
+		switch _, err := os.Stat(path); {
+		case errors.Is(err, fs.ErrNotExist):
+			found = append(found, damaged(path, "listed in the MANIFEST but missing", nil))
+		case err != nil:
+			found = append(found, damaged(path, "cannot be read", err))
+		case tm.KeyID != 0:
+			found = append(found, damaged(path, "the MANIFEST says it is encrypted, and otelrecords never encrypts", nil))
+		case int(tm.Level) >= maxLevels:
+			// Badger indexes its levels by this number without a check.
+			found = append(found, damaged(path, fmt.Sprintf("the MANIFEST places it at level %d, beyond the last (%d)", tm.Level, maxLevels-1), nil))
+		default:
+			jobs = append(jobs, tableJob{path: path, id: id, compression: tm.Compression})
+		}
+	}
+	return jobs, found
+}
+
+// checkKeyRegistry checks Badger's KEYREGISTRY, which names the keys of
+// an encrypted store. otelrecords never encrypts, so a healthy one is
+// always what Badger writes for a store without encryption: a random IV
+// (16 bytes) and the sanity text "Hello Badger", with no key after it. A
+// damaged one could make Badger allocate up to 4 GiB for a key it
+// believes follows.
+func checkKeyRegistry(path string) *Damage {
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // Badger writes a new one
+	case err != nil:
+		return damaged(path, "cannot be read", err)
+	case len(b) != keyRegistrySize || string(b[16:]) != "Hello Badger":
+		return damaged(path, fmt.Sprintf("is not the %d bytes Badger writes for a store without encryption", keyRegistrySize), nil)
+	}
+	return nil
+}
