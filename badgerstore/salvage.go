@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -123,20 +124,16 @@ func Recover(dir string) (*Recovery, error) {
 	return rec, nil
 }
 
+// recreateWait bounds how long Recover waits for a process that opened the
+// new store meanwhile (asking it to yield, as any waiting opener does).
+const recreateWait = 10 * time.Second
+
 // writeRecovered creates the new store in dir and writes the entries into
 // it, waiting a little for a process that created it meanwhile.
 func writeRecovered(dir string, kept []sessions.Entry, rec *Recovery) error {
-	var (
-		s   *Store
-		err error
-	)
-	for wait := 10 * time.Millisecond; ; wait *= 2 {
-		s, err = Open(dir, WithErrorHandler(nil))
-		if !errors.Is(err, ErrLocked) || wait > 5*time.Second {
-			break
-		}
-		time.Sleep(wait)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), recreateWait)
+	defer cancel()
+	s, err := OpenWait(ctx, dir, nil, WithErrorHandler(nil))
 	if err != nil {
 		return fmt.Errorf("otelrecords: create the new store (the damaged one is safe at %s): %w", rec.Aside, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/otelrecords/otelrecords/internal/backoff"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -284,7 +284,7 @@ func OpenWait(ctx context.Context, dir string, onWait func(error), opts ...Optio
 	for _, o := range opts {
 		o(&c)
 	}
-	backoff := minBackoff
+	b := backoff.Backoff{Min: minBackoff, Max: maxBackoff}
 	waited := false
 	for {
 		st, err := openMerged(dir, c, opts)
@@ -296,13 +296,9 @@ func OpenWait(ctx context.Context, dir string, onWait func(error), opts ...Optio
 			onWait(err)
 		}
 		waited = true
-		sleep := backoff/2 + rand.N(backoff/2+1)
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (gave up waiting: %w)", err, ctx.Err())
-		case <-time.After(sleep):
+		if werr := b.Wait(ctx); werr != nil {
+			return nil, fmt.Errorf("%w (gave up waiting: %w)", err, werr)
 		}
-		backoff = min(backoff*2, maxBackoff)
 	}
 }
 
