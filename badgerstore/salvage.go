@@ -20,6 +20,7 @@ import (
 	"github.com/dgraph-io/badger/v4/y"
 	"github.com/dgraph-io/ristretto/v2/z"
 
+	"github.com/otelrecords/otelrecords/internal/spool"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -115,8 +116,8 @@ func Recover(dir string) (*Recovery, error) {
 	}
 	// A spool holds whole records that never reached Badger: give it to
 	// the new store, whose next opener merges it.
-	if _, err := os.Stat(SpoolDir(aside)); err == nil {
-		if err := os.Rename(SpoolDir(aside), SpoolDir(dir)); err != nil {
+	if _, err := os.Stat(spool.Dir(aside)); err == nil {
+		if err := os.Rename(spool.Dir(aside), spool.Dir(dir)); err != nil {
 			return rec, fmt.Errorf("otelrecords: carry the spool over to the new store: %w", err)
 		}
 		rec.Spool = true

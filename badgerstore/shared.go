@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/backoff"
+	"github.com/otelrecords/otelrecords/internal/spool"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -129,9 +130,6 @@ func (s *Shared) acquire() (*Store, error) {
 	}
 	s.opens++
 	s.st, s.openedAt = st, time.Now()
-	if _, err := mergeSpool(st, s.handle); err != nil {
-		s.handle(err)
-	}
 	return st, nil
 }
 
@@ -227,7 +225,7 @@ func (s *Shared) DeleteRange(start, end []byte, match func([]byte) bool) (int, e
 // Spool sets entries aside in the store's spool, for the next opener to
 // merge: what a writer does with acknowledged records when the store stays
 // busy past its deadline.
-func (s *Shared) Spool(entries []sessions.Entry) error { return WriteSpool(s.dir, entries) }
+func (s *Shared) Spool(entries []sessions.Entry) error { return spool.Write(s.dir, entries) }
 
 // Close lets the store go. Later operations fail with sessions.ErrClosed.
 func (s *Shared) Close() error {
@@ -305,37 +303,28 @@ func OpenWait(ctx context.Context, dir string, onWait func(error), opts ...Optio
 // openMerged opens dir, first recovering a crashed store and merging a
 // spool when the open is read-only (a read-write open merges itself).
 func openMerged(dir string, c config, opts []Option) (*Store, error) {
-	if c.readOnly && HasSpool(dir) {
-		if err := mergeWith(dir, c, opts); err != nil {
+	if c.readOnly && spool.Has(dir) {
+		if err := mergeWith(dir, opts); err != nil {
 			return nil, err
 		}
 	}
 	st, err := Open(dir, opts...)
 	if c.readOnly && errors.Is(err, ErrNeedsRecovery) {
-		if err := mergeWith(dir, c, opts); err != nil {
+		if err := mergeWith(dir, opts); err != nil {
 			return nil, err
 		}
 		st, err = Open(dir, opts...)
 	}
-	if err != nil || c.readOnly {
-		return st, err
-	}
-	if _, err := mergeSpool(st, c.handle); err != nil {
-		c.handle(err)
-	}
-	return st, nil
+	return st, err
 }
 
-// mergeWith opens the existing store in dir read-write (which replays a
-// crashed writer's log), merges its spool, and closes it.
-func mergeWith(dir string, c config, opts []Option) error {
+// mergeWith opens the existing store in dir read-write, which replays a
+// crashed writer's log and merges the spool, and closes it.
+func mergeWith(dir string, opts []Option) error {
 	rw := append(append([]Option(nil), opts...), func(c *config) { c.readOnly = false })
 	st, err := Open(dir, rw...)
 	if err != nil {
 		return err
-	}
-	if _, err := mergeSpool(st, c.handle); err != nil {
-		c.handle(err)
 	}
 	return st.Close()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/spool"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/sessions/sessionstest"
 )
@@ -124,14 +125,14 @@ func TestSpoolMergedByNextOpener(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Close()
-		if err := badgerstore.WriteSpool(dir, entries("b", "2", "c", "3")); err != nil {
+		if err := spool.Write(dir, entries("b", "2", "c", "3")); err != nil {
 			t.Fatal(err)
 		}
-		if err := badgerstore.WriteSpool(dir, entries("c", "3b")); err != nil {
+		if err := spool.Write(dir, entries("c", "3b")); err != nil {
 			t.Fatal(err)
 		}
-		if !badgerstore.HasSpool(dir) {
-			t.Fatal("HasSpool = false after WriteSpool")
+		if !spool.Has(dir) {
+			t.Fatal("spool.Has = false after spool.Write")
 		}
 		var st sessions.Store
 		if reader {
@@ -158,7 +159,7 @@ func TestSpoolMergedByNextOpener(t *testing.T) {
 		if want := "[a=1 b=2 c=3b]"; fmtList(got) != want {
 			t.Fatalf("reader=%v: store after merge = %v, want %s (later spool files win)", reader, got, want)
 		}
-		if badgerstore.HasSpool(dir) {
+		if spool.Has(dir) {
 			t.Fatalf("reader=%v: spool left after merge", reader)
 		}
 	}
@@ -177,10 +178,10 @@ func fmtList(s []string) string {
 
 func TestBadSpoolFileSetAside(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	if err := badgerstore.WriteSpool(dir, entries("a", "1")); err != nil {
+	if err := spool.Write(dir, entries("a", "1")); err != nil {
 		t.Fatal(err)
 	}
-	bad := filepath.Join(badgerstore.SpoolDir(dir), "00000000000000000001-1.cbor")
+	bad := filepath.Join(spool.Dir(dir), "00000000000000000001-1.cbor")
 	if err := os.WriteFile(bad, []byte{0xff, 0xfe}, 0o600); err != nil {
 		t.Fatal(err)
 	}
