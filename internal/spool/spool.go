@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
@@ -74,7 +75,7 @@ func Write(store string, entries []sessions.Entry) error {
 	if err != nil {
 		return fmt.Errorf("otelrecords: spool: %w", err)
 	}
-	name := fmt.Sprintf("%020d-%d.cbor", time.Now().UnixNano(), os.Getpid())
+	name := fmt.Sprintf("%020d-%d.cbor", stamp(), os.Getpid())
 	// CreateTemp's mode is 0600; the name starts with a dot, which files
 	// skips, so a merge never reads a file half written.
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
@@ -93,6 +94,24 @@ func Write(store string, entries []sessions.Entry) error {
 		return fmt.Errorf("otelrecords: spool: %w", err)
 	}
 	return nil
+}
+
+// last is the newest stamp this process gave a spool file.
+var last atomic.Int64
+
+// stamp returns the time for a spool file's name, later than any this
+// process gave before. The pid in the name tells processes apart, but two
+// writers of one process spilling within one tick of a coarse clock would
+// otherwise get one name, and the second rename would replace the first
+// file: records lost, and acknowledged.
+func stamp() int64 {
+	for {
+		prev := last.Load()
+		now := max(time.Now().UnixNano(), prev+1)
+		if last.CompareAndSwap(prev, now) {
+			return now
+		}
+	}
 }
 
 // files lists the spool files of the store in store, oldest first.

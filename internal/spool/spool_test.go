@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"testing/synctest"
 
 	"github.com/otelrecords/otelrecords/internal/spool"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -109,5 +110,27 @@ func TestBadFileSetAside(t *testing.T) {
 	}
 	if spool.Has(store) {
 		t.Fatal("a .bad file counts as spooled")
+	}
+}
+
+// Two spills within one tick of the clock (a clock that does not move is
+// what synctest gives, and what a coarse clock gives two writers of one
+// process shutting down together) are two files: neither replaces the
+// other.
+func TestSpillsInOneTickKeepEachOther(t *testing.T) {
+	store := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		for _, kv := range [][]string{{"a", "1"}, {"b", "2"}, {"a", "3"}} {
+			if err := spool.Write(store, entries(kv...)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	var w written
+	if _, err := spool.Merge(store, w.write, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]string{{"a=1"}, {"b=2"}, {"a=3"}}; !slices.EqualFunc(w.batches, want, slices.Equal) {
+		t.Fatalf("merged %q, want %q: every spill, in the order written", w.batches, want)
 	}
 }
