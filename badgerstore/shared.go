@@ -5,16 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/backoff"
 	"github.com/otelrecords/otelrecords/internal/spool"
+	"github.com/otelrecords/otelrecords/internal/turns"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -25,7 +21,7 @@ import (
 // A writer (Shared) opens the store only to write, and lets it go after an
 // idle spell, so a long-running process that has gone quiet keeps no one
 // out. An opener that finds the store busy leaves its pid in a small
-// marker file beside the data (waitFile) and retries with jittered backoff;
+// marker file beside the data (internal/turns) and retries with jittered backoff;
 // a writer that sees a fresh marker from another process lets the store go
 // after its current write and stays away for a moment (yieldGap), so a
 // reader gets in within about one write even while the writer is busy.
@@ -36,11 +32,6 @@ const (
 	// yieldGap is how long a writer that let the store go for a waiting
 	// process stays away before opening it again.
 	yieldGap = 250 * time.Millisecond
-	// waitFresh is how long a waiter's marker counts as a request.
-	waitFresh = 2 * time.Second
-	// waitFile is the marker's name, inside the store's directory; Badger
-	// ignores files it does not know.
-	waitFile = "otelrecords.waiting"
 	// minBackoff and maxBackoff bound the retry interval of a busy open.
 	minBackoff = 5 * time.Millisecond
 	maxBackoff = 100 * time.Millisecond
@@ -76,10 +67,6 @@ type Shared struct {
 	token    string // names this Shared in the marker: pid and instance
 }
 
-// instances numbers the Shared stores of this process, so two of them on
-// one directory (two providers in one program) also take turns.
-var instances atomic.Int64
-
 // NewShared returns a Shared store for dir. opts are passed to every Open
 // (WithErrorHandler, say); WithReadOnly makes no sense here and is ignored.
 func NewShared(dir string, opts ...Option) *Shared {
@@ -87,7 +74,7 @@ func NewShared(dir string, opts ...Option) *Shared {
 	for _, o := range opts {
 		o(&c)
 	}
-	token := fmt.Sprintf("%d/%d", os.Getpid(), instances.Add(1))
+	token := turns.WriterToken()
 	return &Shared{dir: dir, opts: opts, idle: DefaultIdleRelease, handle: c.handle, token: token}
 }
 
@@ -124,7 +111,7 @@ func (s *Shared) acquire() (*Store, error) {
 	if err != nil {
 		if errors.Is(err, ErrLocked) {
 			s.waits++
-			askToYield(s.dir, s.token)
+			turns.Ask(s.dir, s.token)
 		}
 		return nil, err
 	}
@@ -154,7 +141,7 @@ func (s *Shared) done() {
 	if s.st == nil || s.users > 0 {
 		return
 	}
-	if asked(s.dir, s.token, s.openedAt) {
+	if turns.Asked(s.dir, s.token, s.openedAt) {
 		s.releaseLocked()
 		s.away = time.Now().Add(yieldGap)
 		return
@@ -247,29 +234,6 @@ func (s *Shared) Close() error {
 	return err
 }
 
-// askToYield leaves the waiter's token (its pid, and which of the
-// process's openers it is) in the store's marker, asking the holder to let
-// it go. A store whose directory cannot be written (a reader of a
-// read-only copy) just goes on waiting.
-func askToYield(dir, token string) {
-	os.WriteFile(filepath.Join(dir, waitFile), []byte(token+"\n"), 0o600)
-}
-
-// asked reports whether another opener (token names this one) asked,
-// since the store was opened at since, for the store to be let go.
-func asked(dir, token string, since time.Time) bool {
-	path := filepath.Join(dir, waitFile)
-	fi, err := os.Stat(path)
-	if err != nil || time.Since(fi.ModTime()) > waitFresh || fi.ModTime().Before(since.Add(-waitFresh)) {
-		return false
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	return strings.TrimSpace(string(b)) != token
-}
-
 // OpenWait opens the store in dir like Open, but waits while another
 // process holds it, until ctx ends: it asks the holder to yield (see
 // Shared) and retries with jittered backoff, calling onWait (if not nil)
@@ -289,7 +253,7 @@ func OpenWait(ctx context.Context, dir string, onWait func(error), opts ...Optio
 		if err == nil || !errors.Is(err, ErrLocked) {
 			return st, err
 		}
-		askToYield(dir, strconv.Itoa(os.Getpid()))
+		turns.Ask(dir, turns.ReaderToken())
 		if !waited && onWait != nil {
 			onWait(err)
 		}

@@ -22,6 +22,8 @@ func TestImportsFlowOneWay(t *testing.T) {
 		"internal/recorder": {otel, badger, "github.com/otelrecords/otelrecords/badgerstore", "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter"},
 		// Waiting is a leaf: it knows time, not what it waits for.
 		"internal/backoff": {otel, badger, "github.com/otelrecords/otelrecords/"},
+		// The waiting marker is a leaf too: files and tokens.
+		"internal/turns": {otel, badger, "github.com/otelrecords/otelrecords/"},
 		// The spool's format sits between the writer that fills it and the
 		// opener that merges it, beneath both: it knows neither Badger nor
 		// its stores.
