@@ -16,6 +16,7 @@ import (
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/internal/clock"
 	"github.com/otelrecords/otelrecords/internal/recorder"
+	"github.com/otelrecords/otelrecords/internal/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -102,7 +103,7 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 		// other processes (another build, the records command) get their
 		// turn; it touches nothing until the first write.
 		open = func() (sessions.Store, error) {
-			return badgerstore.NewShared(dir, badgerstore.WithErrorHandler(otel.Handle)), nil
+			return sharedstore.New(dir, otel.Handle), nil
 		}
 	}
 	cfg := recorder.Config{Level: DefaultLevel}

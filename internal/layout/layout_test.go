@@ -24,6 +24,9 @@ func TestImportsFlowOneWay(t *testing.T) {
 		"internal/backoff": {otel, badger, "github.com/otelrecords/otelrecords/"},
 		// The waiting marker is a leaf too: files and tokens.
 		"internal/turns": {otel, badger, "github.com/otelrecords/otelrecords/"},
+		// The shared writer is the store's: it waits for Badger through
+		// badgerstore, and knows nothing of spans.
+		"internal/sharedstore": {otel, badger, "github.com/otelrecords/otelrecords/spanbridge", "github.com/otelrecords/otelrecords/exporter"},
 		// The spool's format sits between the writer that fills it and the
 		// opener that merges it, beneath both: it knows neither Badger nor
 		// its stores.
