@@ -24,7 +24,11 @@
 // should hold it only while it has something to write: the exporter opens
 // it lazily, when a session is first kept (a session that changes nothing
 // never opens it at all), and lets it go when idle. A reader opens with
-// [WithReadOnly], which never creates a directory or a file.
+// [WithReadOnly], which never creates a directory or a file, and waits
+// for a busy store with [OpenWait], which asks the holder to let it go.
+// Records a writer could not write before its deadline, because the store
+// stayed busy, wait in a spool beside the data; a read-write Open (and
+// OpenWait) writes them into the store first.
 //
 // # Keys sort as stamps
 //

@@ -6,22 +6,25 @@ import (
 	"strings"
 )
 
-// ErrLocked is matched (with errors.Is) by the error Open returns when
-// another Store, in this process or another one, holds the directory: a
-// read-write Store excludes every other open, and a read-only one excludes
-// read-write opens. The error's message carries Badger's own text. Open does
-// not wait for the lock; a caller that wants to wait retries.
-var ErrLocked = errors.New("otelrecords: store locked")
+// The conditions of a store that a caller acts on, matched with errors.Is.
+var (
+	// ErrLocked is matched by the error Open returns when another Store,
+	// in this process or another one, holds the directory: a read-write
+	// Store excludes every other open, and a read-only one excludes
+	// read-write opens. The error's message carries Badger's own text.
+	// Open does not wait for the lock; OpenWait does.
+	ErrLocked = errors.New("otelrecords: store locked")
 
-// ErrNeedsRecovery is matched by the error a read-only Open returns when
-// the store's last writer ended without closing it (it crashed, or was
-// killed). Nothing it acknowledged is lost: the next read-write Open
-// replays Badger's log, and read-only opens work again after it.
-var ErrNeedsRecovery = errors.New("otelrecords: store needs recovery by a read-write open")
+	// ErrNeedsRecovery is matched by the error a read-only Open returns
+	// when the store's last writer ended without closing it (it crashed,
+	// or was killed). Nothing it acknowledged is lost: the next read-write
+	// Open replays Badger's log, and read-only opens work again after it.
+	ErrNeedsRecovery = errors.New("otelrecords: store needs recovery by a read-write open")
 
-// ErrReadOnly is matched by the error Write and DeleteRange return on a
-// Store opened with WithReadOnly.
-var ErrReadOnly = errors.New("otelrecords: store opened read-only")
+	// ErrReadOnly is matched by the error Write and DeleteRange return on
+	// a Store opened with WithReadOnly.
+	ErrReadOnly = errors.New("otelrecords: store opened read-only")
+)
 
 // Badger's errors carry no sentinel that survives its wrapping (it formats
 // the cause with %+v), so they are recognised by their text.

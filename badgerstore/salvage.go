@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"github.com/otelrecords/otelrecords/internal/keys"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/badgerfmt"
+
+	"github.com/otelrecords/otelrecords/internal/spool"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -108,8 +111,8 @@ func Recover(dir string) (*Recovery, error) {
 	}
 	// A spool holds whole records that never reached Badger: give it to
 	// the new store, whose next opener merges it.
-	if _, err := os.Stat(SpoolDir(aside)); err == nil {
-		if err := os.Rename(SpoolDir(aside), SpoolDir(dir)); err != nil {
+	if _, err := os.Stat(spool.Dir(aside)); err == nil {
+		if err := os.Rename(spool.Dir(aside), spool.Dir(dir)); err != nil {
 			return rec, fmt.Errorf("otelrecords: carry the spool over to the new store: %w", err)
 		}
 		rec.Spool = true
@@ -117,20 +120,16 @@ func Recover(dir string) (*Recovery, error) {
 	return rec, nil
 }
 
+// recreateWait bounds how long Recover waits for a process that opened the
+// new store meanwhile (asking it to yield, as any waiting opener does).
+const recreateWait = 10 * time.Second
+
 // writeRecovered creates the new store in dir and writes the entries into
 // it, waiting a little for a process that created it meanwhile.
 func writeRecovered(dir string, kept []sessions.Entry, rec *Recovery) error {
-	var (
-		s   *Store
-		err error
-	)
-	for wait := 10 * time.Millisecond; ; wait *= 2 {
-		s, err = Open(dir, WithErrorHandler(nil))
-		if !errors.Is(err, ErrLocked) || wait > 5*time.Second {
-			break
-		}
-		time.Sleep(wait)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), recreateWait)
+	defer cancel()
+	s, err := OpenWait(ctx, dir, nil, WithErrorHandler(nil))
 	if err != nil {
 		return fmt.Errorf("otelrecords: create the new store (the damaged one is safe at %s): %w", rec.Aside, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/otelrecords/otelrecords/internal/badgerfmt/badgerfmttest"
+	"github.com/otelrecords/otelrecords/internal/spool"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -123,7 +124,7 @@ func TestRecoverKeepsSpoolAndRefusesBusyStore(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	buildStore(t, dir, 1, false)
 	spooled := []sessions.Entry{{Key: []byte("records/v1/spooled\x00aaaaaaaabbbbbbbb"), Value: []byte("v")}}
-	if err := WriteSpool(dir, spooled); err != nil {
+	if err := spool.Write(dir, spooled); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Truncate(filepath.Join(dir, badger.ManifestFilename), 12); err != nil {
@@ -146,7 +147,7 @@ func TestRecoverKeepsSpoolAndRefusesBusyStore(t *testing.T) {
 	if !rec.Spool {
 		t.Errorf("the spool was not carried over")
 	}
-	names, err := os.ReadDir(SpoolDir(dir))
+	names, err := os.ReadDir(spool.Dir(dir))
 	if err != nil || len(names) != 1 || !strings.HasSuffix(names[0].Name(), ".cbor") {
 		t.Errorf("spool of the new store: %v, %v", names, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/otelrecords/otelrecords/internal/spool"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -50,6 +51,8 @@ type Store struct {
 // holds the directory; with one matching fs.ErrNotExist for a read-only
 // open of a directory holding no store; and with one matching
 // ErrNeedsRecovery for a read-only open of a store whose writer crashed.
+// A read-write Open merges the spool, the records a writer set aside
+// while another process held the store (docs/FORMAT.md §7).
 // A store with a damaged file gives an error matching ErrCorrupt, a
 // *CorruptError naming the file, and never a crash (see Verify); a
 // read-write open on a nearly full file system, one matching ErrNoSpace.
@@ -91,6 +94,14 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	s := &Store{db: db, dir: dir, readOnly: c.readOnly}
 	s.cond.L = &s.mu
+	if !c.readOnly {
+		// Records a writer set aside while another process held the store
+		// go in first (docs/FORMAT.md §7). A merge that fails is reported
+		// and left for the next opener: this open is still good.
+		if _, err := spool.Merge(dir, s.Write, c.handle); err != nil {
+			c.handle(err)
+		}
+	}
 	return s, nil
 }
 

@@ -284,7 +284,12 @@ func mapsEqual(a, b map[string]string) bool {
 // TestCrashRecovery kills a writer (it exits without Close) and checks
 // that a reader is told to recover, and that a read-write open recovers
 // everything the writer acknowledged.
-func TestCrashRecovery(t *testing.T) {
+// crashed returns the directory of a store whose writer, a child process,
+// wrote "k" = "acknowledged" and exited without closing it, as a killed
+// writer would. It skips the test where Badger has no read-only mode,
+// which is what tells a crashed store from another.
+func crashed(t *testing.T) string {
+	t.Helper()
 	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
 		t.Skip("Badger has no read-only mode here")
 	}
@@ -295,8 +300,12 @@ func TestCrashRecovery(t *testing.T) {
 	if err != nil || string(out) != "written\n" {
 		t.Fatalf("child: %v, %q", err, out)
 	}
+	return dir
+}
 
-	_, err = Open(dir, WithReadOnly())
+func TestCrashRecovery(t *testing.T) {
+	dir := crashed(t)
+	_, err := Open(dir, WithReadOnly())
 	if !errors.Is(err, ErrNeedsRecovery) {
 		t.Fatalf("read-only Open after a crash = %v, want errors.Is(err, ErrNeedsRecovery)", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/otelrecords/otelrecords/internal/clock"
 	"github.com/otelrecords/otelrecords/internal/forward"
 	"github.com/otelrecords/otelrecords/internal/recorder"
+	"github.com/otelrecords/otelrecords/internal/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -105,11 +106,11 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 			dir = d
 		}
 		e.dir = dir
-		// A Shared store opens the directory only while it writes, so
+		// The shared writer opens the directory only while it writes, so
 		// other processes (another build, the records command) get their
 		// turn; it touches nothing until the first write.
 		open = func() (sessions.Store, error) {
-			return badgerstore.NewShared(dir, badgerstore.WithErrorHandler(otel.Handle)), nil
+			return sharedstore.New(dir, otel.Handle), nil
 		}
 	}
 	cfg := recorder.Config{Level: DefaultLevel}

@@ -108,7 +108,7 @@ func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err er
 		return err
 	}
 	// Another process may hold the store: a writer lets it go when asked
-	// (see badgerstore.Shared), so wait a bounded time, and say so.
+	// (see internal/sharedstore), so wait a bounded time, and say so.
 	ctx, cancel := context.WithTimeout(cmd.Context(), a.wait)
 	defer cancel()
 	st, err := badgerstore.OpenWait(ctx, dir, func(error) {

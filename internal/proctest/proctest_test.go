@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/spool"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -302,13 +303,13 @@ func TestSpoolWhenStoreStaysBusy(t *testing.T) {
 	if last := out[len(out)-1]; !strings.HasPrefix(last, "done written=0 spooled=200 dropped=0 err=<nil>") {
 		t.Fatalf("writer ended with %q, want its 200 records spooled; stderr %s", last, w.stderr.String())
 	}
-	if !badgerstore.HasSpool(dir) {
+	if !spool.Has(dir) {
 		t.Fatal("no spool file")
 	}
 	holder.Close()
 	// The next opener, a reader here, merges the spool.
 	exactlyOnce(t, "spooled writer", readWork(t, dir)["spooled"], 200)
-	if badgerstore.HasSpool(dir) {
+	if spool.Has(dir) {
 		t.Fatal("the spool is still there after a merge")
 	}
 }

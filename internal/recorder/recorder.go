@@ -421,6 +421,9 @@ func (r *Recorder) Close(ctx context.Context) error {
 	r.held.Reset()
 	r.mu.Unlock()
 	err := r.flush(ctx)
+	if err != nil {
+		err = r.spool(err)
+	}
 	if r.store != nil {
 		if bs, ok := r.store.(BusyStore); ok {
 			err = errors.Join(err, bs.CloseContext(ctx))
@@ -429,6 +432,34 @@ func (r *Recorder) Close(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// spooler is implemented by a store that can set entries aside for a later
+// opener to write (sharedstore.Writer): Close's last resort for records a
+// store refused for another reason than being busy (a full disk), which
+// would otherwise be lost with the process.
+type spooler interface {
+	Spool(entries []sessions.Entry) error
+}
+
+// spool sets the unwritten batch aside after the final flush failed with
+// cause; it returns nil if the records are safe in the spool.
+func (r *Recorder) spool(cause error) error {
+	sp, ok := r.store.(spooler)
+	if !ok {
+		return cause
+	}
+	r.mu.Lock()
+	batch := r.batch
+	r.mu.Unlock()
+	if err := sp.Spool(batch); err != nil {
+		return errors.Join(cause, err)
+	}
+	r.mu.Lock()
+	r.batch = nil
+	r.stats.Spooled += int64(records(batch))
+	r.mu.Unlock()
+	return nil
 }
 
 // SetResource sets the attributes describing the process (the

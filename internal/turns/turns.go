@@ -1,0 +1,68 @@
+// Package turns is how processes take turns at a store that Badger lets
+// one of them open at a time: the waiting marker (docs/FORMAT.md §7).
+//
+// An opener that finds the store busy leaves its token in a small file
+// beside the data and retries; the writer holding the store reads the file
+// after each write and, finding a fresh request that is not its own, lets
+// the store go. The file is a request, not a lock: it is never removed,
+// and a stale one is ignored, so a waiter that died asks nothing. Badger
+// ignores files it does not know.
+//
+// The reader that waits is badgerstore.OpenWait; the writer that yields is
+// internal/sharedstore. The marker's name, its tokens and what counts as
+// fresh live here, between them.
+package turns
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	// file is the marker's name, inside the store's directory.
+	file = "otelrecords.waiting"
+	// fresh is how long a marker counts as a request after it was last
+	// written. A waiter rewrites it at every retry (at least every few
+	// hundred milliseconds), so only a waiter that gave up lets it age.
+	fresh = 2 * time.Second
+)
+
+// ReaderToken returns the token of a reader of this process: its pid.
+func ReaderToken() string { return strconv.Itoa(os.Getpid()) }
+
+// writers numbers the writers of this process, so two of them on one
+// store (two TracerProviders of one program) take turns too.
+var writers atomic.Int64
+
+// WriterToken returns the token of a new writer of this process,
+// "<pid>/<n>": no other writer of any process has it.
+func WriterToken() string { return fmt.Sprintf("%d/%d", os.Getpid(), writers.Add(1)) }
+
+// Ask leaves token in the marker of the store in dir, asking its holder to
+// let it go. A store whose directory cannot be written (a reader of a
+// read-only copy) cannot ask, and just goes on waiting.
+func Ask(dir, token string) {
+	_ = os.WriteFile(filepath.Join(dir, file), []byte(token+"\n"), 0o600)
+}
+
+// Asked reports whether an opener other than token asked for the store in
+// dir while its holder had it, since it opened it at since: the marker is
+// fresh, was written at most fresh before since (a request made while the
+// holder was opening), and holds another token.
+func Asked(dir, token string, since time.Time) bool {
+	path := filepath.Join(dir, file)
+	fi, err := os.Stat(path)
+	if err != nil || time.Since(fi.ModTime()) > fresh || fi.ModTime().Before(since.Add(-fresh)) {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	return strings.TrimSpace(string(b)) != token
+}
