@@ -403,8 +403,16 @@ func (e *Exporter) close(ctx context.Context) error {
 const maxSpare = 1024
 
 // handle reports a write error that no caller is waiting for, once per
-// failing streak.
+// failing streak, and — once — that a store stayed busy so long that
+// records went to its spool. Waiting for a store another process holds is
+// normal operation and reported by nobody (it is counted in
+// Stats.BusyWaits).
 func (e *Exporter) handle(err error) {
+	if n := e.rec.Stats().Spooled; n > 0 {
+		if _, seen := e.reported.Load("spooled"); !seen {
+			e.reportOnce("spooled", fmt.Errorf("otelrecords: the store %s stayed busy (another process held it for over %v, or until Shutdown's deadline); %d records were set aside in its spool, which the next process to open it writes (see Stats().Spooled)", e.dir, busyWait, n))
+		}
+	}
 	if err == nil {
 		e.failing = false
 		return
@@ -500,6 +508,10 @@ type Stats struct {
 	SessionsKept int64
 	// StoreOpens is how many times the store was opened.
 	StoreOpens int64
+	// BusyWaits is how many writes found the store held by another process
+	// (a build, the records command) and waited for their turn: normal
+	// operation, not an error, and not reported.
+	BusyWaits int64
 	// Pending is how many records wait to be written on the next Flush.
 	Pending int64
 	// Spooled is how many records Close set aside in the store's spool
@@ -524,7 +536,7 @@ func (e *Exporter) Stats() Stats {
 	return Stats{
 		Written: r.Written, Held: r.Held, HeldBytes: r.HeldBytes, Evicted: r.Evicted,
 		Invalid: r.Invalid, TooLarge: r.TooLarge, WriteErrors: r.WriteErrors,
-		SessionsKept: r.SessionsKept, StoreOpens: r.StoreOpens, Pending: r.Pending,
+		SessionsKept: r.SessionsKept, StoreOpens: r.StoreOpens, BusyWaits: r.BusyWaits, Pending: r.Pending,
 		Spooled: r.Spooled,
 		Dropped: e.dropped.Load(), Problems: e.problems.Load(), Queued: int64(q),
 	}

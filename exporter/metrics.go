@@ -37,6 +37,8 @@ func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
 	problems := counter("otelrecords.records.problems", "{record}", "Spans with invalid control attributes (recorded as documented) or that failed to record.")
 	writeErrors := counter("otelrecords.store.write_errors", "{error}", "Failed opens or writes of the store (retried).")
 	opens := counter("otelrecords.store.opens", "{open}", "Times the store was opened.")
+	busyWaits := counter("otelrecords.store.busy_waits", "{wait}", "Writes that found the store held by another process and waited for it (normal operation).")
+	spooled := counter("otelrecords.records.spooled", "{record}", "Records set aside in the store's spool because it stayed busy; the next opener writes them.")
 	kept := counter("otelrecords.sessions.kept", "{session}", "Sessions kept (1 once this session changed something).")
 	held := gauge("otelrecords.records.held", "{record}", "Records held in memory, waiting for a change.")
 	heldBytes := gauge("otelrecords.records.held_bytes", "By", "Bytes the held records count against the pending budget.")
@@ -52,10 +54,12 @@ func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
 		o.ObserveInt64(problems, s.Problems)
 		o.ObserveInt64(writeErrors, s.WriteErrors)
 		o.ObserveInt64(opens, s.StoreOpens)
+		o.ObserveInt64(busyWaits, s.BusyWaits)
+		o.ObserveInt64(spooled, s.Spooled)
 		o.ObserveInt64(kept, s.SessionsKept)
 		o.ObserveInt64(held, s.Held)
 		o.ObserveInt64(heldBytes, s.HeldBytes)
 		return nil
-	}, written, evicted, dropped, tooLarge, problems, writeErrors, opens, kept, held, heldBytes)
+	}, written, evicted, dropped, tooLarge, problems, writeErrors, opens, busyWaits, spooled, kept, held, heldBytes)
 	return err
 }

@@ -253,11 +253,18 @@ func TestWritersAndReadersShareAStore(t *testing.T) {
 	work := readWork(t, dir)
 	exactlyOnce(t, "writer a", work["a"], n)
 	exactlyOnce(t, "writer b", work["b"], n)
+	// Taking turns is normal operation: nothing is reported, nothing is
+	// counted as a write error; the waits are counted as waits.
 	for _, p := range []*proc{a, b} {
 		out := p.output()
-		if last := out[len(out)-1]; !strings.HasPrefix(last, "done written=3000 spooled=0 dropped=0 err=<nil>") {
+		last := out[len(out)-1]
+		if !strings.HasPrefix(last, "done written=3000 spooled=0 dropped=0 err=<nil> writeerrors=0 ") {
 			t.Errorf("writer ended with %q; stderr %s", last, p.stderr.String())
 		}
+		if strings.Contains(p.stderr.String(), "otel:") {
+			t.Errorf("a writer reported while taking turns: %s", p.stderr.String())
+		}
+		t.Logf("writer: %s", last)
 	}
 }
 
@@ -305,6 +312,10 @@ func TestSpoolWhenStoreStaysBusy(t *testing.T) {
 	}
 	if !spool.Has(dir) {
 		t.Fatal("no spool file")
+	}
+	// What was spooled is said, once; the waiting before it is not.
+	if n := strings.Count(w.stderr.String(), "otel:"); n != 1 || !strings.Contains(w.stderr.String(), "spool") {
+		t.Errorf("writer reported %d times, want once, about the spool: %s", n, w.stderr.String())
 	}
 	holder.Close()
 	// The next opener, a reader here, merges the spool.

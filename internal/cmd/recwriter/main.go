@@ -66,5 +66,5 @@ func main() {
 	defer cancel()
 	err = tp.Shutdown(ctx)
 	st := exp.Stats()
-	fmt.Printf("done written=%d spooled=%d dropped=%d err=%v\n", st.Written, st.Spooled, st.Dropped, err)
+	fmt.Printf("done written=%d spooled=%d dropped=%d err=%v writeerrors=%d busywaits=%d\n", st.Written, st.Spooled, st.Dropped, err, st.WriteErrors, st.BusyWaits)
 }
