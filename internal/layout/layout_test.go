@@ -1,14 +1,16 @@
 // Package layout checks that imports flow one way between the packages of
 // the repository, as SPEC §6 lays them out: the model knows no database and
 // no OpenTelemetry, the store knows no OpenTelemetry, the bridge knows no
-// database, the records command reads through the library. It also checks
-// the line between the two modules: the library's go.mod requires nothing
-// that only the records command or its tests need.
+// database, the records command reads through the library, and only tests
+// import internal/testsupport. It also checks the line between the two
+// modules: the library's go.mod requires nothing that only the records
+// command or its tests need.
 package layout
 
 import (
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,6 +62,22 @@ func TestImportsFlowOneWay(t *testing.T) {
 				if strings.HasPrefix(imp, b) {
 					t.Errorf("%s imports %s", pkg, imp)
 				}
+			}
+		}
+	}
+}
+
+// TestTestSupportOnlyInTests keeps internal/testsupport out of every
+// program and library: it is for _test.go files (go list's Imports leave
+// those out), in both modules.
+func TestTestSupportOnlyInTests(t *testing.T) {
+	const support = lib + "internal/testsupport"
+	for _, dir := range []string{dirOf(""), dirOf("cmd/records")} {
+		out := goCmd(t, dir, "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+		for line := range strings.Lines(string(out)) {
+			pkg, imports, _ := strings.Cut(strings.TrimSpace(line), " ")
+			if slices.Contains(strings.Fields(imports), support) {
+				t.Errorf("%s imports %s, which only tests may", pkg, support)
 			}
 		}
 	}
