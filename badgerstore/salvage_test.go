@@ -10,6 +10,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -21,14 +22,7 @@ func readAll(t *testing.T, dir string) map[string][]byte {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got := map[string][]byte{}
-	for e, err := range s.Scan(nil, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		got[string(e.Key)] = bytes.Clone(e.Value)
-	}
-	return got
+	return testsupport.Entries(t, s)
 }
 
 // TestRecover damages a store in each way of theDamages, and a data block

@@ -24,6 +24,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -405,13 +406,7 @@ func TestHealthyStoresPass(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			got := map[string][]byte{}
-			for e, err := range s.Scan(nil, nil) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				got[string(e.Key)] = bytes.Clone(e.Value)
-			}
+			got := testsupport.Entries(t, s)
 			for _, e := range written {
 				if !bytes.Equal(got[string(e.Key)], e.Value) {
 					t.Fatalf("entry %q lost or changed", e.Key)
