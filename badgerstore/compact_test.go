@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/otelrecords/otelrecords/internal/keys"
-	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -22,11 +22,11 @@ func writeRecords(t *testing.T, st *Store, ids []sessions.SessionID, n int) {
 		var batch []sessions.Entry
 		for seq := range n {
 			batch = append(batch, sessions.Entry{
-				Key:   storetest.RecordKey("compile", sessions.Stamp{Session: id, Seq: uint64(seq)}),
+				Key:   testsupport.RecordKey("compile", sessions.Stamp{Session: id, Seq: uint64(seq)}),
 				Value: value,
 			})
 		}
-		batch = append(batch, sessions.Entry{Key: storetest.SessionKey(id), Value: []byte{0xa0}})
+		batch = append(batch, sessions.Entry{Key: testsupport.SessionKey(id), Value: []byte{0xa0}})
 		if err := st.Write(batch); err != nil {
 			t.Fatal(err)
 		}
@@ -65,8 +65,8 @@ func TestCompact(t *testing.T) {
 	}
 	defer st.Close()
 	// Delete the first two sessions: the deletes only add tombstones.
-	end := storetest.RecordKey("compile", sessions.Stamp{Session: ids[2]})
-	if n, err := st.DeleteRange(storetest.RecordKey("compile", sessions.Stamp{}), end, nil); err != nil || n != 10000 {
+	end := testsupport.RecordKey("compile", sessions.Stamp{Session: ids[2]})
+	if n, err := st.DeleteRange(testsupport.RecordKey("compile", sessions.Stamp{}), end, nil); err != nil || n != 10000 {
 		t.Fatalf("DeleteRange = %d, %v", n, err)
 	}
 

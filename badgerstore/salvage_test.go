@@ -13,6 +13,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/internal/badgerfmt/badgerfmttest"
 	"github.com/otelrecords/otelrecords/internal/spool"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -24,14 +25,7 @@ func readAll(t *testing.T, dir string) map[string][]byte {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got := map[string][]byte{}
-	for e, err := range s.Scan(nil, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		got[string(e.Key)] = bytes.Clone(e.Value)
-	}
-	return got
+	return testsupport.Entries(t, s)
 }
 
 // TestRecover damages a store in each way of badgerfmttest.Damages, and a

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/sessions/sessionstest"
 )
@@ -60,31 +61,13 @@ func child(role, dir string) {
 	}
 }
 
-// errorLog collects what the error handler receives.
-type errorLog struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (l *errorLog) handle(err error) {
-	l.mu.Lock()
-	l.errs = append(l.errs, err)
-	l.mu.Unlock()
-}
-
-func (l *errorLog) all() []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.errs)
-}
-
 // open opens a read-write store in a new directory under t.TempDir, failing
 // the test on error, and closes it at cleanup. Badger's warnings fail the
 // test: a healthy store has none.
 func open(t *testing.T, opts ...Option) *Store {
 	t.Helper()
-	var log errorLog
-	s, err := Open(filepath.Join(t.TempDir(), "store"), append([]Option{WithErrorHandler(log.handle)}, opts...)...)
+	var log testsupport.Errors
+	s, err := Open(filepath.Join(t.TempDir(), "store"), append([]Option{WithErrorHandler(log.Handle)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +75,7 @@ func open(t *testing.T, opts ...Option) *Store {
 		if err := s.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		for _, err := range log.all() {
+		for _, err := range log.All() {
 			t.Errorf("error handler: %v", err)
 		}
 	})
@@ -241,13 +224,13 @@ func TestReadOnly(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var log errorLog
-	r1, err := Open(w.Dir(), WithReadOnly(), WithErrorHandler(log.handle))
+	var log testsupport.Errors
+	r1, err := Open(w.Dir(), WithReadOnly(), WithErrorHandler(log.Handle))
 	if err != nil {
 		t.Fatalf("read-only Open after the writer closed: %v", err)
 	}
 	defer r1.Close()
-	r2, err := Open(w.Dir(), WithReadOnly(), WithErrorHandler(log.handle))
+	r2, err := Open(w.Dir(), WithReadOnly(), WithErrorHandler(log.Handle))
 	if err != nil {
 		t.Fatalf("second read-only Open beside the first: %v", err)
 	}
@@ -264,7 +247,7 @@ func TestReadOnly(t *testing.T) {
 	if _, err := Open(w.Dir()); !errors.Is(err, ErrLocked) {
 		t.Errorf("read-write Open beside a reader = %v, want ErrLocked", err)
 	}
-	for _, err := range log.all() {
+	for _, err := range log.All() {
 		t.Errorf("error handler: %v", err)
 	}
 }
@@ -378,8 +361,8 @@ func TestQuietStderr(t *testing.T) {
 	}()
 	func() {
 		defer func() { os.Stderr = saved }()
-		var log errorLog
-		s, err := Open(filepath.Join(t.TempDir(), "store"), WithErrorHandler(log.handle))
+		var log testsupport.Errors
+		s, err := Open(filepath.Join(t.TempDir(), "store"), WithErrorHandler(log.Handle))
 		if err != nil {
 			t.Error(err)
 			return
@@ -393,13 +376,13 @@ func TestQuietStderr(t *testing.T) {
 			t.Error(err)
 		}
 		// And again, replaying what the first left.
-		s, err = Open(s.Dir(), WithErrorHandler(log.handle))
+		s, err = Open(s.Dir(), WithErrorHandler(log.Handle))
 		if err != nil {
 			t.Error(err)
 			return
 		}
 		s.Close()
-		for _, err := range log.all() {
+		for _, err := range log.All() {
 			t.Errorf("error handler: %v", err)
 		}
 	}()
@@ -439,13 +422,13 @@ func TestLogger(t *testing.T) {
 		t.Error("Badger logged nothing at INFO on open and close; the test of the adapter below proves less")
 	}
 
-	var log errorLog
-	l := logger{handle: log.handle}
+	var log testsupport.Errors
+	l := logger{handle: log.Handle}
 	l.Infof("info %d", 1)
 	l.Debugf("debug %d", 2)
 	l.Warningf("cache might be too small: %s\n", "block cache")
 	l.Errorf("Received err: %v. Cleaning up...", errors.New("boom"))
-	got := log.all()
+	got := log.All()
 	want := []string{
 		"otelrecords: badger warning: cache might be too small: block cache",
 		"otelrecords: badger error: Received err: boom. Cleaning up...",
@@ -475,8 +458,8 @@ func TestErrorHandler(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "x.vlog"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var log errorLog
-	s2, err := Open(dir, WithErrorHandler(log.handle))
+	var log testsupport.Errors
+	s2, err := Open(dir, WithErrorHandler(log.Handle))
 	if err == nil {
 		s2.Close()
 		t.Fatal("Open of a store with an unparsable value-log name succeeded")
@@ -484,7 +467,7 @@ func TestErrorHandler(t *testing.T) {
 	if errors.Is(err, ErrLocked) || errors.Is(err, ErrNeedsRecovery) {
 		t.Errorf("Open error %v misclassified", err)
 	}
-	got := log.all()
+	got := log.All()
 	if len(got) == 0 {
 		t.Fatalf("error handler received nothing; Open returned %v", err)
 	}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/internal/badgerfmt/badgerfmttest"
 	"github.com/otelrecords/otelrecords/internal/keys"
-	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -46,7 +46,7 @@ func testEntries(session sessions.SessionID, first, n int) []sessions.Entry {
 		if err != nil {
 			panic(err)
 		}
-		out = append(out, sessions.Entry{Key: storetest.RecordKey("autotune", st), Value: v})
+		out = append(out, sessions.Entry{Key: testsupport.RecordKey("autotune", st), Value: v})
 	}
 	return out
 }
@@ -57,7 +57,7 @@ func bigEntry(session sessions.SessionID, seq uint64) sessions.Entry {
 	for i := range v {
 		v[i] = byte(i*7 + i>>11)
 	}
-	return sessions.Entry{Key: storetest.RecordKey("blob", sessions.Stamp{Session: session, Seq: seq}), Value: v}
+	return sessions.Entry{Key: testsupport.RecordKey("blob", sessions.Stamp{Session: session, Seq: seq}), Value: v}
 }
 
 // buildStore writes a store in dir the way a writer does, in sessions
@@ -216,13 +216,7 @@ func TestHealthyStoresPass(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			got := map[string][]byte{}
-			for e, err := range s.Scan(nil, nil) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				got[string(e.Key)] = bytes.Clone(e.Value)
-			}
+			got := testsupport.Entries(t, s)
 			for _, e := range written {
 				if !bytes.Equal(got[string(e.Key)], e.Value) {
 					t.Fatalf("entry %q lost or changed", e.Key)
@@ -325,7 +319,7 @@ func TestKilledWriterPasses(t *testing.T) {
 			t.Fatalf("round %d: Open after a kill: %v", round, err)
 		}
 		count := 0
-		for e, err := range s.Scan(storetest.RecordKey("autotune", sessions.Stamp{Session: session}), nil) {
+		for e, err := range s.Scan(testsupport.RecordKey("autotune", sessions.Stamp{Session: session}), nil) {
 			if err != nil {
 				t.Fatal(err)
 			}

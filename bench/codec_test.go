@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -61,7 +61,7 @@ func BenchmarkDecodeRecord(b *testing.B) {
 // Records, from a store holding only it.
 func decodeRecord(v []byte) (sessions.Stamped[sessions.Record], error) {
 	store := sessions.NewMemStore()
-	if err := store.Write([]sessions.Entry{{Key: storetest.RecordKey("bench", benchBody.Stamp), Value: v}}); err != nil {
+	if err := store.Write([]sessions.Entry{{Key: testsupport.RecordKey("bench", benchBody.Stamp), Value: v}}); err != nil {
 		return sessions.Stamped[sessions.Record]{}, err
 	}
 	for rec, err := range sessions.NewRecords(store).All("bench") {

@@ -21,7 +21,7 @@ import (
 	"github.com/otelrecords/otelrecords/bench/internal/workload"
 	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/internal/keys"
-	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -313,7 +313,7 @@ func writeSession(tb testing.TB, st sessions.Store, a *arena, id uint64) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	es := []sessions.Entry{{Key: storetest.SessionKey(sessions.SessionID(id)), Value: row}}
+	es := []sessions.Entry{{Key: testsupport.SessionKey(sessions.SessionID(id)), Value: row}}
 	for seq := range perSession {
 		_, v := a.entry(seq % a.len())
 		key := binary.BigEndian.AppendUint64([]byte(keys.Namespace(pruneKinds[seq%len(pruneKinds)])+"\x00"), id)

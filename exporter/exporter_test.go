@@ -23,30 +23,14 @@ import (
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/internal/clock"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
-// errs collects what reaches otel.Handle during a test.
-type errs struct {
-	mu  sync.Mutex
-	got []error
-}
-
-func (e *errs) Handle(err error) {
-	e.mu.Lock()
-	e.got = append(e.got, err)
-	e.mu.Unlock()
-}
-
-func (e *errs) list() []error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.Clone(e.got)
-}
-
-func captureErrors(t *testing.T) *errs {
-	e := &errs{}
+// captureErrors collects what reaches otel.Handle during the test.
+func captureErrors(t *testing.T) *testsupport.Errors {
+	e := &testsupport.Errors{}
 	otel.SetErrorHandler(e)
 	t.Cleanup(func() { otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) })
 	return e
@@ -408,13 +392,13 @@ func TestInvalidKindReportedOnceAndKept(t *testing.T) {
 	}
 	p.shutdown(t)
 	n := 0
-	for _, err := range e.list() {
+	for _, err := range e.All() {
 		if errors.Is(err, sessions.ErrInvalidKind) {
 			n++
 		}
 	}
 	if n != 1 {
-		t.Fatalf("invalid kind reported %d times, want once: %v", n, e.list())
+		t.Fatalf("invalid kind reported %d times, want once: %v", n, e.All())
 	}
 	if got := names(t, sessions.NewRecords(mem.Reopen()), "marks"); len(got) != 5 {
 		t.Fatalf("marks = %q, want the 5 spans kept as marks", got)
@@ -494,8 +478,8 @@ func TestWriteErrorsGoToHandlerAndCaller(t *testing.T) {
 	if err := p.exp.Shutdown(context.Background()); err == nil {
 		t.Fatal("Shutdown with unwritable records returned nil")
 	}
-	if n := len(e.list()); n > 2 {
-		t.Fatalf("%d errors reached otel.Handle for one failing cause, want at most 2: %v", n, e.list())
+	if n := len(e.All()); n > 2 {
+		t.Fatalf("%d errors reached otel.Handle for one failing cause, want at most 2: %v", n, e.All())
 	}
 }
 
@@ -523,8 +507,8 @@ func TestEnvironmentAndOptionsPrecedence(t *testing.T) {
 	t.Setenv(exporter.EnvKeepSessions, "many")
 	p = newProvider(t, "", exporter.WithStore(sessions.NewMemStore()))
 	p.shutdown(t)
-	if p.exp.Level() != exporter.DefaultLevel || len(e.list()) != 2 {
-		t.Fatalf("bad env: level %v, errors %v; want default level and 2 reports", p.exp.Level(), e.list())
+	if p.exp.Level() != exporter.DefaultLevel || len(e.All()) != 2 {
+		t.Fatalf("bad env: level %v, errors %v; want default level and 2 reports", p.exp.Level(), e.All())
 	}
 }
 
@@ -546,8 +530,8 @@ func TestNegativeKeepSessionsFromEnvironmentIsIgnored(t *testing.T) {
 	if ss := countSessions(t, sessions.NewRecords(mem.Reopen())); len(ss) != 4 {
 		t.Fatalf("%d sessions left, want all 4: a negative keep count must prune nothing", len(ss))
 	}
-	if len(e.list()) != 1 || !strings.Contains(e.list()[0].Error(), exporter.EnvKeepSessions) {
-		t.Fatalf("reports = %v, want one naming %s", e.list(), exporter.EnvKeepSessions)
+	if len(e.All()) != 1 || !strings.Contains(e.All()[0].Error(), exporter.EnvKeepSessions) {
+		t.Fatalf("reports = %v, want one naming %s", e.All(), exporter.EnvKeepSessions)
 	}
 }
 

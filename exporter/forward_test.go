@@ -251,8 +251,8 @@ func TestForwardNeverHoldsUpSpansOrRecords(t *testing.T) {
 	if fs.Dropped == 0 || fs.Queued > 100 {
 		t.Fatalf("ForwardStats %+v; want drops past a queue of 100", fs)
 	}
-	if !slices.ContainsFunc(errs.list(), func(err error) bool { return strings.Contains(err.Error(), "forward queue full") }) {
-		t.Errorf("no report of the full queue; reported %v", errs.list())
+	if !slices.ContainsFunc(errs.All(), func(err error) bool { return strings.Contains(err.Error(), "forward queue full") }) {
+		t.Errorf("no report of the full queue; reported %v", errs.All())
 	}
 	// A ForceFlush waits for the forward exporter, within its context.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -292,7 +292,7 @@ func TestForwardErrors(t *testing.T) {
 	}
 	// Reported once for the failing streak, not once per batch.
 	n := 0
-	for _, err := range errs.list() {
+	for _, err := range errs.All() {
 		if strings.Contains(err.Error(), "backend unavailable") {
 			n++
 		}

@@ -1,14 +1,11 @@
 package exporter_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +17,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -87,7 +85,7 @@ func (p *provider) flushResumes(t *testing.T) {
 // holding s, and returns those it got. A failure ForceFlush returns goes
 // to its caller; the exporter reports it through otel.Handle when it
 // retries the write on its own, a moment later.
-func awaitReports(t *testing.T, e *errs, s string) []error {
+func awaitReports(t *testing.T, e *testsupport.Errors, s string) []error {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if got := reportsOf(e, s); len(got) > 0 {
@@ -111,9 +109,9 @@ func readWaiting(t *testing.T, dir string) (*sessions.Records, func()) {
 }
 
 // reportsOf returns the errors the handler got whose text holds s.
-func reportsOf(e *errs, s string) []error {
+func reportsOf(e *testsupport.Errors, s string) []error {
 	var out []error
-	for _, err := range e.list() {
+	for _, err := range e.All() {
 		if strings.Contains(err.Error(), s) {
 			out = append(out, err)
 		}
@@ -379,34 +377,6 @@ func TestHostileStoreIsAFile(t *testing.T) {
 	}
 }
 
-// mountTmpfs mounts a tmpfs of the given size (like "8m") at dir, and
-// unmounts it at cleanup; it skips the test where mounting is not allowed
-// (not root, or no CAP_SYS_ADMIN).
-func mountTmpfs(t *testing.T, dir, size string) {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("tmpfs mounts are Linux's")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (this test needs root, or CAP_SYS_ADMIN): %v: %s", err, bytes.TrimSpace(out))
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-}
-
-func remount(t *testing.T, dir, opts string) {
-	t.Helper()
-	if out, err := exec.Command("mount", "-o", "remount,"+opts, dir).CombinedOutput(); err != nil {
-		t.Fatalf("remount %s %s: %v: %s", dir, opts, err, out)
-	}
-}
-
 // TestHostileReadOnlyStore: the store's file system turns read-only (as
 // root, whom permission bits do not stop, by remounting a tmpfs read-only;
 // as another user, by chmod 0500). A writer's flush fails with the file
@@ -419,7 +389,7 @@ func TestHostileReadOnlyStore(t *testing.T) {
 	dir := filepath.Join(mnt, "store")
 	asRoot := os.Geteuid() == 0
 	if asRoot {
-		mountTmpfs(t, mnt, "128m")
+		testsupport.MountTmpfs(t, mnt, "128m")
 	}
 	first := newProvider(t, dir)
 	first.do("first session", spanbridge.Kind("compile"), spanbridge.Changed())
@@ -428,9 +398,9 @@ func TestHostileReadOnlyStore(t *testing.T) {
 	makeReadOnly := func(ro bool) {
 		switch {
 		case asRoot && ro:
-			remount(t, mnt, "ro")
+			testsupport.Remount(t, mnt, "ro")
 		case asRoot:
-			remount(t, mnt, "rw")
+			testsupport.Remount(t, mnt, "rw")
 		case ro:
 			os.Chmod(dir, 0o500)
 		default:
@@ -466,31 +436,6 @@ func TestHostileReadOnlyStore(t *testing.T) {
 	}
 }
 
-// fill writes a file into dir until the file system is full, then gives
-// back leave bytes, and returns the file's path.
-func fill(t *testing.T, dir string, leave int64) string {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := bytes.Repeat([]byte{1}, 1<<20)
-	var size int64
-	for {
-		n, err := f.Write(chunk)
-		size += int64(n)
-		if err != nil {
-			break // full
-		}
-	}
-	if err := f.Truncate(max(size-leave, 0)); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestHostileFullFilesystem: the store's file system is full. Badger
 // writes through memory maps, and a write to one on a full file system
 // raises SIGBUS, which ends the process; so the store refuses to open, or
@@ -501,7 +446,7 @@ func fill(t *testing.T, dir string, leave int64) string {
 func TestHostileFullFilesystem(t *testing.T) {
 	handled := captureErrors(t)
 	mnt := filepath.Join(t.TempDir(), "mnt")
-	mountTmpfs(t, mnt, "8m")
+	testsupport.MountTmpfs(t, mnt, "8m")
 	dir := filepath.Join(mnt, "store")
 	p := newProvider(t, dir)
 
@@ -519,11 +464,11 @@ func TestHostileFullFilesystem(t *testing.T) {
 	}
 
 	// Room again: everything queued is written.
-	remount(t, mnt, "size=256m")
+	testsupport.Remount(t, mnt, "size=256m")
 	p.flushResumes(t)
 
 	// Full again while the writer runs: a write is refused, not crashed.
-	filler := fill(t, mnt, 16<<20)
+	filler := testsupport.Fill(t, mnt, 16<<20)
 	for i := range 100 {
 		p.do(fmt.Sprintf("refilled %d", i), spanbridge.Kind("compile"), attribute.String("pad", strings.Repeat("p", 1000)))
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/internal/recorder"
-	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/internal/version"
 	"github.com/otelrecords/otelrecords/replay"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -272,7 +272,7 @@ func TestOrphanRecordsReplayUnderTheirSessionID(t *testing.T) {
 	mem := sessions.NewMemStore()
 	ids := writeSessions(t, mem, 2)
 	// Another process pruned the row while the writer ran on.
-	if _, err := mem.DeleteRange(storetest.SessionKey(ids[0]), append(storetest.SessionKey(ids[0]), 0), nil); err != nil {
+	if _, err := mem.DeleteRange(testsupport.SessionKey(ids[0]), append(testsupport.SessionKey(ids[0]), 0), nil); err != nil {
 		t.Fatal(err)
 	}
 	got, p := replayAll(t, mem, replay.Options{})

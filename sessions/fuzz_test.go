@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/keys"
-	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -30,9 +30,9 @@ func FuzzParseKey(f *testing.F) {
 		if k, st, err := parseKey(key); err == nil {
 			var again []byte
 			if k == "sessions" {
-				again = storetest.SessionKey(st.Session)
+				again = testsupport.SessionKey(st.Session)
 			} else {
-				again = storetest.RecordKey(k, st)
+				again = testsupport.RecordKey(k, st)
 			}
 			if !bytes.Equal(again, key) {
 				t.Fatalf("ParseKey(%q) = %q, %+v, which makes the key %q", key, k, st, again)
@@ -40,12 +40,12 @@ func FuzzParseKey(f *testing.F) {
 		}
 		st := sessions.Stamp{Session: sessions.SessionID(session), Seq: seq}
 		if k, err := keys.CheckKind(kind); err == nil {
-			gotKind, gotStamp, err := parseKey(storetest.RecordKey(k, st))
+			gotKind, gotStamp, err := parseKey(testsupport.RecordKey(k, st))
 			if err != nil || gotKind != k || gotStamp != st {
 				t.Fatalf("ParseKey(RecordKey(%q, %+v)) = %q, %+v, %v", k, st, gotKind, gotStamp, err)
 			}
 		}
-		gotKind, gotStamp, err := parseKey(storetest.SessionKey(st.Session))
+		gotKind, gotStamp, err := parseKey(testsupport.SessionKey(st.Session))
 		if err != nil || gotKind != "sessions" || gotStamp != (sessions.Stamp{Session: st.Session}) {
 			t.Fatalf("ParseKey(SessionKey(%d)) = %q, %+v, %v", st.Session, gotKind, gotStamp, err)
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/keys"
-	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -26,7 +26,7 @@ func putRecord(t *testing.T, s sessions.Store, kind string, id sessions.SessionI
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, s, storetest.RecordKey(kind, st), v)
+	put(t, s, testsupport.RecordKey(kind, st), v)
 }
 
 func putSession(t *testing.T, s sessions.Store, id sessions.SessionID) {
@@ -35,7 +35,7 @@ func putSession(t *testing.T, s sessions.Store, id sessions.SessionID) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, s, storetest.SessionKey(id), v)
+	put(t, s, testsupport.SessionKey(id), v)
 }
 
 func TestPruneTakesOrphansOfPrunedSessions(t *testing.T) {
@@ -91,7 +91,7 @@ func TestPruneKeepsOrphansAboveNewestPruned(t *testing.T) {
 
 func TestPruneCostFollowsWhatItDeletes(t *testing.T) {
 	touched := func(sessionsInStore int) int {
-		s := storetest.NewOpStore()
+		s := testsupport.NewOpStore()
 		for i := range sessionsInStore {
 			id := sessions.SessionID(i + 1)
 			putSession(t, s.MemStore, id)
@@ -133,12 +133,12 @@ func TestPruneKeepZeroAndNothingToDo(t *testing.T) {
 func TestReadSkipsAndCountsUndecodable(t *testing.T) {
 	s := sessions.NewMemStore()
 	putSession(t, s, 1)
-	put(t, s, storetest.SessionKey(2), []byte{0xff, 0x00})
+	put(t, s, testsupport.SessionKey(2), []byte{0xff, 0x00})
 	putRecord(t, s, "compile", 1, 0, sessions.Record{Name: "good0"})
-	put(t, s, storetest.RecordKey("compile", sessions.Stamp{Session: 1, Seq: 1}), []byte("not cbor"))
+	put(t, s, testsupport.RecordKey("compile", sessions.Stamp{Session: 1, Seq: 1}), []byte("not cbor"))
 	putRecord(t, s, "compile", 1, 2, sessions.Record{Name: "good2"})
 	// A map where an attribute value should be.
-	put(t, s, storetest.RecordKey("compile", sessions.Stamp{Session: 1, Seq: 3}), []byte("\xa2\x65stamp\xa0\x66record\xa2\x64name\x61x\x65attrs\xa1\x61k\xa1\x61a\x01"))
+	put(t, s, testsupport.RecordKey("compile", sessions.Stamp{Session: 1, Seq: 3}), []byte("\xa2\x65stamp\xa0\x66record\xa2\x64name\x61x\x65attrs\xa1\x61k\xa1\x61a\x01"))
 	r := sessions.NewRecords(s)
 	if got := names(t, s, "compile"); !slices.Equal(got, []string{"good0", "good2"}) {
 		t.Fatalf("compile = %q", got)
@@ -241,7 +241,7 @@ func TestKindsAndInSession(t *testing.T) {
 
 func TestKeyRoundTrip(t *testing.T) {
 	st := sessions.Stamp{Session: 0x0102030405060708, Seq: 42}
-	k := storetest.RecordKey("autotune", st)
+	k := testsupport.RecordKey("autotune", st)
 	if want := "records/v1/autotune\x00\x01\x02\x03\x04\x05\x06\x07\x08\x00\x00\x00\x00\x00\x00\x00\x2a"; string(k) != want {
 		t.Fatalf("RecordKey = %q, want %q", k, want)
 	}
@@ -252,7 +252,7 @@ func TestKeyRoundTrip(t *testing.T) {
 	if err != nil || kind != "autotune" || got != st {
 		t.Fatalf("ParseKey = %q, %+v, %v", kind, got, err)
 	}
-	kind, got, err = parseKey(storetest.SessionKey(7))
+	kind, got, err = parseKey(testsupport.SessionKey(7))
 	if err != nil || kind != "sessions" || got.Session != 7 {
 		t.Fatalf("ParseKey(session key) = %q, %+v, %v", kind, got, err)
 	}
@@ -262,8 +262,8 @@ func TestKeyRoundTrip(t *testing.T) {
 		}
 	}
 	// Byte order is stamp order.
-	a := storetest.RecordKey("k", sessions.Stamp{Session: 1, Seq: 300})
-	b := storetest.RecordKey("k", sessions.Stamp{Session: 2, Seq: 1})
+	a := testsupport.RecordKey("k", sessions.Stamp{Session: 1, Seq: 300})
+	b := testsupport.RecordKey("k", sessions.Stamp{Session: 2, Seq: 1})
 	if string(a) >= string(b) {
 		t.Fatal("key of (1, 300) does not sort before (2, 1)")
 	}
@@ -362,7 +362,7 @@ func TestValueJSON(t *testing.T) {
 func TestDamagedIDIsUndecodable(t *testing.T) {
 	s := sessions.NewMemStore()
 	// {"stamp": {}, "record": {"name": "x", "span_id": h'0102'}}: a 2-byte span id.
-	put(t, s, storetest.RecordKey("k", sessions.Stamp{Session: 1}), []byte("\xa2\x65stamp\xa0\x66record\xa2\x64name\x61x\x67span_id\x42\x01\x02"))
+	put(t, s, testsupport.RecordKey("k", sessions.Stamp{Session: 1}), []byte("\xa2\x65stamp\xa0\x66record\xa2\x64name\x61x\x67span_id\x42\x01\x02"))
 	r := sessions.NewRecords(s)
 	for range r.All("k") {
 		t.Fatal("a record with a 2-byte span id decoded")
@@ -412,4 +412,6 @@ func parseKey(k []byte) (string, sessions.Stamp, error) {
 	return kind, sessions.Stamp{Session: sessions.SessionID(session), Seq: seq}, err
 }
 
-func names(t *testing.T, s sessions.Store, kind string) []string { return storetest.Names(t, s, kind) }
+func names(t *testing.T, s sessions.Store, kind string) []string {
+	return testsupport.Names(t, s, kind)
+}

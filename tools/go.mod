@@ -1,8 +1,9 @@
 // The tools the tests and CI build but the library does not use: Jaeger,
 // for the integration test in cmd/records/jaeger_test.go (built by
 // .ci/setup-jaeger). A module of its own, so that Jaeger's many
-// dependencies stay out of the library's go.mod. Update with
-// `go get -tool github.com/jaegertracing/jaeger/cmd/jaeger@VERSION && go mod tidy`
+// dependencies stay out of the library's go.mod, and out of the go.work at
+// the root (so the go command needs GOWORK=off here). Update with
+// `export GOWORK=off; go get -tool github.com/jaegertracing/jaeger/cmd/jaeger@VERSION && go mod tidy`
 // in this directory.
 module github.com/otelrecords/otelrecords/tools
 

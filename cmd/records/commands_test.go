@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
-	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -32,7 +32,7 @@ func writeSessions(t *testing.T, dir string, start time.Time, sessionsN, n int) 
 	t.Helper()
 	for s := range sessionsN {
 		at := start.Add(time.Duration(s) * time.Hour)
-		record(t, dir, at, fmt.Sprintf("session %d", s), nil, func(rec *storetest.Session) {
+		record(t, dir, at, fmt.Sprintf("session %d", s), nil, func(rec *testsupport.Session) {
 			for i := range n {
 				st := rec.Stamp(at.Add(time.Duration(i) * time.Microsecond))
 				rec.Put("compile", sessions.Changed, st, sessions.Record{

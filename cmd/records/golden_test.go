@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
-	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -152,7 +152,7 @@ func writeGoldenStoreB(t *testing.T) string {
 // after what it holds).
 func recordSteps(t *testing.T, dir string, start time.Time, label string, resource sessions.Attrs, steps []step) {
 	t.Helper()
-	record(t, dir, start, label, resource, func(rec *storetest.Session) {
+	record(t, dir, start, label, resource, func(rec *testsupport.Session) {
 		stamps := make([]sessions.Stamp, len(steps))
 		for i, s := range steps {
 			stamps[i] = rec.Stamp(start.Add(s.at))
@@ -187,7 +187,7 @@ func pinHosts(t *testing.T, dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.Write([]sessions.Entry{{Key: storetest.SessionKey(s.ID), Value: v}}); err != nil {
+		if err := st.Write([]sessions.Entry{{Key: testsupport.SessionKey(s.ID), Value: v}}); err != nil {
 			t.Fatal(err)
 		}
 	}

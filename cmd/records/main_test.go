@@ -17,7 +17,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/internal/recorder"
-	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/internal/version"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -48,7 +48,7 @@ func writeStore(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "store")
 
 	record(t, dir, start1, "models build qwen3-8b", sessions.Attrs{{Key: "service.name", Value: sessions.StringValue("builder")}},
-		func(rec *storetest.Session) {
+		func(rec *testsupport.Session) {
 			mark := rec.Stamp(start1)
 			tune := rec.Stamp(start1.Add(time.Millisecond))
 			compile := rec.Stamp(start1.Add(3 * time.Millisecond))
@@ -86,7 +86,7 @@ func writeStore(t *testing.T) string {
 			})
 		})
 
-	record(t, dir, start2, "", nil, func(rec *storetest.Session) {
+	record(t, dir, start2, "", nil, func(rec *testsupport.Session) {
 		compile := rec.Stamp(start2.Add(time.Second))
 		mark := rec.Stamp(start2.Add(2 * time.Second))
 		rec.Put("compile", sessions.Changed, compile, sessions.Record{
@@ -106,10 +106,10 @@ func writeStore(t *testing.T) string {
 }
 
 // record runs one session, started at start, on the store in dir.
-func record(t *testing.T, dir string, start time.Time, label string, resource sessions.Attrs, body func(*storetest.Session)) {
+func record(t *testing.T, dir string, start time.Time, label string, resource sessions.Attrs, body func(*testsupport.Session)) {
 	t.Helper()
 	open := func() (sessions.Store, error) { return badgerstore.Open(dir) }
-	storetest.Write(t, open, start, recorder.Config{Label: label, Resource: resource}, body)
+	testsupport.Write(t, open, start, recorder.Config{Label: label, Resource: resource}, body)
 }
 
 // runCLI runs the command line and returns its exit code and output.
@@ -462,8 +462,8 @@ func TestSkippedValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := []sessions.Entry{
-		{Key: storetest.RecordKey("compile", sessions.Stamp{Session: id1, Seq: 7}), Value: []byte{0xff, 0x00}},
-		{Key: storetest.RecordKey("marks", sessions.Stamp{Session: id2, Seq: 9}), Value: []byte("not cbor")},
+		{Key: testsupport.RecordKey("compile", sessions.Stamp{Session: id1, Seq: 7}), Value: []byte{0xff, 0x00}},
+		{Key: testsupport.RecordKey("marks", sessions.Stamp{Session: id2, Seq: 9}), Value: []byte("not cbor")},
 	}
 	if err := st.Write(bad); err != nil {
 		t.Fatal(err)

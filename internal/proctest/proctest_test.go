@@ -39,10 +39,15 @@ func bins(t *testing.T) (writer, records string) {
 		if buildErr != nil {
 			return
 		}
-		for pkg, name := range map[string]string{"../cmd/recwriter": "recwriter", "../../cmd/records": "records"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, name), pkg).CombinedOutput()
+		// Each is built in its own directory: the records command is a
+		// module of its own, which a build from here reaches only through
+		// the workspace (go.work), and not at all with GOWORK=off.
+		for dir, name := range map[string]string{"../cmd/recwriter": "recwriter", "../../cmd/records": "records"} {
+			build := exec.Command("go", "build", "-o", filepath.Join(binDir, name), ".")
+			build.Dir = dir
+			out, err := build.CombinedOutput()
 			if err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+				buildErr = fmt.Errorf("go build %s: %v\n%s", dir, err, out)
 				return
 			}
 		}

@@ -12,15 +12,15 @@ import (
 
 	"github.com/otelrecords/otelrecords/internal/keys"
 	"github.com/otelrecords/otelrecords/internal/recorder"
-	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 
-type opStore = storetest.OpStore
+type opStore = testsupport.OpStore
 
-func newOpStore() *opStore { return storetest.NewOpStore() }
+func newOpStore() *opStore { return testsupport.NewOpStore() }
 
 type fixture struct {
 	rec    *recorder.Recorder
@@ -62,10 +62,12 @@ func (f *fixture) record(kind, name string, effect sessions.Effect, size int) se
 	return st
 }
 
-func names(t *testing.T, s sessions.Store, kind string) []string { return storetest.Names(t, s, kind) }
+func names(t *testing.T, s sessions.Store, kind string) []string {
+	return testsupport.Names(t, s, kind)
+}
 
 func sessionIDs(t *testing.T, s sessions.Store) []sessions.SessionID {
-	return storetest.SessionIDs(t, s)
+	return testsupport.SessionIDs(t, s)
 }
 
 func TestStartIsLazyAndWritesNothing(t *testing.T) {

@@ -1,9 +1,10 @@
-// Package storetest builds stores for tests: sessions written through the
-// real Recorder on a fixed clock, and single entries encoded as a writer
-// encodes them. It is the one way the project's tests build a store, so a
-// change to the key layout or the record body is made in the writer alone
-// and every test follows. Only tests import it (internal/layout checks).
-package storetest
+// Building stores for tests: sessions written through the real Recorder
+// on a fixed clock, and single entries encoded as a writer encodes them.
+// It is the one way the project's tests build a store, so a change to the
+// key layout or the record body is made in the writer alone and every test
+// follows.
+
+package testsupport
 
 import (
 	"context"
