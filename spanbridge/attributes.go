@@ -77,7 +77,9 @@ func SessionLabel(label string) attribute.KeyValue { return SessionLabelKey.Stri
 
 // Record starts nothing: it returns the span start options that make a span
 // a record of kind, with the given extra attributes, for
-// tracer.Start(ctx, name, spanbridge.Record(kind, attrs...)...).
+// tracer.Start(ctx, name, spanbridge.Record(kind, attrs...)...). The
+// attributes are the record's inputs (sessions.Record.Inputs); those set
+// while the span runs are its outcome.
 func Record(kind string, attrs ...attribute.KeyValue) []trace.SpanStartOption {
 	return []trace.SpanStartOption{trace.WithAttributes(Kind(kind)), trace.WithAttributes(attrs...)}
 }

@@ -27,10 +27,12 @@
 //
 // The mapping reads everything a reader needs to explain the span: name,
 // wall time, attributes (typed), status, events, trace, span and parent
-// span ids, and instrumentation scope; Span gives all of it back, to the
-// nanosecond, so a store can be replayed to an OpenTelemetry backend
-// (package replay) or exported as OTLP. Span kind, links, trace state and
-// dropped counts are not stored yet. This package imports no Badger: what
-// a record looks like is decided here and in package sessions, how it is
-// stored elsewhere.
+// span ids, instrumentation scope, span kind, trace state, links and
+// dropped counts; Span gives all of it back, to the nanosecond, so a store
+// can be replayed to an OpenTelemetry backend (package replay) or exported
+// as OTLP. The record also says what the span did: its effect, and which
+// of its attributes it started with (its inputs, counted by InputCount
+// when it starts) as opposed to those set while it ran (its outcome).
+// This package imports no Badger: what a record looks like is decided here
+// and in package sessions, how it is stored elsewhere.
 package spanbridge

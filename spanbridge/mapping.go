@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/internal/keys"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -26,11 +27,27 @@ type Mapped struct {
 	Problem error
 }
 
+// InputCount returns how many attributes s holds. A span processor calls it
+// in OnStart, where s holds only what it started with (its sampler's
+// attributes, those given to tracer.Start, and those set by the processors
+// before it), and passes the count to Map when the span ends: those first
+// attributes are its inputs, the rest its outcome. The SDK keeps a span's
+// attributes in the order their keys were first set, updating a key in
+// place and appending (or, at its limit, dropping) new keys, so they are
+// still the first ones when the span ends.
+//
+// It costs what ReadOnlySpan.Attributes does: a lock, a pass that drops
+// duplicate keys, and, for a span that sets attributes later, one copy of
+// its attributes then.
+func InputCount(s sdktrace.ReadOnlySpan) int { return len(s.Attributes()) }
+
 // Map maps an ended span to a record at the given level: heavy
 // (records.full.*) attributes are kept, without their prefix, only at
 // sessions.LevelFull. It does not stamp; the stamp was taken when the span
-// started.
-func Map(s sdktrace.ReadOnlySpan, level sessions.Level) Mapped {
+// started. inputs is how many attributes the span started with, as
+// InputCount said in OnStart; the record's Inputs are their keys. A
+// negative inputs means it is not known: the record has no Inputs.
+func Map(s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) Mapped {
 	m := Mapped{Kind: sessions.MarksKind}
 	attrs := s.Attributes()
 	var rawKind *attribute.Value
@@ -60,6 +77,29 @@ func Map(s sdktrace.ReadOnlySpan, level sessions.Level) Mapped {
 		SpanID:       sessions.SpanID(s.SpanContext().SpanID()),
 		ParentSpanID: sessions.SpanID(s.Parent().SpanID()),
 		Scope:        sessions.Scope{Name: s.InstrumentationScope().Name, Version: s.InstrumentationScope().Version},
+		TraceState:   s.SpanContext().TraceState().String(),
+
+		DroppedAttributes: s.DroppedAttributes(),
+		DroppedEvents:     s.DroppedEvents(),
+		DroppedLinks:      s.DroppedLinks(),
+		Effect:            m.Effect,
+	}
+	if k := s.SpanKind(); k != trace.SpanKindUnspecified {
+		m.Record.SpanKind = k.String()
+	}
+	if inputs >= 0 && len(m.Record.Attributes) > 0 {
+		m.Record.Inputs = inputKeys(attrs[:min(inputs, len(attrs))], level)
+	}
+	if links := s.Links(); len(links) > 0 {
+		m.Record.Links = make([]sessions.Link, len(links))
+		for i, l := range links {
+			m.Record.Links[i] = sessions.Link{
+				TraceID:    sessions.TraceID(l.SpanContext.TraceID()),
+				SpanID:     sessions.SpanID(l.SpanContext.SpanID()),
+				TraceState: l.SpanContext.TraceState().String(),
+				Attributes: convertAttrs(l.Attributes, level),
+			}
+		}
 	}
 	if evs := s.Events(); len(evs) > 0 {
 		m.Record.Events = make([]sessions.Event, len(evs))
@@ -75,6 +115,21 @@ func Map(s sdktrace.ReadOnlySpan, level sessions.Level) Mapped {
 		m.kind(s.Name(), *rawKind)
 	}
 	return m
+}
+
+// inputKeys returns the keys the attributes a span started with are stored
+// under: without control attributes, and without heavy ones below level
+// full (which are not stored), in the order the span was given them.
+func inputKeys(started []attribute.KeyValue, level sessions.Level) []string {
+	keys := make([]string, 0, len(started))
+	for _, kv := range AtLevel(started, level) {
+		if isControl(kv.Key) {
+			continue
+		}
+		k, _ := strings.CutPrefix(string(kv.Key), FullPrefix)
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 // kind sets the record's kind from the span's records.kind value, or keeps
