@@ -2,16 +2,28 @@ package exporter_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
+
+// params returns n attributes, as a span that records many parameters has.
+func params(n int) []attribute.KeyValue {
+	kvs := make([]attribute.KeyValue, n)
+	for i := range kvs {
+		kvs[i] = attribute.Int(fmt.Sprintf("param.%03d", i), i)
+	}
+	return kvs
+}
 
 // records returns every record of kind in the store.
 func records(t *testing.T, mem *sessions.MemStore, kind string) []sessions.Record {
@@ -24,6 +36,72 @@ func records(t *testing.T, mem *sessions.MemStore, kind string) []sessions.Recor
 		out = append(out, rec.Record)
 	}
 	return out
+}
+
+// TestChangeSurvivesTheAttributeLimit is issue 10.5, through the
+// OpenTelemetry API on a provider with the SDK's default limits: a span
+// started with spanbridge.Record and 128 attributes, changed later, keeps
+// its session, because the change updates the records.effect key Record
+// gave the span rather than adding a key the SDK would drop.
+func TestChangeSurvivesTheAttributeLimit(t *testing.T) {
+	e := captureErrors(t)
+	mem := sessions.NewMemStore()
+	p := newProvider(t, "", exporter.WithStore(mem))
+	_, s := p.tr.Start(context.Background(), "tune", spanbridge.Record("autotune", params(sdktrace.DefaultAttributeCountLimit)...)...)
+	s.SetAttributes(attribute.String("winner", "tiled")) // dropped: the span is full
+	spanbridge.MarkChanged(s)
+	s.End()
+	p.shutdown(t)
+
+	if ss := countSessions(t, sessions.NewRecords(mem.Reopen())); len(ss) != 1 {
+		t.Fatalf("%d sessions kept, want the changed one", len(ss))
+	}
+	recs := records(t, mem, "autotune")
+	if len(recs) != 1 || recs[0].Effect != sessions.Changed {
+		t.Fatalf("records %+v, want one, changed", recs)
+	}
+	// records.kind and records.effect came first: the last two parameters
+	// given and the winner were dropped, and the record says so.
+	if r := recs[0]; r.DroppedAttributes != 3 || len(r.Attributes) != sdktrace.DefaultAttributeCountLimit-2 {
+		t.Errorf("dropped %d, %d attributes stored", r.DroppedAttributes, len(r.Attributes))
+	}
+	for _, err := range e.list() {
+		if errors.Is(err, spanbridge.ErrAttributesDropped) {
+			t.Errorf("reported though the effect could not be lost: %v", err)
+		}
+	}
+}
+
+// TestEffectLostAtTheLimitIsReported is the same span started without
+// spanbridge.Record: the SDK drops the change, the session is not kept,
+// and the exporter says why, once, however many spans lose it.
+func TestEffectLostAtTheLimitIsReported(t *testing.T) {
+	e := captureErrors(t)
+	mem := sessions.NewMemStore()
+	p := newProvider(t, "", exporter.WithStore(mem))
+	for range 3 {
+		attrs := append([]attribute.KeyValue{spanbridge.Kind("autotune")}, params(sdktrace.DefaultAttributeCountLimit-1)...)
+		_, s := p.tr.Start(context.Background(), "tune", trace.WithAttributes(attrs...))
+		spanbridge.MarkChanged(s)
+		s.End()
+	}
+	p.shutdown(t)
+
+	if ss := countSessions(t, sessions.NewRecords(mem.Reopen())); len(ss) != 0 {
+		t.Fatalf("%d sessions kept; the SDK dropped the change, so none should be", len(ss))
+	}
+	n := 0
+	for _, err := range e.list() {
+		if errors.Is(err, spanbridge.ErrAttributesDropped) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("dropped attributes reported %d times, want once: %v", n, e.list())
+	}
+	if got := p.exp.Stats().Problems; got != 3 {
+		t.Errorf("Problems = %d, want 3", got)
+	}
 }
 
 // TestRecordSaysWhatItDid checks, through the exporter, that a record

@@ -466,6 +466,9 @@ func problemClass(err error) string {
 	if errors.Is(err, sessions.ErrInvalidKind) {
 		return "kind"
 	}
+	if errors.Is(err, spanbridge.ErrAttributesDropped) {
+		return "dropped"
+	}
 	return "effect"
 }
 
@@ -509,7 +512,9 @@ type Stats struct {
 	// full.
 	Dropped int64
 	// Problems is how many spans had invalid control attributes (recorded
-	// anyway, as documented) or failed to record.
+	// anyway, as documented), may have lost records.effect to the
+	// attribute limit (spanbridge.ErrAttributesDropped), or failed to
+	// record.
 	Problems int64
 	// Queued is how many ended spans wait for the background goroutine.
 	Queued int64

@@ -14,6 +14,10 @@
 //     change to the store's caches (a key tuned, an artifact compiled and
 //     stored), "observed" otherwise (the default). The first changed record
 //     keeps the session; it may be set at any time before the span ends.
+//     Start the span with Record, which sets it to observed first: the SDK
+//     drops new attribute keys once a span holds its limit (128 by
+//     default) but still updates existing ones, so the change is then
+//     never lost (see ErrAttributesDropped).
 //   - records.full.<key> holds a heavy attribute (a kernel's source, say):
 //     kept only at sessions.LevelFull, and stored as <key>, without the
 //     prefix; dropped at LevelBasic.

@@ -2,6 +2,7 @@ package spanbridge_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -135,5 +136,59 @@ func TestInputs(t *testing.T) {
 	}
 	if m := mapStub(span("x", attribute.Int("a", 1)), sessions.LevelBasic); m.Record.Inputs != nil {
 		t.Errorf("inputs not known: %q, want nil", m.Record.Inputs)
+	}
+}
+
+// TestEffectAtTheAttributeLimit checks what the SDK does at its default
+// limit of 128 attributes: a records.effect set on a full span is dropped
+// unless the span already has the key, which spanbridge.Record gives it,
+// and Map says so when it may have been.
+func TestEffectAtTheAttributeLimit(t *testing.T) {
+	many := make([]attribute.KeyValue, sdktrace.DefaultAttributeCountLimit)
+	for i := range many {
+		many[i] = attribute.Int(fmt.Sprintf("param.%03d", i), i)
+	}
+
+	withRecord := mapped(t, sessions.LevelBasic, func(tr trace.Tracer) {
+		_, s := tr.Start(context.Background(), "tune", spanbridge.Record("autotune", many...)...)
+		spanbridge.MarkChanged(s)
+		s.End()
+	})
+	if withRecord.Effect != sessions.Changed || withRecord.Record.Effect != sessions.Changed || withRecord.Kind != "autotune" {
+		t.Errorf("started with Record: kind %q effect %v, record effect %v; want autotune, changed", withRecord.Kind, withRecord.Effect, withRecord.Record.Effect)
+	}
+	// records.kind and records.effect come first, so the limit drops the
+	// last two of the 130 given.
+	if withRecord.Record.DroppedAttributes != 2 || withRecord.Problem != nil {
+		t.Errorf("started with Record: dropped %d, problem %v; want 2, none", withRecord.Record.DroppedAttributes, withRecord.Problem)
+	}
+
+	without := mapped(t, sessions.LevelBasic, func(tr trace.Tracer) {
+		_, s := tr.Start(context.Background(), "tune", trace.WithAttributes(append([]attribute.KeyValue{spanbridge.Kind("autotune")}, many[1:]...)...))
+		spanbridge.MarkChanged(s) // the 129th key: the SDK drops it
+		s.End()
+	})
+	if without.Effect != sessions.Observed || without.Record.DroppedAttributes != 1 {
+		t.Fatalf("without Record: effect %v, dropped %d; want the SDK to have dropped the change", without.Effect, without.Record.DroppedAttributes)
+	}
+	if !errors.Is(without.Problem, spanbridge.ErrAttributesDropped) {
+		t.Errorf("without Record: problem %v, want ErrAttributesDropped", without.Problem)
+	}
+
+	// Changed given at start wins over the observed Record sets first.
+	if m := mapped(t, sessions.LevelBasic, func(tr trace.Tracer) {
+		_, s := tr.Start(context.Background(), "compile", spanbridge.Record("compile", spanbridge.Changed())...)
+		s.End()
+	}); m.Effect != sessions.Changed {
+		t.Errorf("Record(kind, Changed()): effect %v, want changed", m.Effect)
+	}
+
+	// A span that says its effect has nothing to lose: no problem.
+	said := mapped(t, sessions.LevelBasic, func(tr trace.Tracer) {
+		_, s := tr.Start(context.Background(), "tune", trace.WithAttributes(append([]attribute.KeyValue{spanbridge.Observed()}, many...)...))
+		s.End()
+	})
+	if said.Record.DroppedAttributes != 1 || said.Problem != nil {
+		t.Errorf("with records.effect: dropped %d, problem %v; want 1, none", said.Record.DroppedAttributes, said.Problem)
 	}
 }

@@ -1,6 +1,7 @@
 package spanbridge
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -22,10 +23,21 @@ type Mapped struct {
 	// Record is the body to store.
 	Record sessions.Record
 	// Problem, when not nil, says what was wrong with the span's control
-	// attributes (an invalid kind or effect) and how it was handled; the
-	// record is still stored. The exporter reports it through otel.Handle.
+	// attributes (an invalid kind or effect, or an effect the attribute
+	// limit may have dropped: ErrAttributesDropped) and how it was
+	// handled; the record is still stored. The exporter reports it
+	// through otel.Handle.
 	Problem error
 }
+
+// ErrAttributesDropped is in a Mapped's Problem when the span dropped
+// attributes at its provider's attribute limit (sdktrace.SpanLimits, 128 by
+// default) and has no records.effect: a records.effect=changed set after
+// the span was full was dropped with them, if there was one, and the
+// session it should have kept is not kept. The SDK still updates a key a
+// span already has, so a span started with Record (which sets
+// records.effect=observed first) never loses its effect this way.
+var ErrAttributesDropped = errors.New("span attributes dropped at the attribute limit")
 
 // InputCount returns how many attributes s holds. A span processor calls it
 // in OnStart, where s holds only what it started with (its sampler's
@@ -51,11 +63,13 @@ func Map(s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) Mapped {
 	m := Mapped{Kind: sessions.MarksKind}
 	attrs := s.Attributes()
 	var rawKind *attribute.Value
+	hasEffect := false
 	for i := range attrs {
 		switch attrs[i].Key {
 		case KindKey:
 			rawKind = &attrs[i].Value
 		case EffectKey:
+			hasEffect = true
 			switch v := attrs[i].Value.Emit(); v {
 			case EffectChanged:
 				m.Effect = sessions.Changed
@@ -113,6 +127,10 @@ func Map(s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) Mapped {
 	}
 	if rawKind != nil {
 		m.kind(s.Name(), *rawKind)
+	}
+	if m.Record.DroppedAttributes > 0 && !hasEffect {
+		m.Problem = errors.Join(m.Problem, fmt.Errorf("otelrecords: span %q: %w (%d dropped); %s may have been lost: start the span with spanbridge.Record(...), which sets it first, or raise the limit (sdktrace.WithSpanLimits, OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT)",
+			s.Name(), ErrAttributesDropped, m.Record.DroppedAttributes, EffectKey))
 	}
 	return m
 }
