@@ -59,9 +59,9 @@ type Exporter struct {
 // its stamp, or a request (ForceFlush, Shutdown) that every span queued
 // before it precedes.
 type item struct {
-	span  sdktrace.ReadOnlySpan
-	stamp sessions.Stamp
-	req   *request
+	span    sdktrace.ReadOnlySpan
+	started started
+	req     *request
 }
 
 // request is a ForceFlush or Shutdown waiting in the queue: the loop writes
@@ -167,7 +167,8 @@ func (e *Exporter) Label(label string) {
 }
 
 // OnStart stamps the span: its session (started now if this is its first
-// stamp), its seq and its offset. At level off it does nothing.
+// stamp), its seq and its offset, and notes how many attributes it starts
+// with (its inputs). At level off it does nothing.
 func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	// The level first: at level off nothing else may cost anything, and
 	// StartTime takes the span's lock.
@@ -179,7 +180,7 @@ func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 		return
 	}
 	e.inflight.Add(1)
-	e.stamps.put(keyOf(s), st)
+	e.stamps.put(keyOf(s), started{st, spanbridge.InputCount(s)})
 }
 
 // OnEnd queues the ended span for the background goroutine, which maps it
@@ -209,7 +210,7 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 		return
 	}
 	first := len(e.queue) == 0
-	e.queue = append(e.queue, item{span: s, stamp: st})
+	e.queue = append(e.queue, item{span: s, started: st})
 	e.mu.Unlock()
 	if first {
 		e.signal()
@@ -441,12 +442,12 @@ func (e *Exporter) process(it item) {
 			e.rec.Label(v.Emit())
 		}
 	}
-	m := spanbridge.Map(it.span, max(e.rec.Level(), sessions.LevelBasic))
+	m := spanbridge.Map(it.span, max(e.rec.Level(), sessions.LevelBasic), it.started.inputs)
 	if m.Problem != nil {
 		e.problems.Add(1)
 		e.reportOnce(problemClass(m.Problem), m.Problem)
 	}
-	if err := e.rec.Record(m.Kind, m.Effect, it.stamp, m.Record); err != nil && !errors.Is(err, sessions.ErrClosed) {
+	if err := e.rec.Record(m.Kind, m.Effect, it.started.stamp, m.Record); err != nil && !errors.Is(err, sessions.ErrClosed) {
 		e.problems.Add(1)
 		class := "record"
 		if errors.Is(err, recorder.ErrTooLarge) {
@@ -473,6 +474,9 @@ const sdkTracerName = "go.opentelemetry.io/otel/sdk/tracer"
 func problemClass(err error) string {
 	if errors.Is(err, sessions.ErrInvalidKind) {
 		return "kind"
+	}
+	if errors.Is(err, spanbridge.ErrAttributesDropped) {
+		return "dropped"
 	}
 	return "effect"
 }
@@ -521,7 +525,9 @@ type Stats struct {
 	// full.
 	Dropped int64
 	// Problems is how many spans had invalid control attributes (recorded
-	// anyway, as documented) or failed to record.
+	// anyway, as documented), may have lost records.effect to the
+	// attribute limit (spanbridge.ErrAttributesDropped), or failed to
+	// record.
 	Problems int64
 	// Queued is how many ended spans wait for the background goroutine.
 	Queued int64

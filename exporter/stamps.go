@@ -20,9 +20,17 @@ const stampShards = 32
 type stampTable struct {
 	shards [stampShards]struct {
 		mu sync.Mutex
-		m  map[spanKey]sessions.Stamp
+		m  map[spanKey]started
 		_  [40]byte // keep shards on separate cache lines
 	}
+}
+
+// started is what OnStart learns of a span: its stamp, and how many
+// attributes it started with (spanbridge.InputCount), which only OnStart
+// can see.
+type started struct {
+	stamp  sessions.Stamp
+	inputs int
 }
 
 type spanKey struct {
@@ -35,17 +43,17 @@ func keyOf(s sdktrace.ReadOnlySpan) spanKey {
 	return spanKey{sc.TraceID(), sc.SpanID()}
 }
 
-func (t *stampTable) put(k spanKey, st sessions.Stamp) {
+func (t *stampTable) put(k spanKey, st started) {
 	sh := &t.shards[int(k.span[7])%stampShards]
 	sh.mu.Lock()
 	if sh.m == nil {
-		sh.m = make(map[spanKey]sessions.Stamp)
+		sh.m = make(map[spanKey]started)
 	}
 	sh.m[k] = st
 	sh.mu.Unlock()
 }
 
-func (t *stampTable) take(k spanKey) (sessions.Stamp, bool) {
+func (t *stampTable) take(k spanKey) (started, bool) {
 	sh := &t.shards[int(k.span[7])%stampShards]
 	sh.mu.Lock()
 	st, ok := sh.m[k]

@@ -5,8 +5,8 @@
 // `records replay` command does.
 //
 // A record was a span once, and its body kept what a backend needs to show
-// it again: its trace, span and parent ids, name, attributes, status and
-// events. Its start is not stored as a wall-clock instant but as an offset
+// it again: its trace, span and parent ids, name, kind, attributes,
+// status, events, links, trace state and dropped counts. Its start is not stored as a wall-clock instant but as an offset
 // from its session's start, and the session's id is that start in Unix
 // nanoseconds, so a replayed span starts at time.Unix(0, session id) +
 // offset and ends wall later. Each session becomes one Resource: the

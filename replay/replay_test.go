@@ -59,7 +59,7 @@ func record(t *testing.T) (*sessions.MemStore, []sdktrace.ReadOnlySpan) {
 		attribute.Bool("cached", false),
 		attribute.StringSlice("candidates", []string{"tiled", "simd"}),
 		attribute.Int64Slice("costs", []int64{3, 5}),
-	), trace.WithTimestamp(at(1)))...)
+	), trace.WithTimestamp(at(1)), trace.WithSpanKind(trace.SpanKindServer))...)
 	tune.AddEvent("candidate done", trace.WithTimestamp(at(3)), trace.WithAttributes(attribute.String("candidate", "tiled")))
 	tune.SetStatus(codes.Error, "simd failed")
 	tune.SetAttributes(spanbridge.Changed())
@@ -105,8 +105,8 @@ func TestReplayGivesBackTheSpans(t *testing.T) {
 		if g.Name != o.Name() || !g.StartTime.Equal(o.StartTime()) || !g.EndTime.Equal(o.EndTime()) {
 			t.Errorf("%s: [%v, %v], want %q [%v, %v]", g.Name, g.StartTime, g.EndTime, o.Name(), o.StartTime(), o.EndTime())
 		}
-		if g.Status != o.Status() || g.InstrumentationScope != o.InstrumentationScope() || g.SpanKind != trace.SpanKindInternal {
-			t.Errorf("%s: status %v scope %v kind %v, want %v %v", g.Name, g.Status, g.InstrumentationScope, g.SpanKind, o.Status(), o.InstrumentationScope())
+		if g.Status != o.Status() || g.InstrumentationScope != o.InstrumentationScope() || g.SpanKind != o.SpanKind() {
+			t.Errorf("%s: status %v scope %v kind %v, want %v %v %v", g.Name, g.Status, g.InstrumentationScope, g.SpanKind, o.Status(), o.InstrumentationScope(), o.SpanKind())
 		}
 		// The attributes come back without records.effect, with the kind
 		// (marks too) and the seq.

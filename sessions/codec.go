@@ -126,6 +126,23 @@ type bodyWire struct {
 	SpanID       SpanID         `cbor:"span_id,omitzero"`
 	ParentSpanID SpanID         `cbor:"parent_span_id,omitzero"`
 	Scope        Scope          `cbor:"scope,omitzero"`
+
+	SpanKind          string     `cbor:"span_kind,omitempty"`
+	TraceState        string     `cbor:"trace_state,omitempty"`
+	Links             []linkWire `cbor:"links,omitempty"`
+	DroppedAttributes int        `cbor:"dropped_attrs,omitempty"`
+	DroppedEvents     int        `cbor:"dropped_events,omitempty"`
+	DroppedLinks      int        `cbor:"dropped_links,omitempty"`
+	Effect            string     `cbor:"effect,omitempty"` // "" for Observed, as Record's omitzero leaves it out
+	Inputs            []string   `cbor:"inputs,omitzero"`  // [] kept: none of attrs is an input
+}
+
+// linkWire is Link as it is stored.
+type linkWire struct {
+	TraceID    TraceID        `cbor:"trace_id,omitzero"`
+	SpanID     SpanID         `cbor:"span_id,omitzero"`
+	TraceState string         `cbor:"trace_state,omitempty"`
+	Attributes map[string]any `cbor:"attrs,omitzero"`
 }
 
 // eventWire is Event as it is stored.
@@ -170,11 +187,27 @@ func (w *bodyWire) fromRecord(r *Record) {
 		SpanID:       r.SpanID,
 		ParentSpanID: r.ParentSpanID,
 		Scope:        r.Scope,
+
+		SpanKind:          r.SpanKind,
+		TraceState:        r.TraceState,
+		DroppedAttributes: r.DroppedAttributes,
+		DroppedEvents:     r.DroppedEvents,
+		DroppedLinks:      r.DroppedLinks,
+		Inputs:            r.Inputs,
+	}
+	if r.Effect != Observed {
+		w.Effect = r.Effect.String()
 	}
 	if len(r.Events) > 0 {
 		w.Events = make([]eventWire, len(r.Events))
 		for i, e := range r.Events {
 			w.Events[i] = eventWire{Name: e.Name, Offset: e.Offset, Attributes: wireAttrs(e.Attributes)}
+		}
+	}
+	if len(r.Links) > 0 {
+		w.Links = make([]linkWire, len(r.Links))
+		for i, l := range r.Links {
+			w.Links[i] = linkWire{TraceID: l.TraceID, SpanID: l.SpanID, TraceState: l.TraceState, Attributes: wireAttrs(l.Attributes)}
 		}
 	}
 }
@@ -184,6 +217,9 @@ func (w *bodyWire) release() {
 	releaseAttrs(w.Attributes)
 	for _, e := range w.Events {
 		releaseAttrs(e.Attributes)
+	}
+	for _, l := range w.Links {
+		releaseAttrs(l.Attributes)
 	}
 }
 
@@ -196,6 +232,14 @@ func (w *bodyWire) toRecord(r *Record) error {
 		SpanID:       w.SpanID,
 		ParentSpanID: w.ParentSpanID,
 		Scope:        w.Scope,
+
+		SpanKind:          w.SpanKind,
+		TraceState:        w.TraceState,
+		DroppedAttributes: w.DroppedAttributes,
+		DroppedEvents:     w.DroppedEvents,
+		DroppedLinks:      w.DroppedLinks,
+		Effect:            effectOf(w.Effect),
+		Inputs:            w.Inputs,
 	}
 	var err error
 	if r.Attributes, err = attrsOf(w.Attributes); err != nil {
@@ -207,6 +251,15 @@ func (w *bodyWire) toRecord(r *Record) error {
 			r.Events[i] = Event{Name: e.Name, Offset: e.Offset}
 			if r.Events[i].Attributes, err = attrsOf(e.Attributes); err != nil {
 				return fmt.Errorf("event %d: %w", i, err)
+			}
+		}
+	}
+	if w.Links != nil {
+		r.Links = make([]Link, len(w.Links))
+		for i, l := range w.Links {
+			r.Links[i] = Link{TraceID: l.TraceID, SpanID: l.SpanID, TraceState: l.TraceState}
+			if r.Links[i].Attributes, err = attrsOf(l.Attributes); err != nil {
+				return fmt.Errorf("link %d: %w", i, err)
 			}
 		}
 	}

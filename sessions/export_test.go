@@ -5,3 +5,23 @@ var (
 	DecodeRecord  = decodeRecord
 	DecodeSession = decodeSession
 )
+
+// DecodeRecordPlain decodes a record value with the library alone, through
+// Record's own fields, tags and CBOR methods: the reference the one-pass
+// wire struct of decodeRecord must agree with.
+func DecodeRecordPlain(b []byte) (Stamped[Record], error) {
+	var v struct {
+		Stamp  Stamp  `cbor:"stamp"`
+		Record Record `cbor:"record"`
+	}
+	err := decMode.Unmarshal(b, &v)
+	return Stamped[Record]{Stamp: v.Stamp, Record: v.Record}, err
+}
+
+// EncodeRecordPlain is DecodeRecordPlain's encoding half.
+func EncodeRecordPlain(v Stamped[Record]) ([]byte, error) {
+	return encMode.Marshal(struct {
+		Stamp  Stamp  `cbor:"stamp"`
+		Record Record `cbor:"record"`
+	}{v.Stamp, v.Record})
+}

@@ -52,18 +52,30 @@ func FuzzParseKey(f *testing.F) {
 	})
 }
 
-// FuzzDecodeRecord checks that DecodeRecord never panics, and that a value
-// it decodes encodes, decodes again, and encodes to the same bytes (the
-// encoding is deterministic, so equal bytes are the same record).
+// FuzzDecodeRecord checks that DecodeRecord never panics; that it is
+// differential against the library (SPEC §4): it decodes exactly the
+// values the library decodes through Record's own fields and methods, to
+// the same record; and that a value it decodes encodes, decodes again,
+// and encodes to the same bytes (the encoding is deterministic, so equal
+// bytes are the same record), which the library's encoding matches.
 func FuzzDecodeRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, err := sessions.DecodeRecord(b)
+		plain, perr := sessions.DecodeRecordPlain(b)
+		if (err == nil) != (perr == nil) && len(b) <= keys.MaxValueSize {
+			t.Fatalf("the wire decoder says %v, the library %v\n%x", err, perr, b)
+		}
 		if err != nil {
 			return
 		}
 		once, err := encodeRecord(v)
 		if err != nil {
 			t.Fatalf("a record that decodes does not encode: %v\n%#v", err, v)
+		}
+		// Compared by their encodings, which tell apart every field
+		// (nil and empty sets too) and equate NaNs.
+		if p, err := encodeRecord(plain); err != nil || !bytes.Equal(p, once) {
+			t.Fatalf("the wire decoder and the library decode differently:\n%#v\n%#v (%v)", v, plain, err)
 		}
 		v2, err := sessions.DecodeRecord(once)
 		if err != nil {
@@ -72,6 +84,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		twice, err := encodeRecord(v2)
 		if err != nil || !bytes.Equal(once, twice) {
 			t.Fatalf("decode and encode again changed the record:\n%x\n%x (%v)", once, twice, err)
+		}
+		if p, err := sessions.EncodeRecordPlain(v); err != nil || !bytes.Equal(p, once) {
+			t.Fatalf("the wire encoder and the library encode differently:\n%x\n%x (%v)", once, p, err)
 		}
 		if v2.Stamp != v.Stamp || v2.Record.Name != v.Record.Name || v2.Record.Wall != v.Record.Wall ||
 			len(v2.Record.Attributes) != len(v.Record.Attributes) || len(v2.Record.Events) != len(v.Record.Events) {

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -36,6 +37,73 @@ type Record struct {
 	ParentSpanID SpanID `cbor:"parent_span_id,omitzero"`
 	// Scope is the instrumentation scope that created the span.
 	Scope Scope `cbor:"scope,omitzero"`
+
+	// SpanKind is the span's kind as OpenTelemetry names it: "internal",
+	// "server", "client", "producer" or "consumer"; "" when it is not
+	// known (a record not made from a span, or written before records
+	// kept it).
+	SpanKind string `cbor:"span_kind,omitempty"`
+	// TraceState is the span's W3C trace state (the tracestate header's
+	// value), "" when it has none.
+	TraceState string `cbor:"trace_state,omitempty"`
+	// Links are the span's links to other spans, in order.
+	Links []Link `cbor:"links,omitempty"`
+	// DroppedAttributes, DroppedEvents and DroppedLinks count what the
+	// span lost to its provider's limits (sdktrace.SpanLimits): a record
+	// with DroppedAttributes above zero may lack attributes it was given.
+	DroppedAttributes int `cbor:"dropped_attrs,omitempty"`
+	DroppedEvents     int `cbor:"dropped_events,omitempty"`
+	DroppedLinks      int `cbor:"dropped_links,omitempty"`
+
+	// Effect is whether the span accompanied a change (its
+	// records.effect). Records written before records kept it read as
+	// Observed.
+	Effect Effect `cbor:"effect,omitzero"`
+	// Inputs are the keys of Attributes the span started with (given to
+	// tracer.Start: what it was asked to do, e.g. the key to tune and
+	// its candidates); the other attributes were set while it ran (its
+	// outcome: the winner). Nil when not known (and for a record without
+	// attributes); empty, not nil, when no attribute is an input. See
+	// IsInput.
+	Inputs []string `cbor:"inputs,omitzero"`
+}
+
+// IsInput reports whether the attribute key is one the span started with
+// (an input) rather than one set while it ran (an outcome).
+func (r *Record) IsInput(key string) bool {
+	return slices.Contains(r.Inputs, key)
+}
+
+// Link is a span's link to another span: a batch's span linked to the
+// requests it serves, say.
+type Link struct {
+	TraceID    TraceID `cbor:"trace_id,omitzero"`
+	SpanID     SpanID  `cbor:"span_id,omitzero"`
+	TraceState string  `cbor:"trace_state,omitempty"`
+	Attributes Attrs   `cbor:"attrs,omitzero"`
+}
+
+// MarshalCBOR encodes the effect as the text of records.effect,
+// "changed"; Observed, the zero value, is left out of a record.
+func (e Effect) MarshalCBOR() ([]byte, error) { return encMode.Marshal(e.String()) }
+
+// UnmarshalCBOR decodes the text of an effect: "changed" is Changed, any
+// other text (observed, or a value a later writer defines) is Observed,
+// as a span's records.effect is read.
+func (e *Effect) UnmarshalCBOR(b []byte) error {
+	var s string
+	if err := decMode.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*e = effectOf(s)
+	return nil
+}
+
+func effectOf(s string) Effect {
+	if s == "changed" {
+		return Changed
+	}
+	return Observed
 }
 
 // Status is a span's status: "unset", "ok" or "error", and a description.

@@ -77,13 +77,24 @@ func SessionLabel(label string) attribute.KeyValue { return SessionLabelKey.Stri
 
 // Record starts nothing: it returns the span start options that make a span
 // a record of kind, with the given extra attributes, for
-// tracer.Start(ctx, name, spanbridge.Record(kind, attrs...)...).
+// tracer.Start(ctx, name, spanbridge.Record(kind, attrs...)...). The
+// attributes are the record's inputs (sessions.Record.Inputs); those set
+// while the span runs are its outcome.
+//
+// The span starts with records.kind and records.effect=observed before
+// attrs (Changed among attrs wins), so that a later MarkChanged updates a
+// key the span has: the SDK drops new keys once a span holds its limit of
+// attributes (128 by default), but still updates existing ones, and a
+// change that keeps the session is never lost that way.
 func Record(kind string, attrs ...attribute.KeyValue) []trace.SpanStartOption {
-	return []trace.SpanStartOption{trace.WithAttributes(Kind(kind)), trace.WithAttributes(attrs...)}
+	return []trace.SpanStartOption{trace.WithAttributes(Kind(kind), Observed()), trace.WithAttributes(attrs...)}
 }
 
 // MarkChanged sets the records.effect attribute of a span to changed: call
-// it on the span of a tune or a compile once it has stored something.
+// it on the span of a tune or a compile once it has stored something. On a
+// span started without Record that already holds its limit of attributes,
+// the SDK drops it (the exporter reports that once; see
+// ErrAttributesDropped).
 func MarkChanged(span trace.Span) { span.SetAttributes(Changed()) }
 
 func isControl(k attribute.Key) bool {

@@ -14,6 +14,10 @@
 //     change to the store's caches (a key tuned, an artifact compiled and
 //     stored), "observed" otherwise (the default). The first changed record
 //     keeps the session; it may be set at any time before the span ends.
+//     Start the span with Record, which sets it to observed first: the SDK
+//     drops new attribute keys once a span holds its limit (128 by
+//     default) but still updates existing ones, so the change is then
+//     never lost (see ErrAttributesDropped).
 //   - records.full.<key> holds a heavy attribute (a kernel's source, say):
 //     kept only at sessions.LevelFull, and stored as <key>, without the
 //     prefix; dropped at LevelBasic.
@@ -27,10 +31,12 @@
 //
 // The mapping reads everything a reader needs to explain the span: name,
 // wall time, attributes (typed), status, events, trace, span and parent
-// span ids, and instrumentation scope; Span gives all of it back, to the
-// nanosecond, so a store can be replayed to an OpenTelemetry backend
-// (package replay) or exported as OTLP. Span kind, links, trace state and
-// dropped counts are not stored yet. This package imports no Badger: what
-// a record looks like is decided here and in package sessions, how it is
-// stored elsewhere.
+// span ids, instrumentation scope, span kind, trace state, links and
+// dropped counts; Span gives all of it back, to the nanosecond, so a store
+// can be replayed to an OpenTelemetry backend (package replay) or exported
+// as OTLP. The record also says what the span did: its effect, and which
+// of its attributes it started with (its inputs, counted by InputCount
+// when it starts) as opposed to those set while it ran (its outcome).
+// This package imports no Badger: what a record looks like is decided here
+// and in package sessions, how it is stored elsewhere.
 package spanbridge

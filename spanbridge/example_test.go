@@ -38,22 +38,26 @@ func endedSpan(start time.Time) sdktrace.ReadOnlySpan {
 // A span started with Record is a record of its kind; MarkChanged says it
 // changed something, which keeps its session. Map makes the record: the
 // control attributes say where it goes and are not repeated in its body,
-// and the heavy attribute stays only at level full.
+// and the heavy attribute stays only at level full. The attributes the
+// span started with are the record's inputs: the exporter counts them in
+// OnStart with InputCount (here records.kind, records.effect, kernel and
+// source: 4).
 func ExampleMap() {
 	s := endedSpan(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 
-	m := spanbridge.Map(s, sessions.LevelBasic)
-	fmt.Println(m.Kind, m.Effect, m.Record.Name, m.Record.Wall, m.Record.Status.Code)
+	m := spanbridge.Map(s, sessions.LevelBasic, 4)
+	fmt.Println(m.Kind, m.Effect, m.Record.Name, m.Record.Wall, m.Record.Status.Code, m.Record.SpanKind)
 	for _, level := range []sessions.Level{sessions.LevelBasic, sessions.LevelFull} {
-		for _, kv := range spanbridge.Map(s, level).Record.Attributes {
-			fmt.Printf("%s: %s=%v\n", level, kv.Key, kv.Value)
+		r := spanbridge.Map(s, level, 4).Record
+		for _, kv := range r.Attributes {
+			fmt.Printf("%s: %s=%v input=%t\n", level, kv.Key, kv.Value, r.IsInput(kv.Key))
 		}
 	}
 	// Output:
-	// compile changed compile matmul 3ms ok
-	// basic: kernel=matmul_tiled
-	// full: kernel=matmul_tiled
-	// full: source=kernel void matmul() {}
+	// compile changed compile matmul 3ms ok internal
+	// basic: kernel=matmul_tiled input=true
+	// full: kernel=matmul_tiled input=true
+	// full: source=kernel void matmul() {} input=true
 }
 
 // Span gives a stored record back as the span it was, under its session's
@@ -62,7 +66,7 @@ func ExampleMap() {
 func ExampleSpan() {
 	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := endedSpan(start.Add(time.Second))
-	m := spanbridge.Map(s, sessions.LevelBasic)
+	m := spanbridge.Map(s, sessions.LevelBasic, 4)
 
 	session := sessions.Session{ID: sessions.SessionID(start.UnixNano()), Label: "models build"}
 	back := spanbridge.Span(spanbridge.Resource(session), m.Kind, sessions.Stamped[sessions.Record]{

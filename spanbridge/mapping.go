@@ -1,11 +1,13 @@
 package spanbridge
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/internal/keys"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -21,24 +23,53 @@ type Mapped struct {
 	// Record is the body to store.
 	Record sessions.Record
 	// Problem, when not nil, says what was wrong with the span's control
-	// attributes (an invalid kind or effect) and how it was handled; the
-	// record is still stored. The exporter reports it through otel.Handle.
+	// attributes (an invalid kind or effect, or an effect the attribute
+	// limit may have dropped: ErrAttributesDropped) and how it was
+	// handled; the record is still stored. The exporter reports it
+	// through otel.Handle.
 	Problem error
 }
+
+// ErrAttributesDropped is in a Mapped's Problem when the span dropped
+// attributes at its provider's attribute limit (sdktrace.SpanLimits, 128 by
+// default) and has no records.effect: a records.effect=changed set after
+// the span was full was dropped with them, if there was one, and the
+// session it should have kept is not kept. The SDK still updates a key a
+// span already has, so a span started with Record (which sets
+// records.effect=observed first) never loses its effect this way.
+var ErrAttributesDropped = errors.New("span attributes dropped at the attribute limit")
+
+// InputCount returns how many attributes s holds. A span processor calls it
+// in OnStart, where s holds only what it started with (its sampler's
+// attributes, those given to tracer.Start, and those set by the processors
+// before it), and passes the count to Map when the span ends: those first
+// attributes are its inputs, the rest its outcome. The SDK keeps a span's
+// attributes in the order their keys were first set, updating a key in
+// place and appending (or, at its limit, dropping) new keys, so they are
+// still the first ones when the span ends.
+//
+// It costs what ReadOnlySpan.Attributes does: a lock, a pass that drops
+// duplicate keys, and, for a span that sets attributes later, one copy of
+// its attributes then.
+func InputCount(s sdktrace.ReadOnlySpan) int { return len(s.Attributes()) }
 
 // Map maps an ended span to a record at the given level: heavy
 // (records.full.*) attributes are kept, without their prefix, only at
 // sessions.LevelFull. It does not stamp; the stamp was taken when the span
-// started.
-func Map(s sdktrace.ReadOnlySpan, level sessions.Level) Mapped {
+// started. inputs is how many attributes the span started with, as
+// InputCount said in OnStart; the record's Inputs are their keys. A
+// negative inputs means it is not known: the record has no Inputs.
+func Map(s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) Mapped {
 	m := Mapped{Kind: sessions.MarksKind}
 	attrs := s.Attributes()
 	var rawKind *attribute.Value
+	hasEffect := false
 	for i := range attrs {
 		switch attrs[i].Key {
 		case KindKey:
 			rawKind = &attrs[i].Value
 		case EffectKey:
+			hasEffect = true
 			switch v := attrs[i].Value.Emit(); v {
 			case EffectChanged:
 				m.Effect = sessions.Changed
@@ -60,6 +91,29 @@ func Map(s sdktrace.ReadOnlySpan, level sessions.Level) Mapped {
 		SpanID:       sessions.SpanID(s.SpanContext().SpanID()),
 		ParentSpanID: sessions.SpanID(s.Parent().SpanID()),
 		Scope:        sessions.Scope{Name: s.InstrumentationScope().Name, Version: s.InstrumentationScope().Version},
+		TraceState:   s.SpanContext().TraceState().String(),
+
+		DroppedAttributes: s.DroppedAttributes(),
+		DroppedEvents:     s.DroppedEvents(),
+		DroppedLinks:      s.DroppedLinks(),
+		Effect:            m.Effect,
+	}
+	if k := s.SpanKind(); k != trace.SpanKindUnspecified {
+		m.Record.SpanKind = k.String()
+	}
+	if inputs >= 0 && len(m.Record.Attributes) > 0 {
+		m.Record.Inputs = inputKeys(attrs[:min(inputs, len(attrs))], level)
+	}
+	if links := s.Links(); len(links) > 0 {
+		m.Record.Links = make([]sessions.Link, len(links))
+		for i, l := range links {
+			m.Record.Links[i] = sessions.Link{
+				TraceID:    sessions.TraceID(l.SpanContext.TraceID()),
+				SpanID:     sessions.SpanID(l.SpanContext.SpanID()),
+				TraceState: l.SpanContext.TraceState().String(),
+				Attributes: convertAttrs(l.Attributes, level),
+			}
+		}
 	}
 	if evs := s.Events(); len(evs) > 0 {
 		m.Record.Events = make([]sessions.Event, len(evs))
@@ -74,7 +128,26 @@ func Map(s sdktrace.ReadOnlySpan, level sessions.Level) Mapped {
 	if rawKind != nil {
 		m.kind(s.Name(), *rawKind)
 	}
+	if m.Record.DroppedAttributes > 0 && !hasEffect {
+		m.Problem = errors.Join(m.Problem, fmt.Errorf("otelrecords: span %q: %w (%d dropped); %s may have been lost: start the span with spanbridge.Record(...), which sets it first, or raise the limit (sdktrace.WithSpanLimits, OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT)",
+			s.Name(), ErrAttributesDropped, m.Record.DroppedAttributes, EffectKey))
+	}
 	return m
+}
+
+// inputKeys returns the keys the attributes a span started with are stored
+// under: without control attributes, and without heavy ones below level
+// full (which are not stored), in the order the span was given them.
+func inputKeys(started []attribute.KeyValue, level sessions.Level) []string {
+	keys := make([]string, 0, len(started))
+	for _, kv := range AtLevel(started, level) {
+		if isControl(kv.Key) {
+			continue
+		}
+		k, _ := strings.CutPrefix(string(kv.Key), FullPrefix)
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 // kind sets the record's kind from the span's records.kind value, or keeps

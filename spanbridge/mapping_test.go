@@ -34,7 +34,7 @@ func span(name string, attrs ...attribute.KeyValue) tracetest.SpanStub {
 }
 
 func mapStub(s tracetest.SpanStub, level sessions.Level) spanbridge.Mapped {
-	return spanbridge.Map(s.Snapshot(), level)
+	return spanbridge.Map(s.Snapshot(), level, -1)
 }
 
 func TestMapRecord(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelrecords/otelrecords/internal/storetest"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -39,14 +40,12 @@ type field struct {
 // roundTripped lists what a span keeps through a round trip to a record
 // and back: every field a record stores.
 //
-// Not round-tripped yet, because a record does not store them (another
-// issue adds them; SPEC §3 lists them in the body): span kind (every span
-// comes back internal), links, trace state, dropped attribute, event and
-// link counts, the records.effect attribute (the effect is not in the
-// body), the parent's remote flag, and the scope's schema URL and
+// Not round-tripped, because a record does not store them: the
+// records.effect attribute (the record keeps it as its Effect, which Span
+// does not send), the flags of a linked span context and its dropped
+// attribute count, the parent's remote flag, and the scope's schema URL and
 // attributes. When a record stores one, add its field here and a case to
-// TestRoundTrip that sets it (for span kind, a span started with
-// trace.WithSpanKind(trace.SpanKindServer)).
+// TestRoundTrip that sets it.
 var roundTripped = []field{
 	{"name", func(s sdktrace.ReadOnlySpan) any { return s.Name() }},
 	// Times relative to the session's start: a record keeps offsets, and
@@ -67,6 +66,18 @@ var roundTripped = []field{
 	{"span id", func(s sdktrace.ReadOnlySpan) any { return s.SpanContext().SpanID() }},
 	{"parent span id", func(s sdktrace.ReadOnlySpan) any { return s.Parent().SpanID() }},
 	{"instrumentation scope", func(s sdktrace.ReadOnlySpan) any { return s.InstrumentationScope() }},
+	{"span kind", func(s sdktrace.ReadOnlySpan) any { return s.SpanKind() }},
+	{"trace state", func(s sdktrace.ReadOnlySpan) any { return s.SpanContext().TraceState().String() }},
+	{"links", func(s sdktrace.ReadOnlySpan) any {
+		var ls []string
+		for _, l := range s.Links() {
+			ls = append(ls, fmt.Sprintf("%s/%s [%s] %v", l.SpanContext.TraceID(), l.SpanContext.SpanID(), l.SpanContext.TraceState(), attrs(l.Attributes)))
+		}
+		return ls
+	}},
+	{"dropped counts", func(s sdktrace.ReadOnlySpan) any {
+		return fmt.Sprintf("attributes %d, events %d, links %d", s.DroppedAttributes(), s.DroppedEvents(), s.DroppedLinks())
+	}},
 }
 
 // attrs writes attributes as key=TYPE("value"), sorted, so that a value
@@ -99,28 +110,44 @@ func kind(s sdktrace.ReadOnlySpan) string {
 }
 
 // roundTrip maps an ended span to a record at level full, as the exporter
-// does, stamps it as seq in the session that started at sessionStart, and
-// maps the record back to a span, as replay does.
-func roundTrip(s sdktrace.ReadOnlySpan, seq uint64, res *resource.Resource) sdktrace.ReadOnlySpan {
-	m := spanbridge.Map(s, sessions.LevelFull)
-	stamped := sessions.Stamped[sessions.Record]{
-		Stamp: sessions.Stamp{
-			Session: sessions.SessionID(sessionStart.UnixNano()),
-			Seq:     seq,
-			Offset:  s.StartTime().Sub(sessionStart),
-		},
-		Record: m.Record,
+// does, stamps it as seq in the session that started at sessionStart,
+// stores it (encoded, in a memory store), reads it back, and maps the
+// record back to a span, as replay does.
+func roundTrip(t *testing.T, s sdktrace.ReadOnlySpan, seq uint64, res *resource.Resource) sdktrace.ReadOnlySpan {
+	t.Helper()
+	m := spanbridge.Map(s, sessions.LevelFull, -1)
+	st := sessions.Stamp{
+		Session: sessions.SessionID(sessionStart.UnixNano()),
+		Seq:     seq,
+		Offset:  s.StartTime().Sub(sessionStart),
 	}
-	return spanbridge.Span(res, m.Kind, stamped)
+	store := sessions.NewMemStore()
+	if err := store.Write([]sessions.Entry{storetest.RecordEntry(t, m.Kind, st, m.Record)}); err != nil {
+		t.Fatal(err)
+	}
+	for stored, err := range sessions.NewRecords(store).All(m.Kind) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return spanbridge.Span(res, m.Kind, stored)
+	}
+	t.Fatalf("span %q: its record was not read back", s.Name())
+	return nil
 }
 
 func TestRoundTrip(t *testing.T) {
+	linked := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{0x11, 15: 0x22}, SpanID: trace.SpanID{0x33, 7: 0x44},
+		TraceState: mustTraceState("vendor=linked"), TraceFlags: trace.FlagsSampled,
+	})
 	cases := []struct {
 		name string
 		// run starts and ends the case's spans on a provider of its own.
 		run func(tp trace.TracerProvider)
+		// limits, when set, are the provider's span limits.
+		limits *sdktrace.SpanLimits
 	}{
-		{"attributes of every type", func(tp trace.TracerProvider) {
+		{name: "attributes of every type", run: func(tp trace.TracerProvider) {
 			_, s := tp.Tracer("t").Start(context.Background(), "every type", append(spanbridge.Record("autotune",
 				attribute.Bool("bool", true),
 				attribute.Int64("int64", math.MinInt64),
@@ -139,21 +166,21 @@ func TestRoundTrip(t *testing.T) {
 			), at(1))...)
 			s.End(trace.WithTimestamp(sessionStart.Add(2*time.Second + 1)))
 		}},
-		{"status unset", func(tp trace.TracerProvider) {
+		{name: "status unset", run: func(tp trace.TracerProvider) {
 			_, s := tp.Tracer("t").Start(context.Background(), "unset", at(3))
 			s.End(trace.WithTimestamp(sessionStart.Add(5)))
 		}},
-		{"status ok", func(tp trace.TracerProvider) {
+		{name: "status ok", run: func(tp trace.TracerProvider) {
 			_, s := tp.Tracer("t").Start(context.Background(), "ok", append(spanbridge.Record("compile"), at(3))...)
 			s.SetStatus(codes.Ok, "the SDK drops an ok status's description")
 			s.End(trace.WithTimestamp(sessionStart.Add(time.Hour)))
 		}},
-		{"status error", func(tp trace.TracerProvider) {
+		{name: "status error", run: func(tp trace.TracerProvider) {
 			_, s := tp.Tracer("t").Start(context.Background(), "error", append(spanbridge.Record("compile"), at(999_999_999))...)
 			s.SetStatus(codes.Error, "candidate simd failed: illegal instruction")
 			s.End(trace.WithTimestamp(sessionStart.Add(time.Second)))
 		}},
-		{"events", func(tp trace.TracerProvider) {
+		{name: "events", run: func(tp trace.TracerProvider) {
 			_, s := tp.Tracer("t").Start(context.Background(), "tune", append(spanbridge.Record("autotune"), at(10))...)
 			s.AddEvent("no attributes", at(10))
 			s.AddEvent("candidate", at(17), trace.WithAttributes(attribute.String("name", "tiled"), attribute.Float64("ms", 1.25),
@@ -162,7 +189,7 @@ func TestRoundTrip(t *testing.T) {
 			s.SetAttributes(spanbridge.Changed())
 			s.End(trace.WithTimestamp(sessionStart.Add(2 * time.Millisecond)))
 		}},
-		{"parent and children", func(tp trace.TracerProvider) {
+		{name: "parent and children", run: func(tp trace.TracerProvider) {
 			tr := tp.Tracer("t")
 			ctx, build := tr.Start(context.Background(), "build", at(0)) // a mark
 			cctx, tune := tr.Start(ctx, "tune", append(spanbridge.Record("autotune"), at(1))...)
@@ -171,7 +198,7 @@ func TestRoundTrip(t *testing.T) {
 			tune.End(trace.WithTimestamp(sessionStart.Add(4)))
 			build.End(trace.WithTimestamp(sessionStart.Add(5)))
 		}},
-		{"remote parent", func(tp trace.TracerProvider) {
+		{name: "remote parent", run: func(tp trace.TracerProvider) {
 			remote := trace.NewSpanContext(trace.SpanContextConfig{
 				TraceID: trace.TraceID{0xca, 0xfe, 15: 1}, SpanID: trace.SpanID{0xbe, 0xef, 7: 2},
 				TraceFlags: trace.FlagsSampled, Remote: true,
@@ -180,12 +207,45 @@ func TestRoundTrip(t *testing.T) {
 			_, s := tp.Tracer("t").Start(ctx, "handle request", at(40))
 			s.End(trace.WithTimestamp(sessionStart.Add(41)))
 		}},
-		{"instrumentation scope", func(tp trace.TracerProvider) {
+		{name: "instrumentation scope", run: func(tp trace.TracerProvider) {
 			_, s := tp.Tracer("example.com/tuner", trace.WithInstrumentationVersion("v1.2.3")).
 				Start(context.Background(), "scoped", append(spanbridge.Record("autotune"), at(50))...)
 			s.End(trace.WithTimestamp(sessionStart.Add(60)))
 		}},
-		{"heavy attribute", func(tp trace.TracerProvider) {
+		{name: "span kinds", run: func(tp trace.TracerProvider) {
+			for i, k := range []trace.SpanKind{trace.SpanKindInternal, trace.SpanKindServer, trace.SpanKindClient, trace.SpanKindProducer, trace.SpanKindConsumer} {
+				_, s := tp.Tracer("t").Start(context.Background(), k.String(), at(time.Duration(100+i)), trace.WithSpanKind(k))
+				s.End(trace.WithTimestamp(sessionStart.Add(200)))
+			}
+		}},
+		{name: "links and trace state", run: func(tp trace.TracerProvider) {
+			parent := trace.NewSpanContext(trace.SpanContextConfig{
+				TraceID: trace.TraceID{0xaa, 15: 1}, SpanID: trace.SpanID{0xbb, 7: 1},
+				TraceFlags: trace.FlagsSampled, Remote: true,
+				TraceState: mustTraceState("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"),
+			})
+			ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
+			_, s := tp.Tracer("t").Start(ctx, "batch", append(spanbridge.Record("compile"), at(300), trace.WithSpanKind(trace.SpanKindConsumer),
+				trace.WithLinks(
+					trace.Link{SpanContext: linked, Attributes: []attribute.KeyValue{attribute.String("why", "request"), attribute.Int("n", 1)}},
+					trace.Link{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{7}, SpanID: trace.SpanID{8}})},
+				))...)
+			s.AddLink(trace.Link{SpanContext: linked})
+			s.End(trace.WithTimestamp(sessionStart.Add(400)))
+		}},
+		{name: "dropped counts", limits: &sdktrace.SpanLimits{
+			AttributeCountLimit: 3, EventCountLimit: 1, LinkCountLimit: 1,
+			AttributeValueLengthLimit: -1, AttributePerEventCountLimit: -1, AttributePerLinkCountLimit: -1,
+		}, run: func(tp trace.TracerProvider) {
+			_, s := tp.Tracer("t").Start(context.Background(), "full", append(spanbridge.Record("autotune",
+				attribute.Int("a", 1), attribute.Int("b", 2), attribute.Int("c", 3)), at(500), trace.WithLinks(trace.Link{SpanContext: linked}, trace.Link{SpanContext: linked}))...)
+			s.AddEvent("one", at(501))
+			s.AddEvent("two", at(502))
+			s.AddEvent("three", at(503))
+			s.SetAttributes(spanbridge.Changed()) // updates a key the span has: kept at the limit
+			s.End(trace.WithTimestamp(sessionStart.Add(600)))
+		}},
+		{name: "heavy attribute", run: func(tp trace.TracerProvider) {
 			_, s := tp.Tracer("t").Start(context.Background(), "compile", append(spanbridge.Record("compile",
 				spanbridge.Full(attribute.String("source", "kernel void f() {}")), attribute.String("kernel", "f")), at(70))...)
 			s.End(trace.WithTimestamp(sessionStart.Add(80)))
@@ -195,7 +255,11 @@ func TestRoundTrip(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
-			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			opts := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(rec)}
+			if c.limits != nil {
+				opts = append(opts, sdktrace.WithRawSpanLimits(*c.limits))
+			}
+			tp := sdktrace.NewTracerProvider(opts...)
 			c.run(tp)
 			if err := tp.Shutdown(context.Background()); err != nil {
 				t.Fatal(err)
@@ -205,7 +269,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal("the case ended no span")
 			}
 			for seq, in := range ended {
-				out := roundTrip(in, uint64(seq), res)
+				out := roundTrip(t, in, uint64(seq), res)
 				for _, f := range roundTripped {
 					if want, got := f.of(in), f.of(out); !reflect.DeepEqual(got, want) {
 						t.Errorf("span %q: %s came back as\n\t%v\nwant\n\t%v", in.Name(), f.name, got, want)
@@ -221,4 +285,12 @@ func TestRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustTraceState(s string) trace.TraceState {
+	ts, err := trace.ParseTraceState(s)
+	if err != nil {
+		panic(err)
+	}
+	return ts
 }

@@ -28,11 +28,12 @@ import (
 // bytes, big-endian, then 8 zero bytes; the span id is the record's seq +
 // 1, big-endian.
 //
-// Records keep no span kind, links, trace state or dropped counts yet:
-// every span comes back internal, without links, with an empty trace state
-// and nothing dropped. Heavy attributes come back without their
-// records.full. prefix, as they were stored, and records.effect does not
-// come back.
+// The span comes back with its kind, trace state, links and dropped
+// counts; a record that does not know its kind (written before records
+// kept it, or not made from a span) comes back internal. Heavy attributes
+// come back without their records.full. prefix, as they were stored, and
+// records.effect does not come back: the record's Effect holds it. A
+// linked span context is not sampled (records do not keep its flags).
 func Span(res *resource.Resource, kind string, rec sessions.Stamped[sessions.Record]) sdktrace.ReadOnlySpan {
 	b := rec.Record
 	start := sessions.Session{ID: rec.Stamp.Session}.Started().Add(rec.Stamp.Offset)
@@ -56,6 +57,21 @@ func Span(res *resource.Resource, kind string, rec sessions.Stamped[sessions.Rec
 	attrs := appendAttributes(make([]attribute.KeyValue, 0, len(b.Attributes)+2), b.Attributes)
 	attrs = append(attrs, Kind(kind), SeqKey.Int64(int64(rec.Stamp.Seq)))
 
+	var links []sdktrace.Link
+	if len(b.Links) > 0 {
+		links = make([]sdktrace.Link, len(b.Links))
+		for i, l := range b.Links {
+			links[i] = sdktrace.Link{
+				SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
+					TraceID:    trace.TraceID(l.TraceID),
+					SpanID:     trace.SpanID(l.SpanID),
+					TraceState: traceState(l.TraceState),
+				}),
+				Attributes: Attributes(l.Attributes),
+			}
+		}
+	}
+
 	var events []sdktrace.Event
 	if len(b.Events) > 0 {
 		events = make([]sdktrace.Event, len(b.Events))
@@ -72,17 +88,55 @@ func Span(res *resource.Resource, kind string, rec sessions.Stamped[sessions.Rec
 			TraceID:    tid,
 			SpanID:     sid,
 			TraceFlags: trace.FlagsSampled,
+			TraceState: traceState(b.TraceState),
 		}),
 		Parent:               parent,
-		SpanKind:             trace.SpanKindInternal,
+		SpanKind:             spanKind(b.SpanKind),
 		StartTime:            start,
 		EndTime:              start.Add(b.Wall),
 		Attributes:           attrs,
 		Events:               events,
+		Links:                links,
 		Status:               spanStatus(b.Status),
+		DroppedAttributes:    b.DroppedAttributes,
+		DroppedEvents:        b.DroppedEvents,
+		DroppedLinks:         b.DroppedLinks,
 		Resource:             res,
 		InstrumentationScope: instrumentation.Scope{Name: b.Scope.Name, Version: b.Scope.Version},
 	}.Snapshot()
+}
+
+// spanKinds are the span kinds by the names records store them under,
+// which are trace.SpanKind's own (String).
+var spanKinds = map[string]trace.SpanKind{
+	trace.SpanKindInternal.String(): trace.SpanKindInternal,
+	trace.SpanKindServer.String():   trace.SpanKindServer,
+	trace.SpanKindClient.String():   trace.SpanKindClient,
+	trace.SpanKindProducer.String(): trace.SpanKindProducer,
+	trace.SpanKindConsumer.String(): trace.SpanKindConsumer,
+}
+
+// spanKind returns the span kind a record names; internal, as the SDK
+// makes a span that says none, for a record that names none or one it
+// does not know.
+func spanKind(name string) trace.SpanKind {
+	if k, ok := spanKinds[name]; ok {
+		return k
+	}
+	return trace.SpanKindInternal
+}
+
+// traceState parses a stored trace state; one that does not parse (a
+// store is untrusted input) comes back empty rather than failing the span.
+func traceState(s string) trace.TraceState {
+	if s == "" {
+		return trace.TraceState{}
+	}
+	ts, err := trace.ParseTraceState(s)
+	if err != nil {
+		return trace.TraceState{}
+	}
+	return ts
 }
 
 // Resource returns the Resource a session's spans come back under (see

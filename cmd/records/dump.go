@@ -82,6 +82,15 @@ type recordJSON struct {
 	SpanID       sessions.SpanID    `json:"span_id"`
 	ParentSpanID sessions.SpanID    `json:"parent_span_id"`
 	Scope        scopeJSON          `json:"scope"`
+	SpanKind     string             `json:"span_kind"`
+	Links        []linkJSON         `json:"links"`
+}
+
+// linkJSON is one of a span's links.
+type linkJSON struct {
+	TraceID    sessions.TraceID `json:"trace_id"`
+	SpanID     sessions.SpanID  `json:"span_id"`
+	Attributes sessions.Attrs   `json:"attributes"`
 }
 
 // statusJSON is a span's status; the code is "unset" when none was stored.
@@ -115,6 +124,14 @@ func toJSON(kr kindRecord) recordJSON {
 	for i, e := range rec.Events {
 		events[i] = eventJSON{Name: e.Name, OffsetNs: int64(e.Offset), Attributes: e.Attributes}
 	}
+	links := make([]linkJSON, len(rec.Links))
+	for i, l := range rec.Links {
+		links[i] = linkJSON{TraceID: l.TraceID, SpanID: l.SpanID, Attributes: l.Attributes}
+	}
+	kind := rec.SpanKind
+	if kind == "" {
+		kind = "unspecified" // a record not made from a span, or from before records kept kinds
+	}
 	return recordJSON{
 		Kind:         kr.Kind,
 		Session:      kr.Stamp.Session,
@@ -129,6 +146,8 @@ func toJSON(kr kindRecord) recordJSON {
 		SpanID:       rec.SpanID,
 		ParentSpanID: rec.ParentSpanID,
 		Scope:        scopeJSON{Name: rec.Scope.Name, Version: rec.Scope.Version},
+		SpanKind:     kind,
+		Links:        links,
 	}
 }
 

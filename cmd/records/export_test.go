@@ -406,6 +406,42 @@ func TestExportOTLP(t *testing.T) {
 	}
 }
 
+// TestExportOTLPSpanFidelity checks that an exported span keeps its
+// record's span kind, links, trace state and dropped counts, and that a
+// record that does not know its kind is exported internal.
+func TestExportOTLPSpanFidelity(t *testing.T) {
+	req := decodeOTLP(t, []byte(mustRun(t, "export", "--dir", writeStore(t), "--format", "otlp-json")))
+	spans := map[string]*tracepb.Span{}
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			for _, sp := range ss.Spans {
+				spans[sp.Name] = sp
+			}
+		}
+	}
+	tune, load := spans["tune matmul"], spans["load weights"]
+	if tune == nil || load == nil {
+		t.Fatalf("spans %v", spans)
+	}
+	if tune.Kind != tracepb.Span_SPAN_KIND_SERVER || load.Kind != tracepb.Span_SPAN_KIND_INTERNAL {
+		t.Errorf("kinds %v, %v; want server, and internal for a record without one", tune.Kind, load.Kind)
+	}
+	if tune.TraceState != "vendor=x" {
+		t.Errorf("trace state %q", tune.TraceState)
+	}
+	if tune.DroppedAttributesCount != 2 || tune.DroppedEventsCount != 3 || tune.DroppedLinksCount != 4 {
+		t.Errorf("dropped %d %d %d, want 2 3 4", tune.DroppedAttributesCount, tune.DroppedEventsCount, tune.DroppedLinksCount)
+	}
+	if len(tune.Links) != 1 {
+		t.Fatalf("links %v", tune.Links)
+	}
+	l := tune.Links[0]
+	if hex.EncodeToString(l.TraceId) != "ab0000000000000000000000000000cd" || hex.EncodeToString(l.SpanId) != "ef00000000000001" ||
+		attrOf(l.Attributes, "why") != "batched request" {
+		t.Errorf("link %v", l)
+	}
+}
+
 // TestExportOTLPLargeSession splits a session of more records than one
 // ResourceSpans holds, under the same Resource.
 func TestExportOTLPLargeSession(t *testing.T) {

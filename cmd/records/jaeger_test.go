@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -139,6 +140,27 @@ func TestJaeger(t *testing.T) {
 		})
 	}
 
+	// A server span comes back a server span: the replayed span has the
+	// kind its record kept (the example's spans are all internal).
+	t.Run("replay/span kinds", func(t *testing.T) {
+		j := startJaeger(t, bin)
+		dir := filepath.Join(t.TempDir(), "store")
+		kinds := kindsSession(t, dir, "span-kinds")
+		code, _, errOut := runRecords(t, "--dir", dir, "replay", "--endpoint", jaegerOTLPGRPC, "--protocol", "grpc", "--insecure", "--timeout", "20s")
+		if code != exitOK {
+			t.Fatalf("replay: exit %d: %s", code, errOut)
+		}
+		got := j.waitForSpans(t, "span-kinds", len(kinds), false)
+		if len(got.spans) != len(kinds) {
+			t.Fatalf("Jaeger has %d spans, want %d", len(got.spans), len(kinds))
+		}
+		for _, s := range got.spans {
+			if want := kinds[s.OperationName]; s.tagMap()["span.kind"] != want.String() {
+				t.Errorf("span %q: span.kind %q, want %q", s.OperationName, s.tagMap()["span.kind"], want)
+			}
+		}
+	})
+
 	t.Run("forward", func(t *testing.T) {
 		j := startJaeger(t, bin)
 		dir := filepath.Join(t.TempDir(), "store")
@@ -229,7 +251,7 @@ func storedRecords(t *testing.T, dir string) map[string]storedRecord {
 }
 
 // checkReplayed checks that Jaeger holds every record as the span it was:
-// ids, parent, name, start and duration (Jaeger keeps microseconds),
+// ids, parent, name, kind, start and duration (Jaeger keeps microseconds),
 // attributes, events, and the session's Resource.
 func checkReplayed(t *testing.T, want map[string]storedRecord, got jaegerResult) {
 	t.Helper()
@@ -260,6 +282,9 @@ func checkReplayed(t *testing.T, want map[string]storedRecord, got jaegerResult)
 			if got, want := tags[kv.Key], jaegerValue(kv.Value); got != want {
 				t.Errorf("%s: tag %s = %q, want %q", b.Name, kv.Key, got, want)
 			}
+		}
+		if want := cmp.Or(b.SpanKind, "internal"); tags["span.kind"] != want {
+			t.Errorf("%s: span.kind %q, want %q", b.Name, tags["span.kind"], want)
 		}
 		if tags["records.kind"] != rec.kind || tags["records.seq"] != fmt.Sprint(rec.Stamp.Seq) {
 			t.Errorf("%s: records.kind %q records.seq %q, want %q %d", b.Name, tags["records.kind"], tags["records.seq"], rec.kind, rec.Stamp.Seq)
@@ -341,6 +366,32 @@ func forwardSession(t *testing.T, dir, service string, cold bool) *exporter.Expo
 		t.Fatalf("%s: Shutdown: %v", service, err)
 	}
 	return rec
+}
+
+// kindsSession records one kept session with a span of each kind, named
+// after its kind, and returns the kinds by span name.
+func kindsSession(t *testing.T, dir, service string) map[string]trace.SpanKind {
+	t.Helper()
+	rec, err := exporter.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", service))))
+	tr := tp.Tracer("github.com/otelrecords/otelrecords/cmd/records")
+	kinds := map[string]trace.SpanKind{}
+	for _, k := range []trace.SpanKind{trace.SpanKindInternal, trace.SpanKindServer, trace.SpanKindClient, trace.SpanKindProducer, trace.SpanKindConsumer} {
+		name := "a " + k.String() + " span"
+		_, s := tr.Start(context.Background(), name, append(spanbridge.Record("compile", spanbridge.Changed()), trace.WithSpanKind(k))...)
+		s.End()
+		kinds[name] = k
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatalf("%s: Shutdown: %v", service, err)
+	}
+	return kinds
 }
 
 // jaeger is a running Jaeger.

@@ -76,9 +76,17 @@ func writeStore(t *testing.T) string {
 					Offset:     time.Millisecond,
 					Attributes: sessions.Attrs{{Key: "candidate", Value: sessions.StringValue("tiled")}},
 				}},
-				TraceID: trace1,
-				SpanID:  rootSpan,
-				Scope:   sessions.Scope{Name: "example.com/tuner", Version: "v0.1.0"},
+				TraceID:    trace1,
+				SpanID:     rootSpan,
+				Scope:      sessions.Scope{Name: "example.com/tuner", Version: "v0.1.0"},
+				SpanKind:   "server",
+				TraceState: "vendor=x",
+				Links: []sessions.Link{{
+					TraceID:    sessions.TraceID{0: 0xab, 15: 0xcd},
+					SpanID:     sessions.SpanID{0: 0xef, 7: 1},
+					Attributes: sessions.Attrs{{Key: "why", Value: sessions.StringValue("batched request")}},
+				}},
+				DroppedAttributes: 2, DroppedEvents: 3, DroppedLinks: 4,
 			})
 			rec.Put(sessions.MarksKind, sessions.Observed, mark, sessions.Record{
 				Name: "load weights",
@@ -252,8 +260,8 @@ func TestDumpJSONOrderAndFields(t *testing.T) {
 		t.Fatalf("order\n got %v\nwant %v", order, wantOrder)
 	}
 
-	wantKeys := []string{"attributes", "events", "kind", "name", "offset_ns", "parent_span_id", "scope",
-		"seq", "session", "span_id", "status", "trace_id", "wall_ns"}
+	wantKeys := []string{"attributes", "events", "kind", "links", "name", "offset_ns", "parent_span_id", "scope",
+		"seq", "session", "span_id", "span_kind", "status", "trace_id", "wall_ns"}
 	for _, r := range got {
 		if k := keysOf(r); !slices.Equal(k, wantKeys) {
 			t.Errorf("record fields %v, want %v", k, wantKeys)
@@ -285,6 +293,12 @@ func TestDumpJSONOrderAndFields(t *testing.T) {
 		"span_id":        "0100000000000002",
 		"parent_span_id": "",
 		"scope":          map[string]any{"name": "example.com/tuner", "version": "v0.1.0"},
+		"span_kind":      "server",
+		"links": []any{map[string]any{
+			"trace_id":   "ab0000000000000000000000000000cd",
+			"span_id":    "ef00000000000001",
+			"attributes": map[string]any{"why": "batched request"},
+		}},
 	}
 	if !reflect.DeepEqual(tune, wantTune) {
 		t.Errorf("autotune record:\n got %v\nwant %v", tune, wantTune)
@@ -311,6 +325,8 @@ func TestDumpJSONOrderAndFields(t *testing.T) {
 		"span_id":        "",
 		"parent_span_id": "",
 		"scope":          map[string]any{"name": "", "version": ""},
+		"span_kind":      "unspecified", // not made from a span
+		"links":          []any{},
 	}
 	if !reflect.DeepEqual(got[4], wantMark) {
 		t.Errorf("mark:\n got %v\nwant %v", got[4], wantMark)
