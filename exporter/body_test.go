@@ -12,14 +12,15 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
-// count returns how many of the errors reported are target.
-func (e *errs) count(target error) int {
+// countErrors returns how many of the errors reported are target.
+func countErrors(e *testsupport.Errors, target error) int {
 	n := 0
-	for _, err := range e.list() {
+	for _, err := range e.All() {
 		if errors.Is(err, target) {
 			n++
 		}
@@ -76,8 +77,8 @@ func TestChangeSurvivesTheAttributeLimit(t *testing.T) {
 	if r := recs[0]; r.DroppedAttributes != 3 || len(r.Attributes) != sdktrace.DefaultAttributeCountLimit-2 {
 		t.Errorf("dropped %d, %d attributes stored", r.DroppedAttributes, len(r.Attributes))
 	}
-	if n := e.count(spanbridge.ErrAttributesDropped); n != 0 {
-		t.Errorf("reported though the effect could not be lost: %v", e.list())
+	if n := countErrors(e, spanbridge.ErrAttributesDropped); n != 0 {
+		t.Errorf("reported though the effect could not be lost: %v", e.All())
 	}
 }
 
@@ -99,8 +100,11 @@ func TestEffectLostAtTheLimitIsReported(t *testing.T) {
 	if ss := countSessions(t, sessions.NewRecords(mem.Reopen())); len(ss) != 0 {
 		t.Fatalf("%d sessions kept; the SDK dropped the change, so none should be", len(ss))
 	}
-	if n := e.count(spanbridge.ErrAttributesDropped); n != 1 {
-		t.Errorf("dropped attributes reported %d times, want once: %v", n, e.list())
+	if n := countErrors(e, spanbridge.ErrAttributesDropped); n != 1 {
+		t.Errorf("dropped attributes reported %d times, want once: %v", n, e.All())
+	}
+	if got := p.exp.Stats().AttributesDropped; got != 3 {
+		t.Errorf("AttributesDropped = %d, want 3", got)
 	}
 	if got := p.exp.Stats().Problems; got != 3 {
 		t.Errorf("Problems = %d, want 3", got)

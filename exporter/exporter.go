@@ -45,6 +45,7 @@ type Exporter struct {
 	stopOnce sync.Once
 	stopped  atomic.Bool
 	dropped  atomic.Int64
+	cut      atomic.Int64 // spans whose attributes the SDK's limit dropped
 	problems atomic.Int64
 	reported sync.Map // problem class -> struct{}: each reported once
 
@@ -391,13 +392,20 @@ func (e *Exporter) backgroundFlush(life context.Context) error {
 // when ctx ends spools it) and closes the store; the forwarder sends what
 // it has queued.
 func (e *Exporter) close(ctx context.Context) error {
-	storeCtx := ctx
+	// Waiting for a store another process holds is bounded even when ctx
+	// is not (DefaultShutdownWait); past it the store spools the records.
+	// Writing to a free store, and closing it, take what they take: ctx
+	// bounds them only if the caller bounded it.
+	busyCtx := ctx
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		storeCtx, cancel = context.WithTimeout(ctx, DefaultShutdownWait)
+		busyCtx, cancel = context.WithTimeout(ctx, DefaultShutdownWait)
 		defer cancel()
 	}
-	return errors.Join(e.rec.Close(storeCtx), e.fwd.Shutdown(ctx))
+	// A failed write is tried again by Close, which spools what it still
+	// cannot write: Close says what was lost, if anything.
+	_ = e.rec.Flush(busyCtx)
+	return errors.Join(e.rec.Close(ctx), e.fwd.Shutdown(ctx))
 }
 
 // maxSpare is the largest queue array kept for reuse between takes.
@@ -443,6 +451,9 @@ func (e *Exporter) process(it item) {
 		}
 	}
 	m := spanbridge.Map(it.span, max(e.rec.Level(), sessions.LevelBasic), it.started.inputs)
+	if m.Record.DroppedAttributes > 0 {
+		e.cut.Add(1)
+	}
 	if m.Problem != nil {
 		e.problems.Add(1)
 		e.reportOnce(problemClass(m.Problem), m.Problem)
@@ -531,6 +542,10 @@ type Stats struct {
 	Problems int64
 	// Queued is how many ended spans wait for the background goroutine.
 	Queued int64
+	// AttributesDropped is how many spans had attributes dropped by the
+	// SDK's attribute limit (128 by default) before they reached us: their
+	// records hold what was left (and say how many went).
+	AttributesDropped int64
 }
 
 // Stats returns the exporter's counters.
@@ -545,5 +560,6 @@ func (e *Exporter) Stats() Stats {
 		SessionsKept: r.SessionsKept, StoreOpens: r.StoreOpens, BusyWaits: r.BusyWaits, Pending: r.Pending,
 		Spooled: r.Spooled,
 		Dropped: e.dropped.Load(), Problems: e.problems.Load(), Queued: int64(q),
+		AttributesDropped: e.cut.Load(),
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/otelrecords/otelrecords/internal/storetest"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -122,7 +122,7 @@ func roundTrip(t *testing.T, s sdktrace.ReadOnlySpan, seq uint64, res *resource.
 		Offset:  s.StartTime().Sub(sessionStart),
 	}
 	store := sessions.NewMemStore()
-	if err := store.Write([]sessions.Entry{storetest.RecordEntry(t, m.Kind, st, m.Record)}); err != nil {
+	if err := store.Write([]sessions.Entry{testsupport.RecordEntry(t, m.Kind, st, m.Record)}); err != nil {
 		t.Fatal(err)
 	}
 	for stored, err := range sessions.NewRecords(store).All(m.Kind) {

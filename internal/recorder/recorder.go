@@ -239,6 +239,7 @@ func (r *Recorder) Record(kind string, effect sessions.Effect, st sessions.Stamp
 		r.mu.Unlock()
 		return err
 	}
+	body.Effect = effect // the record says what it did (FORMAT.md §3.5)
 	value, err := encodeWithin(k, st, &body)
 	if err != nil && !errors.Is(err, ErrTooLarge) {
 		return fmt.Errorf("otelrecords: encode %s record: %w", k, err)
