@@ -129,6 +129,8 @@ func TestNewCommandsUsageErrors(t *testing.T) {
 		{"diff"},
 		{"prune"},
 		{"prune", "--keep", "-1"},
+		{"prune", "--keep", "0"},
+		{"prune", "--keep", "1", "--all"},
 		{"compact", "--keep", "1"},
 		{"report", "--format", "pdf"},
 	} {
@@ -181,7 +183,7 @@ func TestJSONAnyBytes(t *testing.T) {
 		{"timeline", "--json"},
 		{"show", "compile", "--json"},
 		{"diff", "--against", dir, "--json", "--ignore", "nothing"},
-		{"prune", "--keep", "0", "--dry-run", "--json"},
+		{"prune", "--all", "--dry-run", "--json"},
 	} {
 		out := mustRun(t, append(args, "--dir", dir)...)
 		for line := range strings.Lines(out) {

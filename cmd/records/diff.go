@@ -67,7 +67,7 @@ that side has no such attribute). Both stores are only read.`,
 			m := matcher{keys: keys, ignore: ignore}
 			// B is read as A is, with every other flag the same.
 			b := *a
-			b.dir = against
+			b.dir, b.dirFlag = against, "--against"
 			var sides [2]*sideIndex
 			for i, store := range []*app{a, &b} {
 				err := store.read(cmd, func(r *sessions.Records) error {
