@@ -61,6 +61,7 @@ var newCommands = [][]string{
 	{"compact"},
 	{"export", "--format", "chrome"},
 	{"report"},
+	{"why", "autotune", "autotune.key=matmul"},
 }
 
 func TestNewCommandsMissingStore(t *testing.T) {
@@ -133,6 +134,9 @@ func TestNewCommandsUsageErrors(t *testing.T) {
 		{"prune", "--keep", "1", "--all"},
 		{"compact", "--keep", "1"},
 		{"report", "--format", "pdf"},
+		{"why", "autotune"},
+		{"why", "autotune", "no-equals-sign"},
+		{"why", "sessions", "key=value"},
 	} {
 		args = append(args, "--dir", dir)
 		code, out, errOut := runCLI(t, args...)
