@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,9 +91,68 @@ func TestGoldenAnswers(t *testing.T) {
 		{"answers-summary.txt", []string{"summary"}},
 		{"why.txt", []string{"why", "autotune", "autotune.key=matmul"}},
 		{"why.json", []string{"why", "autotune", "autotune.key=matmul", "--json"}},
+		{"diff-sessions.txt", []string{"diff", "--session", id(1), "--against-session", id(2)}},
+		{"diff-sessions.json", []string{"diff", "--session", id(1), "--against-session", id(2), "--json"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			golden(t, c.name, paths.Replace(mustRun(t, append(c.args, "--dir", dir)...)))
 		})
+	}
+}
+
+// TestDiffFailSlower fails a diff when B is slower than A by more than the
+// given share, naming what was, and passes it otherwise.
+func TestDiffFailSlower(t *testing.T) {
+	dir := writeAnswersStore(t)
+	id := func(i int) string { return answersIDs[i].String() }
+	// Session 3 benchmarked twice as slowly as session 2.
+	code, out, errOut := runCLI(t, "diff", "--dir", dir, "--session", id(1), "--against-session", id(2), "--fail-slower", "50")
+	for _, want := range []string{
+		"B took more than 50% longer than A: ",
+		"the duration 26ms → 41ms (+58%)",
+		"kind autotune 15ms → 30ms (+100%)",
+		"autotune tune matmul autotune.key=matmul 15ms → 30ms (+100%)",
+		"bench bench split-k 6ms → 12ms (+100%)",
+	} {
+		if code != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("diff --fail-slower 50: exit %d, stderr %q; want exit 1 and %q", code, errOut, want)
+		}
+	}
+	if strings.Contains(errOut, "compile") || !strings.Contains(out, "TIME") {
+		t.Errorf("diff --fail-slower 50: stdout %q, stderr %q; want the diff printed, and compile (as fast) not named", out, errOut)
+	}
+	// Not slower by more than 100%: the benches took exactly twice as long.
+	if code, _, errOut := runCLI(t, "diff", "--dir", dir, "--session", id(1), "--against-session", id(2), "--fail-slower", "100"); code != 0 || errOut != "" {
+		t.Errorf("diff --fail-slower 100: exit %d, stderr %q; want 0", code, errOut)
+	}
+	// Faster is never slower.
+	if code, _, errOut := runCLI(t, "diff", "--dir", dir, "--session", id(2), "--against-session", id(3), "--fail-slower", "0"); code != 0 || errOut != "" {
+		t.Errorf("diff of a faster session --fail-slower 0: exit %d, stderr %q; want 0", code, errOut)
+	}
+	if code, _, _ := runCLI(t, "diff", "--dir", dir, "--against-session", id(2), "--fail-slower", "-5"); code != 2 {
+		t.Errorf("--fail-slower -5: exit %d, want 2", code)
+	}
+	if code, _, errOut := runCLI(t, "diff", "--dir", dir, "--against-session", "7"); code != 1 || !strings.Contains(errOut, "no session 7") {
+		t.Errorf("--against-session 7: exit %d, stderr %q; want 1, no session 7", code, errOut)
+	}
+}
+
+// TestDiffJSONWalls reads the walls of diff --json as a script would.
+func TestDiffJSONWalls(t *testing.T) {
+	dir := writeAnswersStore(t)
+	lines := decodeLines(t, mustRun(t, "diff", "--dir", dir, "--session", answersIDs[1].String(),
+		"--against-session", answersIDs[2].String(), "--json", "--kind", "autotune"))
+	var walls []string
+	for _, l := range lines {
+		a, b := l["a"].(map[string]any), l["b"].(map[string]any)
+		what := l["total"]
+		if what == nil {
+			what = l["name"]
+		}
+		walls = append(walls, fmt.Sprintf("%v %v %v", what, a["wall_ns"], b["wall_ns"]))
+	}
+	want := []string{"tune matmul 15000000 30000000", "duration 16000000 31000000", "kind 15000000 30000000"}
+	if !slices.Equal(walls, want) {
+		t.Errorf("walls %q, want %q", walls, want)
 	}
 }
