@@ -91,6 +91,8 @@ func TestGoldenAnswers(t *testing.T) {
 		{"answers-summary.txt", []string{"summary"}},
 		{"why.txt", []string{"why", "autotune", "autotune.key=matmul"}},
 		{"why.json", []string{"why", "autotune", "autotune.key=matmul", "--json"}},
+		{"cost.txt", []string{"cost"}},
+		{"cost.json", []string{"cost", "--json", "--top", "3"}},
 		{"diff-sessions.txt", []string{"diff", "--session", id(1), "--against-session", id(2)}},
 		{"diff-sessions.json", []string{"diff", "--session", id(1), "--against-session", id(2), "--json"}},
 	} {

@@ -62,6 +62,7 @@ var newCommands = [][]string{
 	{"export", "--format", "chrome"},
 	{"report"},
 	{"why", "autotune", "autotune.key=matmul"},
+	{"cost"},
 }
 
 func TestNewCommandsMissingStore(t *testing.T) {
@@ -135,6 +136,7 @@ func TestNewCommandsUsageErrors(t *testing.T) {
 		{"compact", "--keep", "1"},
 		{"report", "--format", "pdf"},
 		{"why", "autotune"},
+		{"cost", "--top", "-1"},
 		{"why", "autotune", "no-equals-sign"},
 		{"why", "sessions", "key=value"},
 	} {
