@@ -137,6 +137,8 @@ func TestNewCommandsUsageErrors(t *testing.T) {
 		{"report", "--format", "pdf"},
 		{"why", "autotune"},
 		{"cost", "--top", "-1"},
+		{"watch", "--kind", "sessions"},
+		{"watch", "extra"},
 		{"why", "autotune", "no-equals-sign"},
 		{"why", "sessions", "key=value"},
 	} {

@@ -96,7 +96,7 @@ field; --json prints one JSON object per line, described in docs/FORMAT.md.`,
 		a.pruneCommand(), a.compactCommand(), a.exportCommand(), a.reportCommand())
 	root.AddCommand(a.replayCommand())
 	root.AddCommand(a.doctorCommand())
-	root.AddCommand(a.whyCommand(), a.costCommand())
+	root.AddCommand(a.whyCommand(), a.costCommand(), a.watchCommand())
 	return root
 }
 
