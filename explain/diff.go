@@ -226,22 +226,9 @@ func Diff(a, b *Side) Comparison {
 // order.
 func attributeDifferences(a, b sessions.Attrs) []Difference {
 	keys := map[string]bool{}
-	for _, kv := range a {
-		keys[kv.Key] = true
-	}
-	for _, kv := range b {
-		keys[kv.Key] = true
-	}
-	var diffs []Difference
-	for _, k := range sortedKeys(keys) {
-		va, ina := a.Get(k)
-		vb, inb := b.Get(k)
-		if ina && inb && va.Equal(vb) {
-			continue
-		}
-		diffs = append(diffs, difference(k, va, ina, vb, inb))
-	}
-	return diffs
+	addKeys(keys, a, nil)
+	addKeys(keys, b, nil)
+	return differences(keys, a, b)
 }
 
 // Slowdown is a time that grew from side A to side B by more than a

@@ -215,27 +215,10 @@ func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Va
 // inputDifferences returns the input attributes that differ between two
 // records of a key, in key order.
 func inputDifferences(body Body, before, after *sessions.Record) []Difference {
-	var diffs []Difference
 	keys := map[string]bool{}
-	for _, kv := range before.Attributes {
-		if body.IsInput(before, kv.Key) {
-			keys[kv.Key] = true
-		}
-	}
-	for _, kv := range after.Attributes {
-		if body.IsInput(after, kv.Key) {
-			keys[kv.Key] = true
-		}
-	}
-	for _, k := range sortedKeys(keys) {
-		vb, inb := before.Attributes.Get(k)
-		va, ina := after.Attributes.Get(k)
-		if inb && ina && vb.Equal(va) {
-			continue
-		}
-		diffs = append(diffs, difference(k, vb, inb, va, ina))
-	}
-	return diffs
+	addKeys(keys, before.Attributes, func(k string) bool { return body.IsInput(before, k) })
+	addKeys(keys, after.Attributes, func(k string) bool { return body.IsInput(after, k) })
+	return differences(keys, before.Attributes, after.Attributes)
 }
 
 // environmentDifferences returns what differs between two sessions'
@@ -256,18 +239,29 @@ func environmentDifferences(before, after *sessions.Session) []Difference {
 		}
 	}
 	keys := map[string]bool{}
-	for _, kv := range before.Resource {
-		keys[kv.Key] = true
-	}
-	for _, kv := range after.Resource {
-		keys[kv.Key] = true
-	}
-	for _, k := range sortedKeys(keys) {
-		if varies(k) {
-			continue
+	environment := func(k string) bool { return !varies(k) }
+	addKeys(keys, before.Resource, environment)
+	addKeys(keys, after.Resource, environment)
+	return append(diffs, differences(keys, before.Resource, after.Resource)...)
+}
+
+// addKeys adds to set the keys of attrs that keep accepts (every key when
+// keep is nil).
+func addKeys(set map[string]bool, attrs sessions.Attrs, keep func(string) bool) {
+	for _, kv := range attrs {
+		if keep == nil || keep(kv.Key) {
+			set[kv.Key] = true
 		}
-		vb, inb := before.Resource.Get(k)
-		va, ina := after.Resource.Get(k)
+	}
+}
+
+// differences returns, in key order, the keys whose values differ between
+// two attribute lists, a key one of them lacks included.
+func differences(keys map[string]bool, before, after sessions.Attrs) []Difference {
+	var diffs []Difference
+	for _, k := range sortedKeys(keys) {
+		vb, inb := before.Get(k)
+		va, ina := after.Get(k)
 		if inb && ina && vb.Equal(va) {
 			continue
 		}
