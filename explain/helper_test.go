@@ -39,7 +39,14 @@ func record(store sessions.Store, spans []span) sessions.SessionID {
 // It is the one place these tests and examples write records, through
 // the Recorder as the exporter does.
 func recordAt(store sessions.Store, start time.Time, spans []span) sessions.SessionID {
-	rec := recorder.New(recorder.Config{Level: sessions.LevelBasic},
+	return recordWith(store, start, recorder.Config{}, spans)
+}
+
+// recordWith is recordAt with the session's configuration: its label and
+// Resource, say. Its level is always basic.
+func recordWith(store sessions.Store, start time.Time, cfg recorder.Config, spans []span) sessions.SessionID {
+	cfg.Level = sessions.LevelBasic
+	rec := recorder.New(cfg,
 		func() (sessions.Store, error) { return store, nil }, func() time.Time { return start })
 	var id sessions.SessionID
 	for _, s := range spans {

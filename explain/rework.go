@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // Rework adds up, across sessions, work that may have been wasted: what
@@ -11,15 +13,18 @@ import (
 // autotune ran, of which one won), and which records were done again (a
 // key tuned in one session and tuned again in the next).
 //
-// Records do not say yet whether they changed anything (their effect), so
-// Rework counts all the work; once they do, ChildWork and KeyWork will
-// split their figures by effect — the children that won or changed
-// nothing, the keys redone without a change — in fields added beside
-// these.
+// Whether a child changed anything (its effect) is read through Body
+// (StoredBody when nil): ChildWork.Unchanged is the time in children
+// known to have changed nothing — candidates benchmarked and not kept —
+// and is unknown (UnchangedKnown false) while records do not store their
+// effect.
 //
 // The zero Rework is ready to use. It holds a few words per pair of
 // parent and child kinds, and per kind and name seen.
 type Rework struct {
+	// Body reads a record's effect; nil means StoredBody.
+	Body Body
+
 	adds     int // how many trees were added
 	children map[[2]string]*childTally
 	keys     map[[2]string]*keyTally
@@ -55,6 +60,14 @@ type ChildWork struct {
 	// Wall is the sum of the children's walls: the work done in them,
 	// concurrent children each counted.
 	Wall time.Duration
+	// Unchanged is the sum of the walls of the children known to have
+	// changed nothing (Observed), and UnchangedChildren how many they
+	// were: work whose result was not kept. UnchangedKnown says whether
+	// the effect of any child was known; when not, Unchanged is 0 and
+	// means nothing.
+	Unchanged         time.Duration
+	UnchangedChildren int
+	UnchangedKnown    bool
 }
 
 // KeyWork is how often one record — a kind and a name, such as an
@@ -71,6 +84,9 @@ type KeyWork struct {
 	Sessions int
 	// Wall is the sum of its records' walls.
 	Wall time.Duration
+	// Redone is the sum of the walls of all its records but the first
+	// added: the time spent doing it again.
+	Redone time.Duration
 }
 
 // Add counts one session's tree.
@@ -80,6 +96,10 @@ func (w *Rework) Add(t *SessionTree) {
 		w.keys = map[[2]string]*keyTally{}
 	}
 	w.adds++
+	body := w.Body
+	if body == nil {
+		body = StoredBody
+	}
 	for i := range int32(t.nodes.n) {
 		n := t.nodes.at(i)
 		wall := max(n.Record.Wall, 0)
@@ -89,6 +109,9 @@ func (w *Rework) Add(t *SessionTree) {
 		if k == nil {
 			k = &keyTally{KeyWork: KeyWork{Kind: n.Kind, Name: n.Record.Name}}
 			w.keys[key] = k
+		}
+		if k.Records > 0 {
+			k.Redone = addSat(k.Redone, wall)
 		}
 		k.Records++
 		k.Wall = addSat(k.Wall, wall)
@@ -109,6 +132,13 @@ func (w *Rework) Add(t *SessionTree) {
 			}
 			c.Children++
 			c.Wall = addSat(c.Wall, max(child.Record.Wall, 0))
+			if effect, known := body.Effect(&child.Record); known {
+				c.UnchangedKnown = true
+				if effect == sessions.Observed {
+					c.UnchangedChildren++
+					c.Unchanged = addSat(c.Unchanged, max(child.Record.Wall, 0))
+				}
+			}
 			if c.add != w.adds || c.parent != i {
 				c.add, c.parent = w.adds, i
 				c.Parents++

@@ -61,6 +61,9 @@ func TestRework(t *testing.T) {
 			k = &explain.KeyWork{Kind: kind, Name: name}
 			keys[[2]string{kind, name}] = k
 		}
+		if k.Records > 0 {
+			k.Redone += wall
+		}
 		k.Records++
 		k.Wall += wall
 		if !seen[[2]string{kind, name}] {
@@ -109,5 +112,31 @@ func TestRework(t *testing.T) {
 	var empty explain.Rework
 	if len(empty.Children()) != 0 || len(empty.Redone()) != 0 {
 		t.Error("an empty Rework reports work")
+	}
+}
+
+// TestReworkUnchanged splits the time in children by their effect, where
+// a Body knows it: here, an attribute says it.
+func TestReworkUnchanged(t *testing.T) {
+	store := sessions.NewMemStore()
+	id := record(store, []span{
+		{kind: "autotune", name: "matmul", wall: 30, id: 1},
+		{kind: "candidate", name: "tiled", at: 0, wall: 10, id: 2, parent: 1, attrs: sessions.Attrs{str("effect", "observed")}},
+		{kind: "candidate", name: "simd", at: 10, wall: 15, id: 3, parent: 1, attrs: sessions.Attrs{str("effect", "changed")}},
+		{kind: "candidate", name: "split-k", at: 25, wall: 5, id: 4, parent: 1, attrs: sessions.Attrs{str("effect", "observed")}},
+	})
+	tree, err := explain.Tree(sessions.NewRecords(store.Reopen()), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := explain.Rework{Body: effectAttr{}}
+	known.Add(tree)
+	if c := known.Children()[0]; !c.UnchangedKnown || c.Unchanged != 15 || c.UnchangedChildren != 2 || c.Wall != 30 {
+		t.Errorf("with effects: %+v; want 15ns in 2 children that changed nothing, of 30ns", c)
+	}
+	var stored explain.Rework // StoredBody: effects are not stored yet
+	stored.Add(tree)
+	if c := stored.Children()[0]; c.UnchangedKnown || c.Unchanged != 0 {
+		t.Errorf("without effects: %+v; want the unchanged time unknown", c)
 	}
 }

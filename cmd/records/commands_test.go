@@ -61,6 +61,8 @@ var newCommands = [][]string{
 	{"compact"},
 	{"export", "--format", "chrome"},
 	{"report"},
+	{"why", "autotune", "autotune.key=matmul"},
+	{"cost"},
 }
 
 func TestNewCommandsMissingStore(t *testing.T) {
@@ -129,8 +131,16 @@ func TestNewCommandsUsageErrors(t *testing.T) {
 		{"diff"},
 		{"prune"},
 		{"prune", "--keep", "-1"},
+		{"prune", "--keep", "0"},
+		{"prune", "--keep", "1", "--all"},
 		{"compact", "--keep", "1"},
 		{"report", "--format", "pdf"},
+		{"why", "autotune"},
+		{"cost", "--top", "-1"},
+		{"watch", "--kind", "sessions"},
+		{"watch", "extra"},
+		{"why", "autotune", "no-equals-sign"},
+		{"why", "sessions", "key=value"},
 	} {
 		args = append(args, "--dir", dir)
 		code, out, errOut := runCLI(t, args...)
@@ -181,7 +191,7 @@ func TestJSONAnyBytes(t *testing.T) {
 		{"timeline", "--json"},
 		{"show", "compile", "--json"},
 		{"diff", "--against", dir, "--json", "--ignore", "nothing"},
-		{"prune", "--keep", "0", "--dry-run", "--json"},
+		{"prune", "--all", "--dry-run", "--json"},
 	} {
 		out := mustRun(t, append(args, "--dir", dir)...)
 		for line := range strings.Lines(out) {

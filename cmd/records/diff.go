@@ -2,59 +2,80 @@ package main
 
 import (
 	"bufio"
-	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
-	recordkeys "github.com/otelrecords/otelrecords/internal/keys"
-	"maps"
-	"slices"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/explain"
+	recordkeys "github.com/otelrecords/otelrecords/internal/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
 func (a *app) diffCommand() *cobra.Command {
 	var (
-		asJSON  bool
-		against string
-		kind    string
-		keys    []string
-		ignore  []string
+		asJSON     bool
+		against    string
+		kind       string
+		keys       []string
+		ignore     []string
+		sessionA   sessionFlag
+		sessionB   sessionFlag
+		failSlower float64
 	)
 	cmd := &cobra.Command{
-		Use:   "diff --dir A --against B",
-		Short: "Show what one store recorded that another did not",
-		Long: `Compare what two stores recorded: the store A (--dir) and the store B
-(--against), say a build machine's and a laptop's. Records are matched by
-kind, name and key attributes: by default the attributes named "key" or
-ending in ".key" (autotune.key), or those --key names. For each match the
-newest record of each store is compared, attribute by attribute, and a
-difference is shown:
+		Use:   "diff [--session A] (--against DIR | --against-session B)",
+		Short: "Show what one store or session recorded that another did not, and how long each took",
+		Long: `Compare what two sides recorded, and how long it took them. Side A is the
+store --dir, or its session --session; side B is the store --against, or
+the session --against-session of the store --against (of --dir when
+--against is not given): say a build machine's store and a laptop's, or
+yesterday's build and today's in one store.
 
-  ~  recorded in both, with different attributes (a key tuned to a
+Records are matched by kind, name and key attributes: by default the
+attributes named "key" or ending in ".key" (autotune.key), or those --key
+names. For each match the newest record of each side is compared,
+attribute by attribute, and a difference is shown:
+
+  ~  recorded on both sides, with different attributes (a key tuned to a
      different winner: winner: tiled → simd)
   -  recorded only in A
   +  recorded only in B
 
-The counts say how many records of the match each store holds. Wall times
-and other timings are not compared; attributes that change from run to
-run can be left out with --ignore.
+The counts say how many records of the match each side holds. Attributes
+that change from run to run can be left out with --ignore.
 
-With --json, one JSON object per difference and line: change ("changed",
+Then the times, A's and B's, and how B's compares (+25% is slower): the
+duration (of a store, its sessions' added up), each kind's time (counted
+once within each session: records inside or beside one another add only
+what the others did not cover), and each key both sides recorded (its
+newest record's wall). --fail-slower PCT exits with status 1, naming what
+did, when B's duration, a kind's time or a key's wall is more than PCT
+percent longer than A's.
+
+With --json, one JSON object per key and line: change ("same", "changed",
 "only_in_a" or "only_in_b"), kind, name, key (the key attributes), a and b
-({count, attributes}) and differences ([{key, a, b}], a value or null where
-that side has no such attribute). Both stores are only read.`,
+({count, attributes, wall_ns}: count 0 where that side has none) and
+differences ([{key, a, b}], a value or null where that side has no such
+attribute); then one per time, {total: "duration" or "kind", kind, a:
+{wall_ns}, b: {wall_ns}}. Both stores are only read.`,
 		Example: `  records diff --dir ./ci-store --against ~/.cache/otelrecords/default
+  records diff --session 1735787045006000000 --against-session 1735790645006000000 --fail-slower 10
   records diff --dir A --against B --kind autotune --ignore tried
   records diff --dir A --against B --key kernel --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if against == "" {
-				return usageError{errors.New("give the store to compare with, --against DIR")}
+			sessionA.parse(cmd)
+			sessionB.set = cmd.Flags().Changed("against-session")
+			if against == "" && !sessionB.set {
+				return usageError{errors.New("give what to compare with: a store, --against DIR, or a session, --against-session ID")}
+			}
+			if cmd.Flags().Changed("fail-slower") && (failSlower < 0 || math.IsNaN(failSlower) || math.IsInf(failSlower, 0)) {
+				return usageError{fmt.Errorf("--fail-slower %v: want a percentage, 0 or more", failSlower)}
 			}
 			var kinds []string
 			if kind != "" {
@@ -64,201 +85,73 @@ that side has no such attribute). Both stores are only read.`,
 				}
 				kinds = []string{k}
 			}
-			m := matcher{keys: keys, ignore: ignore}
+			m := explain.Match{Keys: keys, Ignore: ignore}
 			// B is read as A is, with every other flag the same.
 			b := *a
-			b.dir = against
-			var sides [2]*sideIndex
-			for i, store := range []*app{a, &b} {
-				err := store.read(cmd, func(r *sessions.Records) error {
-					dir, _ := store.storeDir() // read has found it
-					idx, err := m.index(r, dir, kinds)
-					sides[i] = idx
+			if against != "" {
+				b.dir, b.dirFlag = against, "--against"
+			}
+			var sides [2]diffSide
+			for i, side := range []struct {
+				store   *app
+				session sessionFlag
+			}{{a, sessionA}, {&b, sessionB}} {
+				err := side.store.read(cmd, func(r *sessions.Records) error {
+					dir, _ := side.store.storeDir() // read has found it
+					sides[i] = diffSide{dir: dir, session: side.session}
+					if side.session.set {
+						if _, err := pickSession(r, side.session); err != nil {
+							return err
+						}
+					}
+					var err error
+					sides[i].Side, err = m.Read(r, kinds, side.session.readOptions()...)
 					return err
 				})
 				if err != nil {
 					return err
 				}
 			}
-			return printDiff(cmd, sides[0], sides[1], compare(sides[0], sides[1]), asJSON)
+			c := explain.Diff(sides[0].Side, sides[1].Side)
+			if err := printDiff(cmd, sides, c, asJSON); err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("fail-slower") {
+				return slowerError(c.Slower(failSlower), failSlower)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&against, "against", "", "the other store's `directory` (B)")
+	sessionA.register(cmd, "compare only this `session` of --dir (A)")
+	cmd.Flags().Var(&sessionB, "against-session", "compare with this `session` (B), of --against or else of --dir")
 	cmd.Flags().StringVar(&kind, "kind", "", "compare only records of this `kind`")
 	cmd.Flags().StringArrayVar(&keys, "key", nil, "match records by this attribute (repeatable; default: key and *.key)")
 	cmd.Flags().StringArrayVar(&ignore, "ignore", nil, "do not compare this attribute (repeatable)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per difference, one per line")
+	cmd.Flags().Float64Var(&failSlower, "fail-slower", 0, "exit 1 when B took more than `PCT` percent longer than A: its duration, a kind's time or a key's wall")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per key and per time, one per line")
 	return cmd
 }
 
-// matcher says which attributes identify a record and which to compare.
-type matcher struct {
-	keys   []string // the key attributes; nil: "key" and "*.key"
-	ignore []string // attributes left out of the comparison
+// diffSide is one side of the diff, and where it was read.
+type diffSide struct {
+	*explain.Side
+	dir     string
+	session sessionFlag
 }
 
-func (m matcher) isKey(k string) bool {
-	if m.keys != nil {
-		return slices.Contains(m.keys, k)
+// describe names the side: its store, or its session of the store.
+func (s diffSide) describe() string {
+	what := plural(s.Sessions, "session") + ", " + plural(s.Records, "record")
+	if s.session.set {
+		what = "session " + strconv.FormatUint(s.session.id, 10) + ", " + plural(s.Records, "record")
 	}
-	return k == "key" || strings.HasSuffix(k, ".key")
+	return clean(s.dir) + "  " + what + ", lasted " + formatDuration(s.Duration)
 }
 
-// entry is what one store recorded under one match: how many records, and
-// the newest one's key and compared attributes.
-type entry struct {
-	kind, name string
-	key        sessions.Attrs // the key attributes
-	attrs      sessions.Attrs // the compared ones
-	count      int
-}
-
-// sideIndex is one store's records, by match.
-type sideIndex struct {
-	dir      string
-	sessions int
-	records  int
-	entries  map[string]*entry // by identity()
-}
-
-// index reads the store's records of the kinds (every kind when nil) and
-// keeps, per match, the count and the newest record: records come in stamp
-// order, so a later one replaces an earlier one.
-func (m matcher) index(r *sessions.Records, dir string, kinds []string) (*sideIndex, error) {
-	idx := &sideIndex{dir: dir, entries: map[string]*entry{}}
-	for _, err := range r.Sessions() {
-		if err != nil {
-			return nil, err
-		}
-		idx.sessions++
-	}
-	if kinds == nil {
-		var err error
-		if kinds, err = r.Kinds(); err != nil {
-			return nil, err
-		}
-	}
-	for _, kind := range kinds {
-		for rec, err := range r.All(kind) {
-			if err != nil {
-				return nil, err
-			}
-			idx.records++
-			var key, attrs sessions.Attrs
-			for _, kv := range rec.Record.Attributes {
-				switch {
-				case m.isKey(kv.Key):
-					key = append(key, kv)
-				case !slices.Contains(m.ignore, kv.Key):
-					attrs = append(attrs, kv)
-				}
-			}
-			id := identity(kind, rec.Record.Name, key)
-			e := idx.entries[id]
-			if e == nil {
-				e = &entry{kind: kind, name: rec.Record.Name, key: key}
-				idx.entries[id] = e
-			}
-			e.count++
-			e.attrs = attrs
-		}
-	}
-	return idx, nil
-}
-
-// identity returns the match a record falls under, as a map key: its kind,
-// name and key attributes, encoded so no two differ only in how they join.
-func identity(kind, name string, key sessions.Attrs) string {
-	b, _ := json.Marshal([]any{kind, name, key}) // strings and attribute values always encode
-	return string(b)
-}
-
-// change is one difference between the stores.
-type change struct {
-	sign  byte // '~', '-' or '+'
-	a, b  *entry
-	diffs []attrDiff
-}
-
-func (c change) entry() *entry {
-	if c.a != nil {
-		return c.a
-	}
-	return c.b
-}
-
-// attrDiff is one attribute that differs; a nil side lacks it.
-type attrDiff struct {
-	key  string
-	a, b *sessions.Value
-}
-
-// compare returns the differences between the stores, by kind, name and
-// key.
-func compare(a, b *sideIndex) []change {
-	var changes []change
-	for id, ea := range a.entries {
-		eb, ok := b.entries[id]
-		if !ok {
-			changes = append(changes, change{sign: '-', a: ea})
-			continue
-		}
-		if diffs := diffAttrs(ea.attrs, eb.attrs); len(diffs) > 0 {
-			changes = append(changes, change{sign: '~', a: ea, b: eb, diffs: diffs})
-		}
-	}
-	for id, eb := range b.entries {
-		if _, ok := a.entries[id]; !ok {
-			changes = append(changes, change{sign: '+', b: eb})
-		}
-	}
-	slices.SortFunc(changes, func(x, y change) int {
-		ex, ey := x.entry(), y.entry()
-		if c := cmp.Compare(ex.kind, ey.kind); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(ex.name, ey.name); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(identity(ex.kind, ex.name, ex.key), identity(ey.kind, ey.name, ey.key)); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.sign, y.sign)
-	})
-	return changes
-}
-
-// diffAttrs returns the attributes whose values differ, in key order.
-func diffAttrs(a, b sessions.Attrs) []attrDiff {
-	var diffs []attrDiff
-	keys := map[string]bool{}
-	for _, kv := range a {
-		keys[kv.Key] = true
-	}
-	for _, kv := range b {
-		keys[kv.Key] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		va, ina := a.Get(k)
-		vb, inb := b.Get(k)
-		if ina && inb && va.Equal(vb) {
-			continue
-		}
-		d := attrDiff{key: k}
-		if ina {
-			d.a = &va
-		}
-		if inb {
-			d.b = &vb
-		}
-		diffs = append(diffs, d)
-	}
-	return diffs
-}
-
-// diffJSON is a difference as `records diff --json` prints it.
+// diffJSON is a key as `records diff --json` prints it.
 type diffJSON struct {
-	Change      string         `json:"change"`
+	Change      explain.Change `json:"change"`
 	Kind        string         `json:"kind"`
 	Name        string         `json:"name"`
 	Key         sessions.Attrs `json:"key"`
@@ -267,11 +160,12 @@ type diffJSON struct {
 	Differences []attrDiffJSON `json:"differences"`
 }
 
-// sideJSON is what one store holds of a match; count 0 and attributes {}
-// when it holds nothing.
+// sideJSON is what one side holds of a key; count 0, attributes {} and
+// wall_ns 0 when it holds nothing.
 type sideJSON struct {
 	Count      int            `json:"count"`
 	Attributes sessions.Attrs `json:"attributes"`
+	WallNs     int64          `json:"wall_ns"`
 }
 
 type attrDiffJSON struct {
@@ -280,82 +174,133 @@ type attrDiffJSON struct {
 	B   *sessions.Value `json:"b"`
 }
 
-func sideOf(e *entry) sideJSON {
+// totalJSON is a time as `records diff --json` prints it.
+type totalJSON struct {
+	Total string   `json:"total"` // "duration" or "kind"
+	Kind  string   `json:"kind"`
+	A     wallJSON `json:"a"`
+	B     wallJSON `json:"b"`
+}
+
+type wallJSON struct {
+	WallNs int64 `json:"wall_ns"`
+}
+
+func sideOf(e *explain.Entry) sideJSON {
 	if e == nil {
 		return sideJSON{Attributes: sessions.Attrs{}}
 	}
-	return sideJSON{Count: e.count, Attributes: e.attrs}
+	return sideJSON{Count: e.Count, Attributes: e.Attributes, WallNs: int64(e.Wall)}
 }
 
-func printDiff(cmd *cobra.Command, a, b *sideIndex, changes []change, asJSON bool) error {
+var changeSigns = map[explain.Change]string{explain.Same: "=", explain.Changed: "~", explain.OnlyInA: "-", explain.OnlyInB: "+"}
+
+func printDiff(cmd *cobra.Command, sides [2]diffSide, c explain.Comparison, asJSON bool) error {
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	if asJSON {
 		enc := jsonLines(out)
-		names := map[byte]string{'~': "changed", '-': "only_in_a", '+': "only_in_b"}
-		for _, c := range changes {
-			e := c.entry()
+		for _, k := range c.Keys {
+			e := k.Entry()
 			d := diffJSON{
-				Change:      names[c.sign],
-				Kind:        e.kind,
-				Name:        e.name,
-				Key:         e.key,
-				A:           sideOf(c.a),
-				B:           sideOf(c.b),
-				Differences: make([]attrDiffJSON, len(c.diffs)),
+				Change:      k.Change,
+				Kind:        e.Kind,
+				Name:        e.Name,
+				Key:         e.Key,
+				A:           sideOf(k.A),
+				B:           sideOf(k.B),
+				Differences: make([]attrDiffJSON, len(k.Differences)),
 			}
-			for i, ad := range c.diffs {
-				d.Differences[i] = attrDiffJSON{ad.key, ad.a, ad.b}
+			for i, ad := range k.Differences {
+				d.Differences[i] = attrDiffJSON{ad.Key, ad.Before, ad.After}
 			}
 			if err := enc.Encode(d); err != nil {
+				return err
+			}
+		}
+		totals := append([]explain.Total{c.Duration}, c.Kinds...)
+		for _, t := range totals {
+			j := totalJSON{Total: "kind", Kind: t.Kind, A: wallJSON{int64(t.A)}, B: wallJSON{int64(t.B)}}
+			if t.Kind == "" {
+				j.Total = "duration"
+			}
+			if err := enc.Encode(j); err != nil {
 				return err
 			}
 		}
 		return out.Flush()
 	}
 
-	for _, s := range []struct {
-		name string
-		idx  *sideIndex
-	}{{"A", a}, {"B", b}} {
-		if _, err := fmt.Fprintf(out, "%s  %s  %s, %s\n", s.name, clean(s.idx.dir),
-			plural(s.idx.sessions, "session"), plural(s.idx.records, "record")); err != nil {
+	for i, s := range sides {
+		if _, err := fmt.Fprintf(out, "%s  %s\n", []string{"A", "B"}[i], s.describe()); err != nil {
 			return err
 		}
 	}
-	if len(changes) == 0 {
-		_, err := fmt.Fprintln(out, "\nno differences: both recorded the same kinds, names, keys and attributes")
-		if err != nil {
+	changed := 0
+	for _, k := range c.Keys {
+		if k.Change != explain.Same {
+			changed++
+		}
+	}
+	if changed == 0 {
+		if _, err := fmt.Fprintln(out, "\nno differences: both recorded the same kinds, names, keys and attributes"); err != nil {
 			return err
 		}
-		return out.Flush()
+	} else {
+		if _, err := fmt.Fprintln(out); err != nil {
+			return err
+		}
+		t := newTable(out)
+		if err := t.row(" ", "KIND", "RECORD", "A", "B", "DIFFERENCE"); err != nil {
+			return err
+		}
+		for _, k := range c.Keys {
+			if k.Change == explain.Same {
+				continue
+			}
+			e := k.Entry()
+			var what string
+			switch k.Change {
+			case explain.OnlyInA:
+				what = "only in A"
+			case explain.OnlyInB:
+				what = "only in B"
+			default:
+				parts := make([]string, len(k.Differences))
+				for i, d := range k.Differences {
+					parts[i] = clean(d.Key) + ": " + formatSide(d.Before) + " → " + formatSide(d.After)
+				}
+				what = strings.Join(parts, ", ")
+			}
+			if err := t.row(changeSigns[k.Change], e.Kind, recordName(e), countOf(k.A), countOf(k.B), what); err != nil {
+				return err
+			}
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
 	}
+
+	// The times: the duration, each kind's, and each key both recorded.
 	if _, err := fmt.Fprintln(out); err != nil {
 		return err
 	}
 	t := newTable(out)
-	if err := t.row(" ", "KIND", "RECORD", "A", "B", "DIFFERENCE"); err != nil {
+	if err := t.row("TIME", "KIND", "RECORD", "A", "B", "B VS A"); err != nil {
 		return err
 	}
-	for _, c := range changes {
-		e := c.entry()
-		record := orDash(e.name)
-		if len(e.key) > 0 {
-			record += " " + formatAttrs(e.key)
+	if err := t.row("duration", "-", "-", formatDuration(c.Duration.A), formatDuration(c.Duration.B), formatChange(c.Duration.A, c.Duration.B)); err != nil {
+		return err
+	}
+	for _, k := range c.Kinds {
+		if err := t.row("kind", k.Kind, "-", formatDuration(k.A), formatDuration(k.B), formatChange(k.A, k.B)); err != nil {
+			return err
 		}
-		var what string
-		switch c.sign {
-		case '-':
-			what = "only in A"
-		case '+':
-			what = "only in B"
-		default:
-			parts := make([]string, len(c.diffs))
-			for i, d := range c.diffs {
-				parts[i] = clean(d.key) + ": " + formatSide(d.a) + " → " + formatSide(d.b)
-			}
-			what = strings.Join(parts, ", ")
+	}
+	for _, k := range c.Keys {
+		if k.A == nil || k.B == nil {
+			continue
 		}
-		if err := t.row(string(c.sign), e.kind, record, countOf(c.a), countOf(c.b), what); err != nil {
+		if err := t.row("record", k.A.Kind, recordName(k.A), formatDuration(k.A.Wall), formatDuration(k.B.Wall), formatChange(k.A.Wall, k.B.Wall)); err != nil {
 			return err
 		}
 	}
@@ -365,6 +310,55 @@ func printDiff(cmd *cobra.Command, a, b *sideIndex, changes []change, asJSON boo
 	return out.Flush()
 }
 
+// recordName names a key: its record's name and key attributes.
+func recordName(e *explain.Entry) string {
+	name := orDash(e.Name)
+	if len(e.Key) > 0 {
+		name += " " + formatAttrs(e.Key)
+	}
+	return name
+}
+
+// formatChange says how b compares with a: "+25%" (slower), "-8%",
+// "same", or "-" where a is zero.
+func formatChange(a, b time.Duration) string {
+	switch {
+	case a == b:
+		return "same"
+	case a <= 0:
+		return "-"
+	}
+	pct := 100 * (float64(b) - float64(a)) / float64(a)
+	return fmt.Sprintf("%+.0f%%", pct)
+}
+
+// slowerError names what took longer on side B than on side A by more
+// than pct percent, or is nil when nothing did.
+func slowerError(slower []explain.Slowdown, pct float64) error {
+	if len(slower) == 0 {
+		return nil
+	}
+	const most = 10 // named in the message; the table has them all
+	parts := make([]string, 0, min(len(slower), most))
+	for _, s := range slower[:min(len(slower), most)] {
+		var what string
+		switch {
+		case s.Key != nil:
+			what = s.Key.A.Kind + " " + recordName(s.Key.A)
+		case s.Total.Kind != "":
+			what = "kind " + clean(s.Total.Kind)
+		default:
+			what = "the duration"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s → %s (%s)", what, formatDuration(s.A), formatDuration(s.B), formatChange(s.A, s.B)))
+	}
+	msg := strings.Join(parts, "; ")
+	if len(slower) > most {
+		msg += fmt.Sprintf("; and %d more", len(slower)-most)
+	}
+	return fmt.Errorf("B took more than %s%% longer than A: %s", strconv.FormatFloat(pct, 'f', -1, 64), msg)
+}
+
 func formatSide(v *sessions.Value) string {
 	if v == nil {
 		return "(none)"
@@ -372,11 +366,11 @@ func formatSide(v *sessions.Value) string {
 	return formatValue(*v)
 }
 
-func countOf(e *entry) string {
+func countOf(e *explain.Entry) string {
 	if e == nil {
 		return "0"
 	}
-	return strconv.Itoa(e.count)
+	return strconv.Itoa(e.Count)
 }
 
 // plural formats n things, as "1 session" or "2 sessions".

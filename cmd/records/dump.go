@@ -20,7 +20,7 @@ func (a *app) dumpCommand() *cobra.Command {
 	var (
 		asJSON  bool
 		kind    string
-		session uint64
+		session sessionFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "dump",
@@ -37,10 +37,8 @@ name (a mark's label), wall time, and the attributes as key=value.`,
   records dump --json | jq -c 'select(.status.code == "error")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var opts []sessions.ReadOption
-			if cmd.Flags().Changed("session") {
-				opts = append(opts, sessions.InSession(sessions.SessionID(session)))
-			}
+			session.parse(cmd)
+			opts := session.readOptions()
 			var kinds []string
 			if cmd.Flags().Changed("kind") {
 				k, err := keys.CheckKind(kind)
@@ -55,13 +53,15 @@ name (a mark's label), wall time, and the attributes as key=value.`,
 					if kinds, err = r.Kinds(); err != nil {
 						return err
 					}
+				} else if err := needKind(r, kinds[0]); err != nil {
+					return err
 				}
 				return dump(cmd, inStampOrder(r, kinds, opts...), asJSON)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&kind, "kind", "", "print only records of this `kind` (e.g. marks)")
-	cmd.Flags().Uint64Var(&session, "session", 0, "print only records of the session with this `id`")
+	session.register(cmd, "print only records of the session with this `id`")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per record, one per line")
 	return cmd
 }
@@ -179,10 +179,10 @@ func dump(cmd *cobra.Command, records iter.Seq2[kindRecord, error], asJSON bool)
 		cells := []string{
 			kr.Stamp.Session.String(),
 			strconv.FormatUint(kr.Stamp.Seq, 10),
-			kr.Stamp.Offset.String(),
+			formatDuration(kr.Stamp.Offset),
 			kr.Kind,
 			orDash(kr.Record.Name),
-			kr.Record.Wall.String(),
+			formatDuration(kr.Record.Wall),
 		}
 		if len(kr.Record.Attributes) > 0 {
 			cells = append(cells, formatAttrs(kr.Record.Attributes))

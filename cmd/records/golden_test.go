@@ -257,7 +257,7 @@ func TestGolden(t *testing.T) {
 		{"diff.json", []string{"diff", "--dir", a, "--against", b, "--json"}},
 		{"diff-same.txt", []string{"diff", "--dir", a, "--against", a, "--kind", "compile"}},
 		{"prune-dry-run.txt", []string{"prune", "--dir", a, "--keep", "1", "--dry-run"}},
-		{"prune-dry-run.json", []string{"prune", "--dir", a, "--keep", "0", "--dry-run", "--json"}},
+		{"prune-dry-run.json", []string{"prune", "--dir", a, "--all", "--dry-run", "--json"}},
 		{"export-chrome.json", []string{"export", "--dir", a, "--format", "chrome"}},
 		{"export-otlp.json", []string{"export", "--dir", a, "--format", "otlp-json"}},
 		{"report.html", []string{"report", "--dir", a, "--session", id1}},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -54,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 // the command line was accepted.
 type app struct {
 	dir     string
+	dirFlag string // the flag that gave dir, for messages: --dir unless said
+
 	wait    time.Duration
 	started bool // a command got past argument parsing
 }
@@ -80,7 +86,7 @@ field; --json prints one JSON object per line, described in docs/FORMAT.md.`,
 		},
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{flagError(cmd, err)} })
 	root.PersistentFlags().StringVar(&a.dir, "dir", "",
 		"the store `directory` (default $OTELRECORDS_DIR, else the user cache directory's otelrecords/default)")
 	root.PersistentFlags().DurationVar(&a.wait, "wait", 30*time.Second,
@@ -90,7 +96,36 @@ field; --json prints one JSON object per line, described in docs/FORMAT.md.`,
 		a.pruneCommand(), a.compactCommand(), a.exportCommand(), a.reportCommand())
 	root.AddCommand(a.replayCommand())
 	root.AddCommand(a.doctorCommand())
+	root.AddCommand(a.whyCommand(), a.costCommand(), a.watchCommand())
 	return root
+}
+
+// badFlagValue is how the flag parser words a value it could not take.
+var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?--([^"]+)" flag: (.*)$`)
+
+// flagError rewords an error of the flag parser in the terms of the
+// command line: --top "x": not a whole number, rather than
+// strconv.ParseInt: parsing "x": invalid syntax.
+func flagError(cmd *cobra.Command, err error) error {
+	m := badFlagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	value, name, why := m[1], m[2], m[3]
+	if f := cmd.Flags().Lookup(name); f != nil {
+		switch f.Value.Type() {
+		case "int", "int64", "uint", "uint64":
+			why = "not a whole number"
+			if strings.Contains(m[3], "out of range") {
+				why = "out of range"
+			}
+		case "duration":
+			why = "not a duration (like 500ms, 30s or 2m)"
+		case "bool":
+			why = "not true or false"
+		}
+	}
+	return fmt.Errorf("--%s %q: %s", name, value, why)
 }
 
 // usageError is an error in the command line rather than in the store.
@@ -134,16 +169,35 @@ func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err er
 	return fn(r)
 }
 
-// storeDir returns the store directory: --dir, else the default.
+// storeDir returns the store directory: --dir, else the default. A path
+// that names a file, or lies under one, is refused with a message that
+// says so, rather than the error of a file the store would hold.
 func (a *app) storeDir() (string, error) {
-	if a.dir != "" {
-		return a.dir, nil
+	dir := a.dir
+	if dir == "" {
+		var err error
+		if dir, err = badgerstore.DefaultDir(); err != nil {
+			return "", fmt.Errorf("give the store directory with --dir: %w", err)
+		}
 	}
-	dir, err := badgerstore.DefaultDir()
-	if err != nil {
-		return "", fmt.Errorf("give the store directory with --dir: %w", err)
+	for p := dir; ; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil {
+			if !fi.IsDir() {
+				what := "the store directory " + dir
+				if a.dir != "" {
+					what = cmp.Or(a.dirFlag, "--dir") + " " + dir
+				}
+				if p == dir {
+					return "", fmt.Errorf("%s is a file, not a store's directory", clean(what))
+				}
+				return "", fmt.Errorf("%s lies under %s, which is a file, not a directory", clean(what), clean(p))
+			}
+			return dir, nil
+		}
+		if filepath.Dir(p) == p {
+			return dir, nil
+		}
 	}
-	return dir, nil
 }
 
 // openError says why the store in dir could not be opened, in the terms

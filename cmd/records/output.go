@@ -159,3 +159,22 @@ func formatString(s string) string {
 	}
 	return s
 }
+
+// formatDuration formats d for people, to 3 significant digits: 33.2ms
+// rather than 33.190467ms. Every duration a command prints as text goes
+// through here; JSON output keeps the nanoseconds.
+func formatDuration(d time.Duration) string {
+	if d < 0 {
+		return "-" + formatDuration(-d)
+	}
+	// Round to the third significant digit: a duration of n digits (in
+	// nanoseconds) keeps its first three.
+	unit := time.Duration(1)
+	for v := d; v >= 1000; v /= 10 {
+		unit *= 10
+	}
+	if unit > 1 {
+		d = d.Round(unit)
+	}
+	return d.String()
+}

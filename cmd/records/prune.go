@@ -16,16 +16,18 @@ func (a *app) pruneCommand() *cobra.Command {
 	var (
 		asJSON bool
 		keep   int
+		all    bool
 		dryRun bool
 	)
 	cmd := &cobra.Command{
-		Use:   "prune --keep N",
+		Use:   "prune --keep N | --all",
 		Short: "Delete every session but the newest N, with their records",
 		Long: `Delete every session but the newest N, with their records, and print what
 went: each pruned session's id, start, label and records per kind. Records
 of any session at or below the newest pruned one go too, whether or not
 their session row is still there (a process whose session another process
-pruned while it ran leaves such records). --keep 0 deletes every session.
+pruned while it ran leaves such records). --all, and only --all, deletes
+every session; --keep must be 1 or more.
 
 Pruning needs the store to itself: it fails, and changes nothing, while
 another process has the store open. Deleted records give their disk space
@@ -35,13 +37,22 @@ back once the store is compacted: run records compact after a prune.
 object per pruned session and line, as records sessions --json prints it.`,
 		Example: `  records prune --keep 20
   records prune --keep 1 --dry-run
-  records prune --keep 5 && records compact`,
+  records prune --keep 5 && records compact
+  records prune --all --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("keep") {
-				return usageError{errors.New("say how many sessions to keep, with --keep N")}
-			}
-			if keep < 0 {
+			switch gaveKeep := cmd.Flags().Changed("keep"); {
+			case all && gaveKeep:
+				return usageError{errors.New("give --keep N or --all, not both")}
+			case all:
+				keep = 0
+			case !gaveKeep:
+				return usageError{errors.New("say how many sessions to keep, with --keep N (or delete them all with --all)")}
+			case keep == 0:
+				// A count that defaults to 0 must not delete everything
+				// when a script's variable comes out empty or zero.
+				return usageError{errors.New("--keep 0 would delete every session: say so with --all")}
+			case keep < 0:
 				return usageError{errors.New("--keep must not be negative")}
 			}
 			if dryRun {
@@ -54,7 +65,8 @@ object per pruned session and line, as records sessions --json prints it.`,
 			})
 		},
 	}
-	cmd.Flags().IntVar(&keep, "keep", 0, "keep the newest `N` sessions")
+	cmd.Flags().IntVar(&keep, "keep", 0, "keep the newest `N` sessions (1 or more)")
+	cmd.Flags().BoolVar(&all, "all", false, "delete every session")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would go, and delete nothing")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per pruned session, one per line")
 	return cmd
@@ -111,6 +123,9 @@ func prune(cmd *cobra.Command, r *sessions.Records, keep int, dryRun, asJSON boo
 
 	kept := min(keep, len(rows))
 	switch {
+	case len(gone) == 0 && keep == 0:
+		fmt.Fprintln(out, "nothing to prune: the store holds no sessions")
+		return out.Flush()
 	case len(gone) == 0:
 		fmt.Fprintf(out, "nothing to prune: the store holds %s, and --keep is %d\n", plural(len(rows), "session"), keep)
 		return out.Flush()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -73,10 +74,13 @@ func (a *app) reportCommand() *cobra.Command {
 that any browser opens offline: no network, no external script or style.
 
 It shows the session (id, label, start, process, duration, Resource), a
-summary per kind (records, total, mean and longest wall time), the slowest
-records, the timeline drawn as bars (one per record, nested as records
-nest, overlapping records on separate lanes; hover over a bar for its
-details), and a table per kind with its attributes as columns.
+summary per kind (records; time, counted once however its records nest or
+overlap; mean and longest wall time), the critical path (the chain of
+records that bounded the session's duration), the slowest records, the
+timeline drawn as bars (one per record, under the record of its parent
+span, records that ran at once on rows of their own, the critical path
+outlined; hover over a bar for its details), and a table per kind with its
+attributes as columns.
 
 A timeline draws at most 20,000 bars (the longest records), and a table
 lists at most 500 records of its kind; the page says what it left out.
@@ -119,11 +123,38 @@ type reportPage struct {
 	Script   template.JS
 	Session  reportSession
 	Started  string
-	Duration time.Duration
+	Duration dur
 	Total    int
 	Kinds    []*reportKind
 	Slowest  []reportRecord
+	Critical reportPath
 	Timeline reportTimeline
+}
+
+// dur is a duration as the page shows it: to 3 significant digits, as
+// the commands print durations.
+type dur time.Duration
+
+func (d dur) String() string { return formatDuration(time.Duration(d)) }
+
+// reportPath is the session's critical path: the records that bounded its
+// duration, in path order, each with the time it alone held the session
+// up; at most reportMaxRows of them, those that held it up most.
+type reportPath struct {
+	Steps  []reportStep
+	Total  int // records on the path
+	Hidden int // records on the path the table leaves out
+}
+
+// reportStep is a record on the critical path, as a table row.
+type reportStep struct {
+	Seq      uint64
+	Kind     string
+	Name     string
+	Indent   string // non-breaking spaces, two per level it lies deep in the session's tree
+	Offset   dur
+	Wall     dur
+	Critical dur
 }
 
 func (p *reportPage) write(w io.Writer) error { return reportTemplate.Execute(w, p) }
@@ -157,18 +188,19 @@ type reportKind struct {
 	Name    string
 	Class   string // the CSS class that colours its bars
 	Count   int
-	Wall    time.Duration // total
-	Longest time.Duration
+	Wall    dur // how long at least one of its records was open: time counted once
+	Longest dur
 	Columns []string // its table's attribute columns: the keys, cleaned
 	Rows    []reportRecord
+	sum     time.Duration // of its records' walls, for the mean
 }
 
 // Mean returns the mean wall time of the kind's records.
-func (k *reportKind) Mean() time.Duration {
+func (k *reportKind) Mean() dur {
 	if k.Count == 0 {
 		return 0
 	}
-	return k.Wall / time.Duration(k.Count)
+	return dur(k.sum / time.Duration(k.Count))
 }
 
 // Hidden returns how many records the table leaves out.
@@ -178,8 +210,8 @@ func (k *reportKind) Hidden() int { return k.Count - len(k.Rows) }
 type reportRecord struct {
 	Kind   string
 	Seq    uint64
-	Offset time.Duration
-	Wall   time.Duration
+	Offset dur
+	Wall   dur
 	Name   string
 	Status string
 	Cells  []string // the values of the kind's Columns, "" where it has none
@@ -192,8 +224,9 @@ type reportTimeline struct {
 	Width, Height float64
 	Bars          []reportBar
 	Ticks         []reportTick
-	Omitted       int           // records not drawn
-	Shortest      time.Duration // the shortest drawn, when some are omitted
+	Omitted       int // records not drawn
+	Shortest      dur // the shortest drawn, when some are omitted
+	Critical      int // bars on the critical path
 }
 
 // reportBar is one record's bar.
@@ -205,6 +238,7 @@ type reportBar struct {
 	Label      string // shown inside the bar, when it fits; else ""
 	Details    string // shown on hover
 	Seq        uint64
+	Critical   bool // on the critical path
 }
 
 // reportTick is a mark on the time axis.
@@ -224,16 +258,17 @@ const (
 	tlTickTarget = 8    // about how many ticks the axis has
 )
 
-// buildReport reads the session's records twice: first to count, sum and
-// lay out (a few words per record, and the first rows of each table), then
-// to fetch the details of the records drawn. It holds at most
-// reportMaxBars records' details, whatever the session's size.
+// buildReport reads the session's records twice: first to count, sum,
+// build the session's tree and find its critical path (the tree holds
+// each record's stamp and ids, not its attributes or events, and the first
+// rows of each table), then to fetch the details of the records drawn. It
+// holds at most reportMaxBars records' details, whatever the session's
+// size.
 func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*reportPage, error) {
 	kinds, err := r.Kinds()
 	if err != nil {
 		return nil, err
 	}
-	in := sessions.InSession(s.ID)
 	page := &reportPage{
 		CSP:     reportCSP,
 		Style:   template.CSS(reportCSS),
@@ -242,29 +277,33 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 		Started: formatTime(time.UnixMilli(s.StartedUnixMs)),
 	}
 	byKind := map[string]*reportKind{}
-	var spans []span
-	var walls []time.Duration
-	for kr, err := range inStampOrder(r, kinds, in) {
+	var (
+		tally explain.Tally
+		b     explain.TreeBuilder
+		walls []time.Duration // in stamp order
+		seqs  []uint64        // of the same records
+	)
+	for kr, err := range explain.InStampOrder(r, s.ID, kinds) {
 		if err != nil {
 			return nil, err
 		}
 		prog.add()
 		rec := kr.Record
 		page.Total++
-		page.Duration = sessionEnd(page.Duration, kr.Stamp, rec.Wall)
+		tally.Add(kr)
 		k := byKind[kr.Kind]
 		if k == nil {
 			k = &reportKind{Name: clean(kr.Kind)}
 			byKind[kr.Kind] = k
 		}
 		k.Count++
-		k.Wall += rec.Wall
-		k.Longest = max(k.Longest, rec.Wall)
+		k.sum += max(rec.Wall, 0)
+		k.Longest = max(k.Longest, dur(rec.Wall))
 		row := reportRecord{
 			Kind:   k.Name,
 			Seq:    kr.Stamp.Seq,
-			Offset: kr.Stamp.Offset,
-			Wall:   rec.Wall,
+			Offset: dur(kr.Stamp.Offset),
+			Wall:   dur(rec.Wall),
 			Name:   clean(rec.Name),
 			Status: clean(formatStatus(rec.Status)),
 		}
@@ -273,8 +312,20 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 			k.Rows = append(k.Rows, row)
 		}
 		page.Slowest = keepSlowestRows(page.Slowest, row)
-		spans = append(spans, span{seq: kr.Stamp.Seq, start: kr.Stamp.Offset, end: kr.Stamp.Offset + max(rec.Wall, 0)})
 		walls = append(walls, rec.Wall)
+		seqs = append(seqs, kr.Stamp.Seq)
+		// The tree needs the stamp, the kind and the span ids; the name
+		// is kept for the critical path's table.
+		kr.Record = sessions.Record{Name: rec.Name, Wall: rec.Wall, TraceID: rec.TraceID, SpanID: rec.SpanID, ParentSpanID: rec.ParentSpanID}
+		if err := b.Add(kr); err != nil {
+			return nil, err
+		}
+	}
+	tree := b.Tree()
+	sum := tally.Summary()
+	page.Duration = dur(sum.End)
+	for _, ks := range sum.Kinds {
+		byKind[ks.Kind].Wall = dur(ks.Wall)
 	}
 
 	classes := map[string]string{} // by kind
@@ -289,67 +340,75 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 		page.Kinds = append(page.Kinds, k)
 	}
 
+	path := tree.CriticalPath()
+	critical := make(map[uint64]bool, len(path))
+	for _, st := range path {
+		critical[st.Seq] = true
+	}
+	page.Critical = newReportPath(tree, path)
+
 	// Draw the longest records when there are too many to draw.
-	drawn := spans
-	if len(spans) > reportMaxBars {
+	drawn := make(map[uint64]bool, min(len(walls), reportMaxBars))
+	if len(walls) > reportMaxBars {
 		sorted := slices.Clone(walls)
 		slices.SortFunc(sorted, func(a, b time.Duration) int { return cmp.Compare(b, a) })
 		shortest := sorted[reportMaxBars-1]
 		// Of the records as short as the shortest drawn, the first ones
 		// fill what is left.
 		ties := reportMaxBars - sort.Search(reportMaxBars, func(i int) bool { return sorted[i] <= shortest })
-		drawn = make([]span, 0, reportMaxBars)
-		for i, sp := range spans {
+		for i, w := range walls {
 			switch {
-			case walls[i] > shortest:
-				drawn = append(drawn, sp)
-			case walls[i] == shortest && ties > 0:
-				drawn = append(drawn, sp)
+			case w > shortest:
+				drawn[seqs[i]] = true
+			case w == shortest && ties > 0:
+				drawn[seqs[i]] = true
 				ties--
 			}
 		}
-		page.Timeline.Omitted = len(spans) - len(drawn)
-		page.Timeline.Shortest = shortest
+		page.Timeline.Omitted = len(walls) - len(drawn)
+		page.Timeline.Shortest = dur(shortest)
+	} else {
+		for _, seq := range seqs {
+			drawn[seq] = true
+		}
 	}
-	depths := layOut(drawn)
-	base := make([]int, len(depths)) // the first row of each lane
-	rows := 0
-	for l, d := range depths {
-		base[l] = rows
-		rows += d + 1
-	}
+	// A bar is drawn half a unit wide at least: as long, for the layout.
+	places, rows := layOutTree(tree, drawn, max(sum.End/(2*tlWidth), 1))
 	tl := &page.Timeline
 	tl.Width = tlWidth
 	tl.Height = tlAxis + float64(rows)*tlRow
-	tl.Ticks = ticks(page.Duration)
-	scale := tlWidth / float64(max(page.Duration, 1))
+	tl.Ticks = ticks(sum.End)
+	scale := tlWidth / float64(max(sum.End, 1))
 
-	// Second pass: the drawn records' details, in stamp order as drawn is.
+	// Second pass: the drawn records' details.
 	prog.setTotal(int64(page.Total))
-	next := 0
-	for kr, err := range inStampOrder(r, kinds, in) {
+	for kr, err := range explain.InStampOrder(r, s.ID, kinds) {
 		if err != nil {
 			return nil, err
 		}
 		prog.add()
-		if next >= len(drawn) || drawn[next].seq != kr.Stamp.Seq {
+		row, ok := places[kr.Stamp.Seq]
+		if !ok {
 			continue // not drawn
 		}
-		sp := drawn[next]
-		next++
-		x := float64(sp.start) * scale
-		w := max(float64(sp.end-sp.start)*scale, 0.5) // a hairline rather than nothing
-		y := tlAxis + float64(base[sp.lane]+sp.depth)*tlRow
+		start := kr.Stamp.Offset
+		x := float64(start) * scale
+		w := max(float64(max(kr.Record.Wall, 0))*scale, 0.5) // a hairline rather than nothing
+		y := tlAxis + float64(row)*tlRow
 		bar := reportBar{
-			X:       svgNum(x),
-			Y:       svgNum(y),
-			W:       svgNum(w),
-			H:       svgNum(tlBar),
-			TextX:   svgNum(x + 3),
-			TextY:   svgNum(y + tlBar/2 + 4), // the baseline of 12px text, centred
-			Class:   classes[kr.Kind],
-			Details: details(kr),
-			Seq:     kr.Stamp.Seq,
+			X:        svgNum(x),
+			Y:        svgNum(y),
+			W:        svgNum(w),
+			H:        svgNum(tlBar),
+			TextX:    svgNum(x + 3),
+			TextY:    svgNum(y + tlBar/2 + 4), // the baseline of 12px text, centred
+			Class:    classes[kr.Kind],
+			Details:  details(kr),
+			Seq:      kr.Stamp.Seq,
+			Critical: critical[kr.Stamp.Seq],
+		}
+		if bar.Critical {
+			tl.Critical++
 		}
 		if fit := int((w - 6) / tlCharWidth); w >= tlMinLabelW && fit > 0 {
 			bar.Label = truncate(kr.Record.Name, fit)
@@ -407,7 +466,7 @@ func keepSlowestRows(slowest []reportRecord, row reportRecord) []reportRecord {
 func details(kr kindRecord) string {
 	rec := kr.Record
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n%s · seq %d · at %s · %s", orDash(rec.Name), kr.Kind, kr.Stamp.Seq, kr.Stamp.Offset, rec.Wall)
+	fmt.Fprintf(&b, "%s\n%s · seq %d · at %s · %s", orDash(rec.Name), kr.Kind, kr.Stamp.Seq, formatDuration(kr.Stamp.Offset), formatDuration(rec.Wall))
 	if st := formatStatus(rec.Status); st != "" {
 		fmt.Fprintf(&b, "\nstatus: %s", st)
 	}
@@ -415,7 +474,7 @@ func details(kr kindRecord) string {
 		fmt.Fprintf(&b, "\n%s = %s", kv.Key, formatValue(kv.Value))
 	}
 	for _, e := range rec.Events {
-		fmt.Fprintf(&b, "\nevent at +%s: %s", e.Offset, e.Name)
+		fmt.Fprintf(&b, "\nevent at +%s: %s", formatDuration(e.Offset), e.Name)
 		if len(e.Attributes) > 0 {
 			fmt.Fprintf(&b, " (%s)", formatAttrs(e.Attributes))
 		}
@@ -480,7 +539,158 @@ func ticks(d time.Duration) []reportTick {
 	}
 	var out []reportTick
 	for t := 0.0; t <= float64(d); t += step {
-		out = append(out, reportTick{X: svgNum(t / float64(d) * tlWidth), Label: time.Duration(t).String()})
+		out = append(out, reportTick{X: svgNum(t / float64(d) * tlWidth), Label: formatDuration(time.Duration(t))})
 	}
 	return out
+}
+
+// newReportPath is the critical path's table: every step when there are
+// at most reportMaxRows, else those that held the session up most, in
+// path order.
+func newReportPath(t *explain.SessionTree, path []explain.Step) reportPath {
+	shown := path
+	if len(path) > reportMaxRows {
+		byCritical := slices.Clone(path)
+		slices.SortStableFunc(byCritical, func(a, b explain.Step) int { return cmp.Compare(b.Critical, a.Critical) })
+		keep := make(map[uint64]bool, reportMaxRows)
+		for _, st := range byCritical[:reportMaxRows] {
+			keep[st.Seq] = true
+		}
+		shown = slices.DeleteFunc(slices.Clone(path), func(st explain.Step) bool { return !keep[st.Seq] })
+	}
+	p := reportPath{Total: len(path), Hidden: len(path) - len(shown), Steps: make([]reportStep, len(shown))}
+	for i, st := range shown {
+		n := t.BySeq(st.Seq)
+		p.Steps[i] = reportStep{
+			Seq:      st.Seq,
+			Kind:     clean(n.Kind),
+			Name:     clean(n.Record.Name),
+			Indent:   strings.Repeat("\u00a0\u00a0", min(n.Depth, maxIndent)),
+			Offset:   dur(n.Stamp.Offset),
+			Wall:     dur(n.Record.Wall),
+			Critical: dur(st.Critical),
+		}
+	}
+	return p
+}
+
+// layOutTree gives every drawn record of the session a row of the
+// timeline, so that a record is drawn below the drawn record it lies
+// inside (by parent span, as the tree nests them), and no two bars of a
+// row overlap. Each root and the records inside it form a block: rows of
+// their own, each record under its parent, one that would overlap a
+// record already placed going a row further down. Blocks then share a
+// band of rows when they follow one another in time, and get a band of
+// their own when they overlap: four clients served at once make four
+// bands, however many requests each sent. A record not drawn passes its
+// place on to the records inside it.
+//
+// Bars are at least minWidth long, as drawn, so that hairlines do not
+// cover one another. It returns each drawn record's row, by seq, and how
+// many rows there are. It walks the tree once, without recursion.
+func layOutTree(t *explain.SessionTree, drawn map[uint64]bool, minWidth time.Duration) (map[uint64]int, int) {
+	type place struct {
+		seq uint64
+		row int // within its block
+	}
+	type block struct {
+		start, end time.Duration
+		rows       int
+		places     []place
+	}
+	var (
+		blocks []*block
+		cur    *block
+		occ    [][]interval // the current block's rows, each sorted by start
+		// below is the row a record's children start from: the one below
+		// the record, or below its nearest drawn ancestor when not drawn.
+		below = map[uint64]int{}
+	)
+	for n := range t.Walk() {
+		if n.Depth == 0 {
+			cur = &block{start: math.MaxInt64, end: math.MinInt64}
+			blocks = append(blocks, cur)
+			occ = occ[:0]
+		}
+		from := 0
+		if p := t.Parent(n); p != nil {
+			from = below[p.Stamp.Seq]
+		}
+		next := from
+		if drawn[n.Stamp.Seq] {
+			iv := interval{n.Stamp.Offset, n.Stamp.Offset + max(n.Record.Wall, minWidth)}
+			row := from
+			for ; row < len(occ); row++ {
+				if at, ok := fits(occ[row], iv); ok {
+					occ[row] = slices.Insert(occ[row], at, iv)
+					break
+				}
+			}
+			if row == len(occ) {
+				occ = append(occ, []interval{iv})
+			}
+			cur.places = append(cur.places, place{n.Stamp.Seq, row})
+			cur.rows = max(cur.rows, row+1)
+			cur.start, cur.end = min(cur.start, iv.start), max(cur.end, iv.end)
+			next = row + 1
+		}
+		for range t.Children(n) { // only records with children are asked
+			below[n.Stamp.Seq] = next
+			break
+		}
+	}
+
+	// Bands, first fit: a block goes into the first band whose blocks all
+	// ended by the time it starts.
+	type band struct {
+		end        time.Duration
+		rows, base int
+	}
+	var bands []*band
+	in := make([]*band, len(blocks))
+	for i, b := range blocks {
+		if b.rows == 0 {
+			continue // nothing of it drawn
+		}
+		for _, bd := range bands {
+			if bd.end <= b.start {
+				in[i] = bd
+				break
+			}
+		}
+		if in[i] == nil {
+			in[i] = &band{}
+			bands = append(bands, in[i])
+		}
+		in[i].end = b.end
+		in[i].rows = max(in[i].rows, b.rows)
+	}
+	rows := 0
+	for _, bd := range bands {
+		bd.base = rows
+		rows += bd.rows
+	}
+	places := make(map[uint64]int, len(drawn))
+	for i, b := range blocks {
+		for _, p := range b.places {
+			places[p.seq] = in[i].base + p.row
+		}
+	}
+	return places, rows
+}
+
+// interval is a bar's stretch of the time axis, [start, end).
+type interval struct{ start, end time.Duration }
+
+// fits reports whether iv overlaps none of a row's intervals (sorted by
+// start, and apart), and where it goes among them.
+func fits(row []interval, iv interval) (int, bool) {
+	i, _ := slices.BinarySearchFunc(row, iv.start, func(x interval, start time.Duration) int { return cmp.Compare(x.start, start) })
+	if i > 0 && row[i-1].end > iv.start {
+		return i, false // the one before has not ended when iv starts
+	}
+	if i < len(row) && row[i].start < iv.end {
+		return i, false // the one after starts before iv ends
+	}
+	return i, true
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,6 +110,9 @@ type pageFacts struct {
 	Rows        int     `json:"rows"`        // rows of the kinds' tables
 	TuneX       float64 `json:"tuneX"`       // the centre of "tune matmul" (seq 4)
 	TuneY       float64 `json:"tuneY"`
+	Critical    []int   `json:"critical"`   // the seqs of the bars drawn as on the critical path
+	CritStroke  string  `json:"critStroke"` // how wide their outline is drawn
+	PathRows    int     `json:"pathRows"`   // rows of the critical path's table
 }
 
 const factsJS = `(() => {
@@ -126,6 +130,9 @@ const factsJS = `(() => {
     childInside: c.x >= p.x && c.x + c.width <= p.x + p.width + 0.01,
     rows: document.querySelectorAll('section.kind tbody tr').length,
     tuneX: tune.left + tune.width / 2, tuneY: tune.top + tune.height / 2,
+    critical: [...document.querySelectorAll('#timeline g.bar.crit')].map(b => +b.dataset.seq),
+    critStroke: (() => { const b = document.querySelector('#timeline g.bar.crit rect'); return b ? getComputedStyle(b).strokeWidth : ''; })(),
+    pathRows: document.querySelectorAll('table.critical tbody tr').length,
   };
 })()`
 
@@ -217,6 +224,14 @@ func TestReportInChromium(t *testing.T) {
 	}
 	if !(facts.ChildY > facts.ParentY) || !facts.ChildInside {
 		t.Errorf("compile matmul (y %v) is not drawn inside load weights (y %v)", facts.ChildY, facts.ParentY)
+	}
+	// The critical path of session 1: load weights and the compile inside
+	// it, then the compile that ended last (summary.json says the same).
+	if want := []int{0, 1, 7}; !slices.Equal(facts.Critical, want) || facts.PathRows != len(want) {
+		t.Errorf("critical path: bars %v and %d table rows; want %v", facts.Critical, facts.PathRows, want)
+	}
+	if facts.CritStroke != "2px" {
+		t.Errorf("a bar on the critical path is outlined %q wide, want 2px", facts.CritStroke)
 	}
 	if facts.Rows != records {
 		t.Errorf("the kinds' tables have %d rows, want %d", facts.Rows, records)

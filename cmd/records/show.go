@@ -48,6 +48,9 @@ prints them (docs/FORMAT.md).`,
 				return err
 			}
 			return a.read(cmd, func(r *sessions.Records) error {
+				if err := needKind(r, kind); err != nil {
+					return err
+				}
 				return show(cmd, r, kind, filters, session.readOptions(), asJSON)
 			})
 		},

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"cmp"
 	"errors"
-	"maps"
+	"fmt"
+	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -29,14 +32,27 @@ func (a *app) summaryCommand() *cobra.Command {
 		Short: "Summarise each session: when, what, how long, and what cost most",
 		Long: `Summarise the sessions in the store, one row each, oldest first: its id,
 start (UTC), label, process id and duration (from its first stamp, where its
-clock starts, to the end of its last record); how many records of each kind
-it left and their total wall time (kind=count/total); and its slowest
+clock starts, to the end of its last record); for each kind, how many
+records it left and how long at least one of them was open, with that
+time's share of the session (kind=count/time(share)); and its slowest
 records (name=wall, slowest first).
 
+Time is counted once: a record inside another of its kind, or running
+beside one, adds only the time the other did not cover, so no kind claims
+more than the session lasted, however its records nest or run at once.
+
+Below the table, each session's critical path: the chain of records that
+bounded its duration (from the record that ended last back to the start,
+each the one the next waited on), nested as the records nest, with the
+time each alone held the session up. The text shows the 20 that held it up
+most; JSON lists the whole path.
+
 With --json, one JSON object per session and line: id, started_unix_ms,
-label, process, duration_ns, records (kind -> {count, wall_ns}) and slowest
-([{kind, seq, offset_ns, name, wall_ns}]). Records whose session row is gone
-(another process pruned it while it ran) are summarised under their
+label, process, duration_ns, records (kind -> {count, wall_ns}, the time
+counted once), slowest ([{kind, seq, offset_ns, name, wall_ns}]) and
+critical_path (the seqs of the records on it, in pre-order: a record
+before the records on the path inside it). Records whose session row is
+gone (another process pruned it while it ran) are summarised under their
 session's id, with an empty label and process 0.`,
 		Example: `  records summary
   records summary --top 10 --session 1735787045006000000
@@ -68,20 +84,23 @@ session's id, with an empty label and process 0.`,
 // summary is what summary says of one session.
 type summary struct {
 	sessions.Session
-	end     time.Duration         // the end of its last record
-	kinds   map[string]*kindTotal // by kind
-	slowest []kindRecord          // slowest first; at most top
+	sum     explain.Summary
+	path    []explain.Step // its critical path, in pre-order
+	nodes   map[uint64]pathNode
+	slowest []kindRecord // slowest first; at most top
 }
 
-// kindTotal counts the records of one kind in a session.
-type kindTotal struct {
-	Count  int   `json:"count"`
-	WallNs int64 `json:"wall_ns"`
+// pathNode is what summary shows of a record on the critical path.
+type pathNode struct {
+	kind, name   string
+	offset, wall time.Duration
+	depth        int
 }
 
-// summarise reads every record once, kind by kind (the order does not
-// matter to a sum), keeping per session only its totals and its top
-// slowest records: memory follows the number of sessions, not of records.
+// summarise reads the sessions in stamp order, one at a time, and keeps
+// of each its summary, critical path and top slowest records: memory
+// follows the records of the largest session (a few words each, for its
+// tree), not the store.
 func summarise(r *sessions.Records, top int, opts ...sessions.ReadOption) ([]*summary, error) {
 	rows, err := sessionRows(r, opts...)
 	if err != nil {
@@ -91,36 +110,35 @@ func summarise(r *sessions.Records, top int, opts ...sessions.ReadOption) ([]*su
 	if err != nil {
 		return nil, err
 	}
-	byID := map[sessions.SessionID]*summary{}
-	get := func(id sessions.SessionID) *summary {
-		s := byID[id]
-		if s == nil {
-			s = &summary{Session: orphanRow(id), kinds: map[string]*kindTotal{}}
-			byID[id] = s
-		}
-		return s
-	}
-	for _, row := range rows {
-		get(row.ID).Session = row
-	}
-	for _, kind := range kinds {
-		for rec, err := range r.All(kind, opts...) {
-			if err != nil {
-				return nil, err
+	var (
+		sums []*summary
+		cur  *summary
+		b    explain.TreeBuilder
+	)
+	err = eachSession(rows, inStampOrder(r, kinds, opts...), sessionVisitor{
+		begin: func(s sessions.Session) error {
+			cur = &summary{Session: s}
+			return nil
+		},
+		record: func(kr kindRecord) error {
+			kr.Record.Attributes, kr.Record.Events = nil, nil // held for the name, the span ids and the times
+			cur.slowest = keepSlowest(cur.slowest, kr, top)
+			return b.Add(kr)
+		},
+		end: func(sessions.Session) error {
+			t := b.Tree()
+			cur.sum = t.Summary()
+			cur.path = t.CriticalPath()
+			cur.nodes = make(map[uint64]pathNode, len(cur.path))
+			for _, st := range cur.path {
+				n := t.BySeq(st.Seq)
+				cur.nodes[st.Seq] = pathNode{n.Kind, n.Record.Name, n.Stamp.Offset, n.Record.Wall, n.Depth}
 			}
-			s := get(rec.Stamp.Session)
-			s.end = sessionEnd(s.end, rec.Stamp, rec.Record.Wall)
-			t := s.kinds[kind]
-			if t == nil {
-				t = &kindTotal{}
-				s.kinds[kind] = t
-			}
-			t.Count++
-			t.WallNs += int64(rec.Record.Wall)
-			s.slowest = keepSlowest(s.slowest, kindRecord{Kind: kind, Stamped: rec}, top)
-		}
-	}
-	return slices.SortedFunc(maps.Values(byID), func(a, b *summary) int { return cmp.Compare(a.ID, b.ID) }), nil
+			sums = append(sums, cur)
+			return nil
+		},
+	})
+	return sums, err
 }
 
 // keepSlowest adds kr to the slowest records, slowest first, if it is
@@ -130,7 +148,6 @@ func keepSlowest(slowest []kindRecord, kr kindRecord, top int) []kindRecord {
 	if i >= top {
 		return slowest
 	}
-	kr.Record.Attributes, kr.Record.Events = nil, nil // held for its name and wall only
 	slowest = slices.Insert(slowest, i, kr)
 	if len(slowest) > top {
 		slowest = slowest[:top]
@@ -152,13 +169,21 @@ func bySlowest(a, b kindRecord) int {
 
 // summaryJSON is a session as `records summary --json` prints it.
 type summaryJSON struct {
-	ID            sessions.SessionID    `json:"id"`
-	StartedUnixMs int64                 `json:"started_unix_ms"`
-	Label         string                `json:"label"`
-	Process       int                   `json:"process"`
-	DurationNs    int64                 `json:"duration_ns"`
-	Records       map[string]*kindTotal `json:"records"`
-	Slowest       []slowJSON            `json:"slowest"`
+	ID            sessions.SessionID   `json:"id"`
+	StartedUnixMs int64                `json:"started_unix_ms"`
+	Label         string               `json:"label"`
+	Process       int                  `json:"process"`
+	DurationNs    int64                `json:"duration_ns"`
+	Records       map[string]kindTotal `json:"records"`
+	Slowest       []slowJSON           `json:"slowest"`
+	CriticalPath  []uint64             `json:"critical_path"`
+}
+
+// kindTotal is one kind's share of a session: how many records, and how
+// long at least one of them was open (time counted once).
+type kindTotal struct {
+	Count  int   `json:"count"`
+	WallNs int64 `json:"wall_ns"`
 }
 
 // slowJSON is one of a session's slowest records.
@@ -170,6 +195,11 @@ type slowJSON struct {
 	WallNs   int64  `json:"wall_ns"`
 }
 
+// summaryPathMax is how many records of a session's critical path the
+// text shows at most: those that bounded it most, in path order. JSON
+// lists them all.
+const summaryPathMax = 20
+
 func printSummaries(cmd *cobra.Command, sums []*summary, asJSON bool) error {
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	if asJSON {
@@ -179,14 +209,23 @@ func printSummaries(cmd *cobra.Command, sums []*summary, asJSON bool) error {
 			for i, kr := range s.slowest {
 				slow[i] = slowJSON{kr.Kind, kr.Stamp.Seq, int64(kr.Stamp.Offset), kr.Record.Name, int64(kr.Record.Wall)}
 			}
+			kinds := make(map[string]kindTotal, len(s.sum.Kinds))
+			for _, k := range s.sum.Kinds {
+				kinds[k.Kind] = kindTotal{k.Records, int64(k.Wall)}
+			}
+			path := make([]uint64, len(s.path))
+			for i, st := range s.path {
+				path[i] = st.Seq
+			}
 			if err := enc.Encode(summaryJSON{
 				ID:            s.ID,
 				StartedUnixMs: s.StartedUnixMs,
 				Label:         s.Label,
 				Process:       s.Process,
-				DurationNs:    int64(s.end),
-				Records:       s.kinds,
+				DurationNs:    int64(s.sum.End),
+				Records:       kinds,
 				Slowest:       slow,
+				CriticalPath:  path,
 			}); err != nil {
 				return err
 			}
@@ -204,8 +243,8 @@ func printSummaries(cmd *cobra.Command, sums []*summary, asJSON bool) error {
 			formatTime(time.UnixMilli(s.StartedUnixMs)),
 			orDash(s.Label),
 			formatPID(s.Process),
-			s.end.String(),
-			orDash(formatTotals(s.kinds)),
+			formatDuration(s.sum.End),
+			orDash(formatTotals(s.sum)),
 			orDash(formatSlowest(s.slowest)),
 		); err != nil {
 			return err
@@ -214,7 +253,55 @@ func printSummaries(cmd *cobra.Command, sums []*summary, asJSON bool) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
+	for _, s := range sums {
+		if err := printPath(out, s); err != nil {
+			return err
+		}
+	}
 	return out.Flush()
+}
+
+// printPath writes the critical path of a session: the records that
+// bounded its duration, each with the time it alone held the session up.
+func printPath(w io.Writer, s *summary) error {
+	if len(s.path) == 0 {
+		return nil
+	}
+	shown := s.path
+	if len(shown) > summaryPathMax {
+		// The records that bounded the session most, kept in path order.
+		byCritical := slices.Clone(shown)
+		slices.SortStableFunc(byCritical, func(a, b explain.Step) int { return cmp.Compare(b.Critical, a.Critical) })
+		keep := map[uint64]bool{}
+		for _, st := range byCritical[:summaryPathMax] {
+			keep[st.Seq] = true
+		}
+		shown = slices.DeleteFunc(slices.Clone(shown), func(st explain.Step) bool { return !keep[st.Seq] })
+	}
+	if _, err := fmt.Fprintf(w, "\ncritical path of session %s: %s, bounded by %s\n",
+		s.ID, formatDuration(s.sum.End), plural(len(s.path), "record")); err != nil {
+		return err
+	}
+	t := newTable(w)
+	if err := t.row("  OFFSET", "WALL", "HELD UP", "KIND", "RECORD"); err != nil {
+		return err
+	}
+	for _, st := range shown {
+		n := s.nodes[st.Seq]
+		indent := strings.Repeat("  ", min(n.depth, maxIndent))
+		if err := t.row("  "+formatDuration(n.offset), formatDuration(n.wall), formatDuration(st.Critical),
+			n.kind, indent+orDash(n.name)); err != nil {
+			return err
+		}
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if left := len(s.path) - len(shown); left > 0 {
+		_, err := fmt.Fprintf(w, "  and %s that held it up less (summary --json lists the whole path)\n", plural(left, "record"))
+		return err
+	}
+	return nil
 }
 
 // formatPID formats a process id, or "-" for a session known only by the
@@ -226,20 +313,24 @@ func formatPID(pid int) string {
 	return strconv.Itoa(pid)
 }
 
-// formatTotals formats each kind's count and total wall as
-// "kind=count/total", in kind order.
-func formatTotals(kinds map[string]*kindTotal) string {
+// formatTotals formats each kind's count and time as "kind=count/time",
+// in kind order, the time counted once (records of the kind inside or
+// beside one another add only what the others did not cover), and the
+// share of the session it is: compile=4/50ms(56%).
+func formatTotals(s explain.Summary) string {
 	var b strings.Builder
-	for i, kind := range slices.Sorted(maps.Keys(kinds)) {
+	for i, k := range s.Kinds {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		t := kinds[kind]
-		b.WriteString(formatString(kind))
+		b.WriteString(formatString(k.Kind))
 		b.WriteByte('=')
-		b.WriteString(strconv.Itoa(t.Count))
+		b.WriteString(strconv.Itoa(k.Records))
 		b.WriteByte('/')
-		b.WriteString(time.Duration(t.WallNs).String())
+		b.WriteString(formatDuration(k.Wall))
+		if s.End > 0 {
+			b.WriteString("(" + strconv.Itoa(int(math.Round(100*float64(k.Wall)/float64(s.End)))) + "%)")
+		}
 	}
 	return b.String()
 }
@@ -253,7 +344,7 @@ func formatSlowest(slowest []kindRecord) string {
 		}
 		b.WriteString(formatString(kr.Record.Name))
 		b.WriteByte('=')
-		b.WriteString(kr.Record.Wall.String())
+		b.WriteString(formatDuration(kr.Record.Wall))
 	}
 	return b.String()
 }

@@ -4,12 +4,20 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/sessions"
 )
+
+// maxIndent is how many levels the text timeline indents at most: a
+// session nested thousands deep stays readable at any width, and the
+// records deeper than this show their depth as a number.
+const maxIndent = 32
 
 func (a *app) timelineCommand() *cobra.Command {
 	var (
@@ -18,23 +26,23 @@ func (a *app) timelineCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "timeline",
-		Short: "Show each session as a tree of marks and the records inside them",
-		Long: `Show each session, oldest first, as a tree: its marks (the named stretches
-of work a program marks, like "load weights"), nested by containment, and
-inside each mark the records stamped while it was open, in stamp order. A
-record (a mark too) lies inside a mark when it was stamped after it, and
-its offset falls within the mark's offset and offset + wall; it hangs
-under the innermost such mark. Records outside every mark are at the top.
+		Short: "Show each session as a tree: every record under the one it ran inside",
+		Long: `Show each session, oldest first, as a tree of its records nested by parent
+span: a record hangs under the record of its parent span, when that span was
+recorded in the session; else it is at the top. Records are never nested
+because their times overlap: four requests served at once are four records
+at the top, side by side. Siblings are in stamp order.
 
 Each line is: the offset from the session's start, the wall time, the kind,
-and the name (a mark's label), indented under its mark.
+and the name (a mark's label), indented under its parent. Indentation stops
+at 32 levels; a record deeper than that shows its depth, as [depth 40].
 
-With --json, one JSON object per session and line: id, started_unix_ms,
-label, duration_ns, and records: the top of the tree, each node
-{kind, seq, offset_ns, wall_ns, name, attributes, children}.`,
+With --json, one JSON object per record and line, in stamp order: session,
+seq, parent_seq (null for a record at the top), depth (0 at the top), kind,
+name, offset_ns and wall_ns.`,
 		Example: `  records timeline
   records timeline --session 1735787045006000000
-  records timeline --json | jq '.records[] | select(.kind == "marks") | .name'`,
+  records timeline --json | jq -c 'select(.depth == 0)'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			session.parse(cmd)
@@ -44,52 +52,8 @@ label, duration_ns, and records: the top of the tree, each node
 		},
 	}
 	session.register(cmd, "show only the session with this `id`")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per session, one per line")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per record, one per line")
 	return cmd
-}
-
-// node is a record in a session's tree, with the records inside it.
-type node struct {
-	kindRecord
-	children []*node
-}
-
-// tree is one session's timeline: its top-level records, each with those
-// inside it.
-type tree struct {
-	sessions.Session
-	end   time.Duration
-	roots []*node
-	open  []*node // the marks open at the last record, outermost first
-}
-
-// add hangs a record, which comes in stamp order, under the innermost open
-// mark that contains it. Marks that do not contain it are closed: a record
-// stamped later starts no earlier, so none of them can contain a later one
-// either (offsets follow seqs, up to the small jitter of concurrent stamps).
-func (t *tree) add(kr kindRecord) {
-	t.end = sessionEnd(t.end, kr.Stamp, kr.Record.Wall)
-	n := &node{kindRecord: kr}
-	for len(t.open) > 0 && !contains(t.open[len(t.open)-1], kr.Stamp) {
-		t.open = t.open[:len(t.open)-1]
-	}
-	if len(t.open) == 0 {
-		t.roots = append(t.roots, n)
-	} else {
-		parent := t.open[len(t.open)-1]
-		parent.children = append(parent.children, n)
-	}
-	if kr.Kind == sessions.MarksKind {
-		t.open = append(t.open, n)
-	}
-}
-
-// contains reports whether a record stamped at st lies inside mark: its
-// offset is within the mark's offset and offset + wall (SPEC §1; its seq,
-// later in stamp order, is higher).
-func contains(mark *node, st sessions.Stamp) bool {
-	from := mark.Stamp.Offset
-	return from <= st.Offset && st.Offset <= from+mark.Record.Wall
 }
 
 func timeline(cmd *cobra.Command, r *sessions.Records, f sessionFlag, asJSON bool) error {
@@ -103,32 +67,14 @@ func timeline(cmd *cobra.Command, r *sessions.Records, f sessionFlag, asJSON boo
 		return err
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
-	enc := jsonLines(out)
-	var t *tree
-	first, seen := true, false
-	err = eachSession(rows, inStampOrder(r, kinds, opts...), sessionVisitor{
-		begin: func(s sessions.Session) error {
-			t, seen = &tree{Session: s}, true
-			return nil
-		},
-		record: func(kr kindRecord) error {
-			t.add(kr)
-			return nil
-		},
-		end: func(sessions.Session) error {
-			if asJSON {
-				return enc.Encode(t.json())
-			}
-			if !first {
-				if _, err := io.WriteString(out, "\n"); err != nil {
-					return err
-				}
-			}
-			first = false
-			return t.print(out)
-		},
-	})
-	if err != nil {
+	var v sessionVisitor
+	seen := false
+	if asJSON {
+		v = timelineJSONVisitor(out, &seen)
+	} else {
+		v = timelineTextVisitor(out, &seen)
+	}
+	if err := eachSession(rows, inStampOrder(r, kinds, opts...), v); err != nil {
 		out.Flush() // show what was read before the error
 		return err
 	}
@@ -138,18 +84,43 @@ func timeline(cmd *cobra.Command, r *sessions.Records, f sessionFlag, asJSON boo
 	return out.Flush()
 }
 
-// print writes the tree as an indented table under a line naming the
-// session.
-func (t *tree) print(w io.Writer) error {
+// timelineTextVisitor builds each session's tree and prints it.
+func timelineTextVisitor(out io.Writer, seen *bool) sessionVisitor {
+	var b explain.TreeBuilder
+	first := true
+	return sessionVisitor{
+		begin: func(sessions.Session) error {
+			*seen = true
+			return nil
+		},
+		record: func(kr kindRecord) error {
+			kr.Record.Attributes, kr.Record.Events = nil, nil // the tree needs the name and the stamp
+			return b.Add(kr)
+		},
+		end: func(s sessions.Session) error {
+			if !first {
+				if _, err := io.WriteString(out, "\n"); err != nil {
+					return err
+				}
+			}
+			first = false
+			return printTree(out, s, b.Tree())
+		},
+	}
+}
+
+// printTree writes a session's tree as an indented table under a line
+// naming the session.
+func printTree(w io.Writer, s sessions.Session, t *explain.SessionTree) error {
 	label := ""
-	if t.Label != "" {
-		label = "  " + clean(t.Label)
+	if s.Label != "" {
+		label = "  " + clean(s.Label)
 	}
 	if _, err := fmt.Fprintf(w, "session %s%s  started %s  lasted %s\n",
-		t.ID, label, formatTime(time.UnixMilli(t.StartedUnixMs)), t.end); err != nil {
+		s.ID, label, formatTime(time.UnixMilli(s.StartedUnixMs)), formatDuration(t.Summary().End)); err != nil {
 		return err
 	}
-	if len(t.roots) == 0 {
+	if t.Len() == 0 {
 		_, err := io.WriteString(w, "(no records)\n")
 		return err
 	}
@@ -157,76 +128,97 @@ func (t *tree) print(w io.Writer) error {
 	if err := tab.row("OFFSET", "WALL", "KIND", "RECORD"); err != nil {
 		return err
 	}
-	// Top-level records start at the margin; the records inside a mark
-	// hang under it on tree branches.
-	var walk func(nodes []*node, indent string, top bool) error
-	walk = func(nodes []*node, indent string, top bool) error {
-		for i, n := range nodes {
-			branch, below := "├─ ", "│  "
-			switch {
-			case top:
-				branch, below = "", ""
-			case i == len(nodes)-1:
-				branch, below = "└─ ", "   "
-			}
-			if err := tab.row(n.Stamp.Offset.String(), n.Record.Wall.String(), n.Kind,
-				indent+branch+orDash(n.Record.Name)); err != nil {
-				return err
-			}
-			if err := walk(n.children, indent+below, false); err != nil {
+	// Roots start at the margin; the records inside one hang under it on
+	// branches. more[d] says whether the record at depth d on the way
+	// down has a sibling still to come, so its column carries a │.
+	more := make([]bool, 0, maxIndent+1)
+	n := 0
+	for node := range t.Walk() {
+		next := t.NextSibling(node) != nil
+		if node.Depth <= maxIndent {
+			more = append(more[:node.Depth], next)
+		}
+		if err := tab.row(formatDuration(node.Stamp.Offset), formatDuration(node.Record.Wall), node.Kind,
+			branches(more, node.Depth, next)+orDash(node.Record.Name)); err != nil {
+			return err
+		}
+		// A tabwriter holds everything until flushed: keep a long
+		// session's memory bounded, as dump does.
+		if n++; n%dumpFlushEvery == 0 {
+			if err := tab.flush(); err != nil {
 				return err
 			}
 		}
-		return nil
-	}
-	if err := walk(t.roots, "", true); err != nil {
-		return err
 	}
 	return tab.flush()
 }
 
-// timelineJSON is a session as `records timeline --json` prints it.
-type timelineJSON struct {
-	ID            sessions.SessionID `json:"id"`
-	StartedUnixMs int64              `json:"started_unix_ms"`
-	Label         string             `json:"label"`
-	DurationNs    int64              `json:"duration_ns"`
-	Records       []nodeJSON         `json:"records"`
-}
-
-// nodeJSON is a record in the tree, with the records inside it.
-type nodeJSON struct {
-	Kind       string         `json:"kind"`
-	Seq        uint64         `json:"seq"`
-	OffsetNs   int64          `json:"offset_ns"`
-	WallNs     int64          `json:"wall_ns"`
-	Name       string         `json:"name"`
-	Attributes sessions.Attrs `json:"attributes"`
-	Children   []nodeJSON     `json:"children"`
-}
-
-func (t *tree) json() timelineJSON {
-	return timelineJSON{
-		ID:            t.ID,
-		StartedUnixMs: t.StartedUnixMs,
-		Label:         t.Label,
-		DurationNs:    int64(t.end),
-		Records:       nodesJSON(t.roots),
+// branches returns the tree drawing before a record at depth: a column
+// per level above it (│ where the record at that level has siblings still
+// to come), then its own branch: ├─, or └─ for the last of its siblings
+// (next says which). Past maxIndent levels the drawing stops growing and
+// says the depth.
+func branches(more []bool, depth int, next bool) string {
+	if depth == 0 {
+		return ""
 	}
-}
-
-func nodesJSON(nodes []*node) []nodeJSON {
-	out := make([]nodeJSON, len(nodes)) // [] rather than null for none
-	for i, n := range nodes {
-		out[i] = nodeJSON{
-			Kind:       n.Kind,
-			Seq:        n.Stamp.Seq,
-			OffsetNs:   int64(n.Stamp.Offset),
-			WallNs:     int64(n.Record.Wall),
-			Name:       n.Record.Name,
-			Attributes: n.Record.Attributes,
-			Children:   nodesJSON(n.children),
+	var b strings.Builder
+	for d := 1; d < min(depth, maxIndent); d++ {
+		if more[d] {
+			b.WriteString("│  ")
+		} else {
+			b.WriteString("   ")
 		}
 	}
-	return out
+	if depth >= maxIndent {
+		b.WriteString("[depth " + strconv.Itoa(depth) + "] ")
+	}
+	if next {
+		b.WriteString("├─ ")
+	} else {
+		b.WriteString("└─ ")
+	}
+	return b.String()
+}
+
+// timelineRecordJSON is a record as `records timeline --json` prints it.
+type timelineRecordJSON struct {
+	Session   sessions.SessionID `json:"session"`
+	Seq       uint64             `json:"seq"`
+	ParentSeq *uint64            `json:"parent_seq"`
+	Depth     int                `json:"depth"`
+	Kind      string             `json:"kind"`
+	Name      string             `json:"name"`
+	OffsetNs  int64              `json:"offset_ns"`
+	WallNs    int64              `json:"wall_ns"`
+}
+
+// timelineJSONVisitor prints every record as it is read, placed in its
+// session's tree: a few words per span held, never the tree.
+func timelineJSONVisitor(out io.Writer, seen *bool) sessionVisitor {
+	enc := jsonLines(out)
+	var ns explain.Nesting
+	return sessionVisitor{
+		begin: func(sessions.Session) error {
+			*seen = true
+			return nil
+		},
+		record: func(kr kindRecord) error {
+			n := ns.Place(kr)
+			j := timelineRecordJSON{
+				Session:  kr.Stamp.Session,
+				Seq:      kr.Stamp.Seq,
+				Depth:    n.Depth,
+				Kind:     kr.Kind,
+				Name:     kr.Record.Name,
+				OffsetNs: int64(kr.Stamp.Offset),
+				WallNs:   int64(kr.Record.Wall),
+			}
+			if n.Depth > 0 {
+				j.ParentSeq = &n.ParentSeq
+			}
+			return enc.Encode(j)
+		},
+		end: func(sessions.Session) error { return nil },
+	}
 }

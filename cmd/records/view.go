@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,11 +27,52 @@ type sessionFlag struct {
 }
 
 func (f *sessionFlag) register(cmd *cobra.Command, usage string) {
-	cmd.Flags().Uint64Var(&f.id, "session", 0, usage)
+	cmd.Flags().Var(f, "session", usage)
 }
 
 // parse notes whether the flag was given; call it from RunE.
 func (f *sessionFlag) parse(cmd *cobra.Command) { f.set = cmd.Flags().Changed("session") }
+
+// Set takes the flag's value: a session id, as records sessions prints it.
+func (f *sessionFlag) Set(s string) error {
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return errors.New("not a session id (a decimal number, as records sessions prints it)")
+	}
+	f.id, f.set = id, true
+	return nil
+}
+
+func (f *sessionFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return strconv.FormatUint(f.id, 10)
+}
+
+// Type names the flag's value in the help.
+func (f *sessionFlag) Type() string { return "id" }
+
+// needKind returns an error naming the kinds the store has when it has no
+// record of kind: a typed read of a kind that is not there would print
+// nothing, and leave the user to guess whether the kind was misspelt.
+func needKind(r *sessions.Records, kind string) error {
+	kinds, err := r.Kinds()
+	if err != nil {
+		return err
+	}
+	if slices.Contains(kinds, kind) {
+		return nil
+	}
+	if len(kinds) == 0 {
+		return fmt.Errorf("the store has no records of kind %s: it has no records at all", formatString(kind))
+	}
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = formatString(k)
+	}
+	return fmt.Errorf("the store has no records of kind %s; its kinds are: %s", formatString(kind), strings.Join(names, ", "))
+}
 
 // readOptions returns the read options that narrow a read to the session.
 func (f *sessionFlag) readOptions() []sessions.ReadOption {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,45 +59,5 @@ func TestEachSession(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("visits:\n got %q\nwant %q", got, want)
-	}
-}
-
-// TestTimelineNesting builds trees by the containment rule of marks.
-func TestTimelineNesting(t *testing.T) {
-	ms := time.Millisecond
-	tr := &tree{}
-	for _, kr := range []kindRecord{
-		stamped("marks", 1, 0, 0, 10*ms),      // outer mark
-		stamped("marks", 1, 1, 1*ms, 5*ms),    // inner mark, inside outer
-		stamped("compile", 1, 2, 2*ms, 20*ms), // inside inner (its start is), though it ends later
-		stamped("compile", 1, 3, 6*ms, ms),    // at inner's end: still inside it
-		stamped("compile", 1, 4, 7*ms, ms),    // after inner: inside outer
-		stamped("marks", 1, 5, 10*ms, 0),      // at outer's end: inside it, and empty
-		stamped("compile", 1, 6, 11*ms, ms),   // after everything: at the top
-	} {
-		tr.add(kr)
-	}
-	var b strings.Builder
-	var walk func([]*node, string)
-	walk = func(nodes []*node, indent string) {
-		for _, n := range nodes {
-			fmt.Fprintf(&b, "%s%s\n", indent, n.Record.Name)
-			walk(n.children, indent+"  ")
-		}
-	}
-	walk(tr.roots, "")
-	want := `marks 0
-  marks 1
-    compile 2
-    compile 3
-  compile 4
-  marks 5
-compile 6
-`
-	if b.String() != want {
-		t.Errorf("tree:\n%s\nwant:\n%s", b.String(), want)
-	}
-	if tr.end != 22*ms {
-		t.Errorf("duration %v, want 22ms (compile 2 ends last)", tr.end)
 	}
 }

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+func (a *app) whyCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "why KIND KEY=VALUE",
+		Short: "Say why each record of a key was done: new, cached, or done again and why",
+		Long: `List every record of KIND whose attribute KEY has VALUE (as records show
+--where compares it), across sessions, oldest first, each with why it was
+done:
+
+  new          the first record of this key in the store
+  observed     an observed record: the cache answered, nothing changed
+  inputs       an input attribute differs from the record before: the work
+               asked was not the same
+  environment  the same inputs, but the session's environment differs from
+               the one before: otelrecords' version, os, arch, or a
+               Resource attribute such as service.version
+  forgotten    the same inputs in the same environment, done again: the
+               cache lost what it had
+
+A record is compared with the latest record of the key before it that did
+the work (not observed). Attributes are inputs except outcomes, the keys
+named (or ending in .) winner, result, outcome, status, error, speedup,
+tried, hit, cached, bytes, size, elapsed or duration: records do not yet
+store which attributes their span started with, nor their effect, so
+observed is not told yet (see explain.StoredBody). Resource attributes
+that differ from one process to the next (process.*, service.instance.id)
+are not the environment.
+
+With --json, one JSON object per record and line: session, seq, kind, name,
+wall_ns, reason, previous ({session, seq} of the record compared with, or
+null) and differences ([{key, before, after}], a value or null where that
+side has none).`,
+		Example: `  records why autotune autotune.key=matmul_1024
+  records why compile kernel=softmax_f16 --json | jq -r .reason`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind, err := keys.CheckKind(args[0])
+			if err != nil {
+				return usageError{fmt.Errorf("kind %q: %w", args[0], err)}
+			}
+			key, value, ok := strings.Cut(args[1], "=")
+			if !ok || key == "" {
+				return usageError{fmt.Errorf("%q: want KEY=VALUE, an attribute and its value", args[1])}
+			}
+			return a.read(cmd, func(r *sessions.Records) error {
+				if err := needKind(r, kind); err != nil {
+					return err
+				}
+				return why(cmd, r, kind, key, value, asJSON)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per record, one per line")
+	return cmd
+}
+
+// whyJSON is a record as `records why --json` prints it.
+type whyJSON struct {
+	Session     sessions.SessionID `json:"session"`
+	Seq         uint64             `json:"seq"`
+	Kind        string             `json:"kind"`
+	Name        string             `json:"name"`
+	WallNs      int64              `json:"wall_ns"`
+	Reason      explain.Cause      `json:"reason"`
+	Previous    *stampJSON         `json:"previous"`
+	Differences []differenceJSON   `json:"differences"`
+}
+
+type stampJSON struct {
+	Session sessions.SessionID `json:"session"`
+	Seq     uint64             `json:"seq"`
+}
+
+type differenceJSON struct {
+	Key    string          `json:"key"`
+	Before *sessions.Value `json:"before"`
+	After  *sessions.Value `json:"after"`
+}
+
+func why(cmd *cobra.Command, r *sessions.Records, kind, key, value string, asJSON bool) error {
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	enc := jsonLines(out)
+	t := newTable(out)
+	n := 0
+	for reason, err := range explain.Why(r, kind, key, sessions.StringValue(value)) {
+		if err != nil {
+			t.flush()
+			out.Flush() // show what was read before the error
+			return err
+		}
+		if n++; asJSON {
+			j := whyJSON{
+				Session:     reason.Stamp.Session,
+				Seq:         reason.Stamp.Seq,
+				Kind:        reason.Kind,
+				Name:        reason.Record.Name,
+				WallNs:      int64(reason.Record.Wall),
+				Reason:      reason.Cause,
+				Differences: make([]differenceJSON, len(reason.Differences)),
+			}
+			if reason.HasPrevious {
+				j.Previous = &stampJSON{reason.Previous.Session, reason.Previous.Seq}
+			}
+			for i, d := range reason.Differences {
+				j.Differences[i] = differenceJSON{d.Key, d.Before, d.After}
+			}
+			if err := enc.Encode(j); err != nil {
+				return err
+			}
+			continue
+		}
+		if n == 1 {
+			if err := t.row("SESSION", "SEQ", "WALL", "WHY"); err != nil {
+				return err
+			}
+		}
+		if err := t.row(reason.Stamp.Session.String(), strconv.FormatUint(reason.Stamp.Seq, 10),
+			formatDuration(reason.Record.Wall), sayWhy(reason, key, value)); err != nil {
+			return err
+		}
+		if n%dumpFlushEvery == 0 {
+			if err := t.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("no record of kind %s has %s=%s", formatString(kind), formatString(key), formatString(value))
+	}
+	return nil
+}
+
+// sayWhy says why a record was done, in words.
+func sayWhy(reason explain.Reason, key, value string) string {
+	prev := ""
+	if reason.HasPrevious {
+		if reason.Previous.Session == reason.Stamp.Session {
+			prev = "seq " + strconv.FormatUint(reason.Previous.Seq, 10) + " of this session"
+		} else {
+			prev = "session " + reason.Previous.Session.String()
+		}
+	}
+	switch reason.Cause {
+	case explain.New:
+		return "new: the first record of " + formatString(key) + "=" + formatString(value) + " in the store"
+	case explain.Observed:
+		return "observed: the cache answered, nothing changed"
+	case explain.Inputs:
+		return "inputs differ from " + prev + ": " + formatDifferences(reason.Differences)
+	case explain.Environment:
+		return "environment differs from " + prev + ": " + formatDifferences(reason.Differences)
+	case explain.Forgotten:
+		return "forgotten: the same inputs and environment as " + prev + ", done again: the cache lost it"
+	}
+	return string(reason.Cause)
+}
+
+// formatDifferences formats differences as "key: before → after", comma
+// separated.
+func formatDifferences(diffs []explain.Difference) string {
+	parts := make([]string, len(diffs))
+	for i, d := range diffs {
+		parts[i] = clean(d.Key) + ": " + formatSide(d.Before) + " → " + formatSide(d.After)
+	}
+	return strings.Join(parts, ", ")
+}

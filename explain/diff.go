@@ -1,0 +1,270 @@
+package explain
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// Match says which records of two sides of a diff are the same work: those
+// of one kind and name whose key attributes are equal. The other
+// attributes are compared, but those Ignore names.
+type Match struct {
+	// Keys are the key attributes; nil means "key" and those ending in
+	// ".key" (autotune.key).
+	Keys []string
+	// Ignore are attributes left out of the comparison: those that
+	// change from run to run.
+	Ignore []string
+}
+
+// IsKey reports whether the attribute k is a key attribute.
+func (m Match) IsKey(k string) bool {
+	if m.Keys != nil {
+		return slices.Contains(m.Keys, k)
+	}
+	return k == "key" || strings.HasSuffix(k, ".key")
+}
+
+// Side is what one side of a diff recorded: a store, or some of its
+// sessions.
+type Side struct {
+	// Sessions is how many sessions its records belong to, and Records
+	// how many records it has.
+	Sessions, Records int
+	// Duration is how long its sessions lasted, added up: for one
+	// session, its duration (from its clock's start to the end of its
+	// last record).
+	Duration time.Duration
+	// Kinds is each kind's time, counted once within each session (see
+	// KindSummary.Wall), added up over the sessions.
+	Kinds map[string]time.Duration
+
+	entries map[string]*Entry // by identity
+}
+
+// Entry is what one side recorded of one key: how many records, and the
+// newest one's attributes and wall.
+type Entry struct {
+	Kind, Name string
+	// Key are the key attributes.
+	Key sessions.Attrs
+	// Attributes are the newest record's compared attributes: neither
+	// key nor ignored.
+	Attributes sessions.Attrs
+	// Count is how many records of the key the side holds.
+	Count int
+	// Wall is the newest record's wall.
+	Wall time.Duration
+}
+
+// Read reads one side of a diff from a store: the records of the kinds
+// (every kind when nil) that the options select (sessions.InSession,
+// say), in stamp order, keeping per key the newest record, and per
+// session its duration and its kinds' times. It holds a few words per
+// key and per kind, and one session's intervals at a time.
+func (m Match) Read(r *sessions.Records, kinds []string, opts ...sessions.ReadOption) (*Side, error) {
+	if kinds == nil {
+		var err error
+		if kinds, err = r.Kinds(); err != nil {
+			return nil, err
+		}
+	}
+	side := &Side{Kinds: map[string]time.Duration{}, entries: map[string]*Entry{}}
+	var (
+		tally   Tally
+		session sessions.SessionID
+		started bool
+	)
+	fold := func() {
+		s := tally.Summary()
+		side.Duration = addSat(side.Duration, s.End)
+		for _, k := range s.Kinds {
+			side.Kinds[k.Kind] = addSat(side.Kinds[k.Kind], k.Wall)
+		}
+		tally = Tally{}
+	}
+	for kr, err := range r.InStampOrder(kinds, opts...) {
+		if err != nil {
+			return nil, err
+		}
+		if !started || kr.Stamp.Session != session {
+			if started {
+				fold()
+			}
+			started, session = true, kr.Stamp.Session
+			side.Sessions++
+		}
+		side.Records++
+		tally.Add(kr)
+		var key, attrs sessions.Attrs
+		for _, kv := range kr.Record.Attributes {
+			switch {
+			case m.IsKey(kv.Key):
+				key = append(key, kv)
+			case !slices.Contains(m.Ignore, kv.Key):
+				attrs = append(attrs, kv)
+			}
+		}
+		id := identity(kr.Kind, kr.Record.Name, key)
+		e := side.entries[id]
+		if e == nil {
+			e = &Entry{Kind: kr.Kind, Name: kr.Record.Name, Key: key}
+			side.entries[id] = e
+		}
+		e.Count++
+		e.Attributes, e.Wall = attrs, kr.Record.Wall // records come in stamp order: the last is the newest
+	}
+	if started {
+		fold()
+	}
+	return side, nil
+}
+
+// identity returns the key a record falls under, as a map key: its kind,
+// name and key attributes, encoded so that no two differ only in how they
+// join.
+func identity(kind, name string, key sessions.Attrs) string {
+	b, _ := json.Marshal([]any{kind, name, key}) // strings and attribute values always encode
+	return string(b)
+}
+
+// Change says how a key differs between the sides of a diff.
+type Change string
+
+const (
+	// Same is a key both sides recorded with the same attributes.
+	Same Change = "same"
+	// Changed is a key both sides recorded, with different attributes.
+	Changed Change = "changed"
+	// OnlyInA is a key only side A recorded.
+	OnlyInA Change = "only_in_a"
+	// OnlyInB is a key only side B recorded.
+	OnlyInB Change = "only_in_b"
+)
+
+// KeyDiff is one key of a diff, and how it differs.
+type KeyDiff struct {
+	Change Change
+	// A and B are what each side recorded of the key; nil for none.
+	A, B *Entry
+	// Differences are the attributes that differ, in key order: Before
+	// is A's value, After B's.
+	Differences []Difference
+}
+
+// Entry returns what either side recorded of the key: its kind, name and
+// key attributes are the same on both.
+func (d KeyDiff) Entry() *Entry { return cmp.Or(d.A, d.B) }
+
+// Total is a time on both sides of a diff: a kind's (Kind set) or the
+// sessions' duration (Kind empty).
+type Total struct {
+	Kind string
+	A, B time.Duration
+}
+
+// Comparison is a diff of two sides.
+type Comparison struct {
+	// Keys are every key of either side, by kind, name and key
+	// attributes.
+	Keys []KeyDiff
+	// Kinds are each kind's time on both sides, in kind order.
+	Kinds []Total
+	// Duration is the sides' duration.
+	Duration Total
+}
+
+// Diff compares two sides, as Match.Read read them.
+func Diff(a, b *Side) Comparison {
+	var c Comparison
+	for id, ea := range a.entries {
+		eb, ok := b.entries[id]
+		switch {
+		case !ok:
+			c.Keys = append(c.Keys, KeyDiff{Change: OnlyInA, A: ea})
+		default:
+			d := KeyDiff{Change: Same, A: ea, B: eb, Differences: attributeDifferences(ea.Attributes, eb.Attributes)}
+			if len(d.Differences) > 0 {
+				d.Change = Changed
+			}
+			c.Keys = append(c.Keys, d)
+		}
+	}
+	for id, eb := range b.entries {
+		if _, ok := a.entries[id]; !ok {
+			c.Keys = append(c.Keys, KeyDiff{Change: OnlyInB, B: eb})
+		}
+	}
+	slices.SortFunc(c.Keys, func(x, y KeyDiff) int {
+		ex, ey := x.Entry(), y.Entry()
+		return cmp.Or(
+			cmp.Compare(ex.Kind, ey.Kind),
+			cmp.Compare(ex.Name, ey.Name),
+			cmp.Compare(identity(ex.Kind, ex.Name, ex.Key), identity(ey.Kind, ey.Name, ey.Key)),
+		)
+	})
+	kinds := map[string]bool{}
+	for k := range a.Kinds {
+		kinds[k] = true
+	}
+	for k := range b.Kinds {
+		kinds[k] = true
+	}
+	for _, k := range sortedKeys(kinds) {
+		c.Kinds = append(c.Kinds, Total{Kind: k, A: a.Kinds[k], B: b.Kinds[k]})
+	}
+	c.Duration = Total{A: a.Duration, B: b.Duration}
+	return c
+}
+
+// attributeDifferences returns the attributes whose values differ, in key
+// order.
+func attributeDifferences(a, b sessions.Attrs) []Difference {
+	keys := map[string]bool{}
+	addKeys(keys, a, nil)
+	addKeys(keys, b, nil)
+	return differences(keys, a, b)
+}
+
+// Slowdown is a time that grew from side A to side B by more than a
+// given share: a key's wall (Key set), a kind's time (Kind set, Key
+// nil), or the duration (neither).
+type Slowdown struct {
+	// Key is the key whose newest record's wall grew; nil for a total.
+	Key *KeyDiff
+	// Total is the total that grew, when Key is nil.
+	Total Total
+	// A and B are the times on each side.
+	A, B time.Duration
+}
+
+// Slower returns what took longer on side B than on side A by more than
+// pct percent of A's time: the duration first, then kinds, then keys
+// both sides recorded, each in the comparison's order. A time that was
+// zero on side A grows by no share, and is never slower.
+func (c Comparison) Slower(pct float64) []Slowdown {
+	slower := func(a, b time.Duration) bool {
+		return a > 0 && float64(b-a) > float64(a)*pct/100
+	}
+	var out []Slowdown
+	if slower(c.Duration.A, c.Duration.B) {
+		out = append(out, Slowdown{Total: c.Duration, A: c.Duration.A, B: c.Duration.B})
+	}
+	for _, k := range c.Kinds {
+		if slower(k.A, k.B) {
+			out = append(out, Slowdown{Total: k, A: k.A, B: k.B})
+		}
+	}
+	for i := range c.Keys {
+		d := &c.Keys[i]
+		if d.A != nil && d.B != nil && slower(d.A.Wall, d.B.Wall) {
+			out = append(out, Slowdown{Key: d, A: d.A.Wall, B: d.B.Wall})
+		}
+	}
+	return out
+}

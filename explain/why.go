@@ -1,0 +1,291 @@
+package explain
+
+import (
+	"cmp"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// Cause is why a record was done: the first of its key, the cache
+// answering, or one of the reasons work already done was done again.
+type Cause string
+
+// The causes Why gives, in the order it tells them apart.
+const (
+	// New is the first record of its key in the store.
+	New Cause = "new"
+	// Observed is a record that changed nothing: the cache answered.
+	Observed Cause = "observed"
+	// Inputs is work done again because an input attribute differs from
+	// the previous record of the key: the work asked was not the same.
+	Inputs Cause = "inputs"
+	// Environment is work done again with the same inputs, in a session
+	// whose environment differs from the previous one's: another version
+	// of the library, operating system or architecture, or another value
+	// of a Resource attribute (service.version, say).
+	Environment Cause = "environment"
+	// Forgotten is work done again with the same inputs in the same
+	// environment: the cache lost what it had.
+	Forgotten Cause = "forgotten"
+)
+
+// Reason is a record and why it was done.
+type Reason struct {
+	sessions.KindRecord
+	// Cause is why it was done.
+	Cause Cause
+	// Previous is the stamp of the record it was compared with: the
+	// latest before it that did the work (not Observed), else the latest
+	// before it. Zero, with HasPrevious false, for New.
+	Previous    sessions.Stamp
+	HasPrevious bool
+	// Differences are what differs from the previous record, in key
+	// order: its inputs for Inputs, its session's environment for
+	// Environment; none otherwise.
+	Differences []Difference
+}
+
+// Difference is one attribute, or one field of a session's environment,
+// that differs between two records. A nil side has none.
+type Difference struct {
+	Key           string
+	Before, After *sessions.Value
+}
+
+// Body reads what a record says of itself beyond its attributes: whether
+// it changed anything (its effect), and which attributes its span started
+// with (its inputs) rather than set while it ran (its outcome). Why and
+// Rework ask a Body, so they can read records of any vintage.
+type Body interface {
+	// Effect returns the record's effect, and whether the record says.
+	Effect(rec *sessions.Record) (effect sessions.Effect, known bool)
+	// IsInput reports whether the attribute key of rec is an input.
+	IsInput(rec *sessions.Record, key string) bool
+}
+
+// StoredBody is the Body of records as stores hold them.
+//
+// Records do not carry their effect or their input keys yet, so today it
+// says the effect is not known (Why then never answers Observed) and
+// takes every attribute for an input except the outcomes: those whose
+// key, or its last dot-separated part, is one of OutcomeKeys (winner,
+// autotune.winner, speedup, ...). Once the record body carries them
+// (sessions.Record.Effect and Inputs), Effect returns rec.Effect, and
+// IsInput asks rec.IsInput where the record lists its inputs, keeping
+// this guess for records written before.
+var StoredBody Body = storedBody{}
+
+// OutcomeKeys are the attribute names StoredBody takes for outcomes, not
+// inputs, of a record that does not say which are which: what work
+// found or produced, which differs from run to run without the work
+// asked being any different.
+var OutcomeKeys = []string{
+	"winner", "result", "outcome", "status", "error", "speedup", "tried",
+	"hit", "cached", "bytes", "size", "elapsed", "duration",
+}
+
+type storedBody struct{}
+
+func (storedBody) Effect(*sessions.Record) (sessions.Effect, bool) { return sessions.Observed, false }
+
+func (storedBody) IsInput(_ *sessions.Record, key string) bool {
+	last := key[strings.LastIndexByte(key, '.')+1:]
+	return !slices.Contains(OutcomeKeys, last)
+}
+
+// VaryingResourceKeys are the Resource attributes that differ from one
+// process to the next on one machine, and so say nothing of a session's
+// environment: its process, and the instance of the service; keys under
+// process.runtime. (the runtime's name and version) are environment.
+var VaryingResourceKeys = []string{"process.", "service.instance.id", "records.session."}
+
+func varies(key string) bool {
+	if strings.HasPrefix(key, "process.runtime.") {
+		return false
+	}
+	for _, v := range VaryingResourceKeys {
+		if key == v || strings.HasSuffix(v, ".") && strings.HasPrefix(key, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// Why yields every record of kind whose attribute key equals value, across
+// sessions, oldest first, each with why it was done (see Cause). Values
+// are equal when they are, or when they read the same as text (the
+// command line's 1024 finds an integer 1024). It reads records through
+// StoredBody; WhyWith takes another Body.
+func Why(r *sessions.Records, kind, key string, value sessions.Value) iter.Seq2[Reason, error] {
+	return WhyWith(r, StoredBody, kind, key, value)
+}
+
+// WhyWith is Why, reading each record's effect and inputs through body.
+//
+// A record is Observed when body says so. Otherwise it is New when no
+// record of the key came before it, and else it is compared with the
+// latest record of the key before it that did the work (or, when none
+// did, the latest before it): Inputs when an input attribute differs (an
+// input of either record, absent on one side counting as a difference),
+// Environment when the inputs agree but the sessions' environments differ
+// (their version, os, arch, and Resource attributes but
+// VaryingResourceKeys; a session without a row has no known environment,
+// and differs in none), and Forgotten when neither differs.
+//
+// It reads the kind once, in stamp order, and the rows of the sessions it
+// meets; it holds two records and the rows read. An error from the store
+// ends the sequence with that error.
+func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Value) iter.Seq2[Reason, error] {
+	return func(yield func(Reason, error) bool) {
+		var (
+			last, lastDone *sessions.KindRecord
+			rows           = map[sessions.SessionID]*sessions.Session{}
+		)
+		row := func(id sessions.SessionID) (*sessions.Session, error) {
+			if s, ok := rows[id]; ok {
+				return s, nil
+			}
+			s, ok, err := r.Session(id)
+			if err != nil {
+				return nil, err
+			}
+			var p *sessions.Session
+			if ok {
+				p = &s
+			}
+			rows[id] = p
+			return p, nil
+		}
+		for rec, err := range r.All(kind) {
+			if err != nil {
+				yield(Reason{}, err)
+				return
+			}
+			v, ok := rec.Record.Attributes.Get(key)
+			if !ok || !(v.Equal(value) || v.String() == value.String()) {
+				continue
+			}
+			kr := sessions.KindRecord{Kind: kind, Stamped: rec}
+			reason := Reason{KindRecord: kr}
+			prev := cmp.Or(lastDone, last)
+			if prev != nil {
+				reason.Previous, reason.HasPrevious = prev.Stamp, true
+			}
+			effect, known := body.Effect(&kr.Record)
+			switch {
+			case known && effect == sessions.Observed:
+				reason.Cause = Observed
+			case prev == nil:
+				reason.Cause = New
+			default:
+				if reason.Differences = inputDifferences(body, &prev.Record, &kr.Record); len(reason.Differences) > 0 {
+					reason.Cause = Inputs
+					break
+				}
+				before, err := row(prev.Stamp.Session)
+				if err != nil {
+					yield(Reason{}, err)
+					return
+				}
+				after, err := row(kr.Stamp.Session)
+				if err != nil {
+					yield(Reason{}, err)
+					return
+				}
+				if reason.Differences = environmentDifferences(before, after); len(reason.Differences) > 0 {
+					reason.Cause = Environment
+				} else {
+					reason.Cause = Forgotten
+				}
+			}
+			last = &kr
+			if reason.Cause != Observed {
+				lastDone = &kr
+			}
+			if !yield(reason, nil) {
+				return
+			}
+		}
+	}
+}
+
+// inputDifferences returns the input attributes that differ between two
+// records of a key, in key order.
+func inputDifferences(body Body, before, after *sessions.Record) []Difference {
+	keys := map[string]bool{}
+	addKeys(keys, before.Attributes, func(k string) bool { return body.IsInput(before, k) })
+	addKeys(keys, after.Attributes, func(k string) bool { return body.IsInput(after, k) })
+	return differences(keys, before.Attributes, after.Attributes)
+}
+
+// environmentDifferences returns what differs between two sessions'
+// environments, in key order: version, os and arch first, then the
+// Resource attributes. Sessions without a row differ in nothing known.
+func environmentDifferences(before, after *sessions.Session) []Difference {
+	if before == nil || after == nil || before.ID == after.ID {
+		return nil
+	}
+	var diffs []Difference
+	for _, f := range []struct{ key, b, a string }{
+		{"version", before.Version, after.Version},
+		{"os", before.OS, after.OS},
+		{"arch", before.Arch, after.Arch},
+	} {
+		if f.b != f.a {
+			diffs = append(diffs, difference(f.key, sessions.StringValue(f.b), f.b != "", sessions.StringValue(f.a), f.a != ""))
+		}
+	}
+	keys := map[string]bool{}
+	environment := func(k string) bool { return !varies(k) }
+	addKeys(keys, before.Resource, environment)
+	addKeys(keys, after.Resource, environment)
+	return append(diffs, differences(keys, before.Resource, after.Resource)...)
+}
+
+// addKeys adds to set the keys of attrs that keep accepts (every key when
+// keep is nil).
+func addKeys(set map[string]bool, attrs sessions.Attrs, keep func(string) bool) {
+	for _, kv := range attrs {
+		if keep == nil || keep(kv.Key) {
+			set[kv.Key] = true
+		}
+	}
+}
+
+// differences returns, in key order, the keys whose values differ between
+// two attribute lists, a key one of them lacks included.
+func differences(keys map[string]bool, before, after sessions.Attrs) []Difference {
+	var diffs []Difference
+	for _, k := range sortedKeys(keys) {
+		vb, inb := before.Get(k)
+		va, ina := after.Get(k)
+		if inb && ina && vb.Equal(va) {
+			continue
+		}
+		diffs = append(diffs, difference(k, vb, inb, va, ina))
+	}
+	return diffs
+}
+
+func difference(key string, before sessions.Value, hasBefore bool, after sessions.Value, hasAfter bool) Difference {
+	d := Difference{Key: key}
+	if hasBefore {
+		d.Before = &before
+	}
+	if hasAfter {
+		d.After = &after
+	}
+	return d
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
