@@ -68,14 +68,12 @@ type Body interface {
 
 // StoredBody is the Body of records as stores hold them.
 //
-// Records do not carry their effect or their input keys yet, so today it
-// says the effect is not known (Why then never answers Observed) and
-// takes every attribute for an input except the outcomes: those whose
-// key, or its last dot-separated part, is one of OutcomeKeys (winner,
-// autotune.winner, speedup, ...). Once the record body carries them
-// (sessions.Record.Effect and Inputs), Effect returns rec.Effect, and
-// IsInput asks rec.IsInput where the record lists its inputs, keeping
-// this guess for records written before.
+// Records written from spans by this version carry their effect and input
+// keys (sessions.Record.Effect and Inputs), and it reads them. Records
+// written before say neither: their effect is not known (Why then never
+// answers Observed for them), and every attribute is taken for an input
+// except the outcomes, those whose key, or its last dot-separated part, is
+// one of OutcomeKeys (winner, autotune.winner, speedup, ...).
 var StoredBody Body = storedBody{}
 
 // OutcomeKeys are the attribute names StoredBody takes for outcomes, not
@@ -89,9 +87,24 @@ var OutcomeKeys = []string{
 
 type storedBody struct{}
 
-func (storedBody) Effect(*sessions.Record) (sessions.Effect, bool) { return sessions.Observed, false }
+// Effect is the record's own when it says it: a changed record always
+// does; an observed one does when it lists its inputs (records written by
+// this version from spans), since an old record reads as observed whatever
+// it did.
+func (storedBody) Effect(rec *sessions.Record) (sessions.Effect, bool) {
+	if rec.Effect == sessions.Changed || rec.Inputs != nil {
+		return rec.Effect, true
+	}
+	return sessions.Observed, false
+}
 
-func (storedBody) IsInput(_ *sessions.Record, key string) bool {
+// IsInput is the record's own list of the attributes its span started
+// with, when it has one; for older records, every attribute but the
+// OutcomeKeys.
+func (storedBody) IsInput(rec *sessions.Record, key string) bool {
+	if rec.Inputs != nil {
+		return rec.IsInput(key)
+	}
 	last := key[strings.LastIndexByte(key, '.')+1:]
 	return !slices.Contains(OutcomeKeys, last)
 }

@@ -155,7 +155,7 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 		for _, c := range children {
 			unchanged := "unknown"
 			if c.UnchangedKnown {
-				unchanged = formatDuration(c.Unchanged) + " in " + plural(c.UnchangedChildren, "child")
+				unchanged = formatDuration(c.Unchanged) + " in " + childCount(c.UnchangedChildren)
 			}
 			if err := t.row(c.Parent, c.Child, strconv.Itoa(c.Parents), strconv.Itoa(c.Children), formatDuration(c.Wall), unchanged); err != nil {
 				return err
@@ -191,4 +191,12 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 		}
 	}
 	return out.Flush()
+}
+
+// childCount says how many children, in English.
+func childCount(n int) string {
+	if n == 1 {
+		return "1 child"
+	}
+	return strconv.Itoa(n) + " children"
 }
