@@ -14,26 +14,23 @@
 package turns
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/otelrecords/otelrecords/internal/storefs"
 )
 
 const (
 	// file is the marker's name, inside the store's directory.
 	file = "otelrecords.waiting"
-	// freshFor is how long a marker counts as a request after it was last
+	// fresh is how long a marker counts as a request after it was last
 	// written. A waiter rewrites it at every retry (at least every few
 	// hundred milliseconds), so only a waiter that gave up lets it age.
-	freshFor = 2 * time.Second
+	fresh = 2 * time.Second
 )
 
 // ReaderToken returns the token of a reader of this process: its pid.
@@ -49,20 +46,21 @@ func WriterToken() string { return fmt.Sprintf("%d/%d", os.Getpid(), writers.Add
 
 // Ask leaves token in the marker of the store in dir, asking its holder to
 // let it go. A store is untrusted input (it may come from a tarball), so
-// the marker is written only as a regular file inside dir: a marker that
-// is a symbolic link, a FIFO or anything else is refused with an error
-// naming it, never followed, truncated or opened for writing. A store
-// whose directory cannot be written (a reader of a read-only copy) cannot
-// ask either; a waiter may ignore the error and go on waiting.
+// the marker is written only as a regular file inside dir
+// (internal/storefs): a marker that is a symbolic link, a FIFO or anything
+// else is refused with an error naming it, never followed, truncated or
+// opened for writing. A store whose directory cannot be written (a reader
+// of a read-only copy) cannot ask either; a waiter may ignore the error
+// and go on waiting.
 func Ask(dir, token string) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return fmt.Errorf("otelrecords: ask for the store: %w", err)
 	}
 	defer root.Close()
-	f, err := openMarker(root, true)
+	f, err := storefs.Open(root, file, os.O_WRONLY|os.O_CREATE, 0o600, maxMarker)
 	if err != nil {
-		return err
+		return fmt.Errorf("otelrecords: ask for the store: %w", err)
 	}
 	defer f.Close()
 	// Truncated only now that it is known to be the regular file itself.
@@ -88,80 +86,16 @@ func Asked(dir, token string, since time.Time) bool {
 	defer root.Close()
 	// Lstat first: the cheap check, and the common answer (no request).
 	fi, err := root.Lstat(file)
-	if err != nil || !fresh(fi.ModTime(), since) {
+	if err != nil || time.Since(fi.ModTime()) > fresh || fi.ModTime().Before(since.Add(-fresh)) {
 		return false
 	}
-	f, err := openMarker(root, false)
+	b, err := storefs.ReadFile(root, file, maxMarker)
 	if err != nil {
-		return false
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxMarker+1))
-	if err != nil || len(b) > maxMarker {
 		return false
 	}
 	return strings.TrimSpace(string(b)) != token
 }
 
-// fresh reports whether a marker modified at mod is a request to a holder
-// that opened the store at since.
-func fresh(mod, since time.Time) bool {
-	return time.Since(mod) <= freshFor && !mod.Before(since.Add(-freshFor))
-}
-
-// maxMarker bounds what Asked reads of the marker: a token is a pid, a
-// slash and a counter, well under it.
+// maxMarker bounds the marker: a token is a pid, a slash and a counter,
+// well under it.
 const maxMarker = 64
-
-// openMarker opens the marker in root, for writing (created if missing)
-// or for reading, and only if it is a regular file. It never follows a
-// link at the marker's name, and never blocks: the name is checked with
-// Lstat, the file opened without blocking (a FIFO put there meanwhile
-// would block an open for reading until a writer came), and the opened
-// file checked again to be the one Lstat saw. A marker that does not
-// exist is created with O_EXCL, which follows no link either.
-func openMarker(root *os.Root, write bool) (*os.File, error) {
-	path := filepath.Join(root.Name(), file)
-	fi, err := root.Lstat(file)
-	flag := os.O_RDONLY | syscall.O_NONBLOCK
-	switch {
-	case write && errors.Is(err, fs.ErrNotExist):
-		flag = os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	case err != nil:
-		return nil, fmt.Errorf("otelrecords: waiting marker: %w", err)
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("otelrecords: waiting marker %s is %s, not a regular file: refused (a store's marker is a file otelrecords writes; remove it)", path, kindOf(fi.Mode()))
-	case write:
-		flag = os.O_WRONLY | syscall.O_NONBLOCK
-	}
-	f, err := root.OpenFile(file, flag, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("otelrecords: waiting marker: %w", err)
-	}
-	opened, err := f.Stat()
-	if err == nil && (!opened.Mode().IsRegular() || (fi != nil && !os.SameFile(fi, opened))) {
-		err = fmt.Errorf("otelrecords: waiting marker %s changed while it was opened: refused", path)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-// kindOf names a file mode's type for people.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "a special file"
-}
