@@ -61,11 +61,21 @@ const badSuffix = ".bad"
 // Dir returns the spool directory of the store in store.
 func Dir(store string) string { return filepath.Join(store, dirName) }
 
-// ErrRejected is what the write function given to Merge wraps when the
-// store refuses entries for what they are (an empty key, a value larger
-// than it holds) rather than for its own state: such a file would fail
-// at every merge, so it is set aside instead of retried.
+// ErrRejected is matched by the error the write function given to Merge
+// returns (through Reject) when the store refuses entries for what they
+// are (an empty key, a value larger than it holds) rather than for its
+// own state: such a file would fail at every merge, so it is set aside
+// instead of retried.
 var ErrRejected = errors.New("otelrecords: spool: the store refuses these entries")
+
+// Reject returns err, the store's reason for refusing a spool file's
+// entries, matching ErrRejected as well, with err's message alone.
+func Reject(err error) error { return rejected{err} }
+
+type rejected struct{ error }
+
+func (r rejected) Is(target error) bool { return target == ErrRejected }
+func (r rejected) Unwrap() error        { return r.error }
 
 // entry is one spooled entry: a 2-element CBOR array [key, value].
 type entry struct {
@@ -284,11 +294,8 @@ func open(store string) (*os.Root, *os.Root, error) {
 // opener refuses.
 func Has(store string) bool {
 	root, sp, err := open(store)
-	if err != nil {
-		return true
-	}
 	if sp == nil {
-		return false
+		return errors.Is(err, storefs.ErrRefused)
 	}
 	defer root.Close()
 	defer sp.Close()
@@ -299,12 +306,13 @@ func Has(store string) bool {
 // Merge writes every spool file of the store in store through write,
 // oldest first, removing each once written, and returns how many entries
 // it wrote. A file that can never be merged — not a regular file, larger
-// than MaxFile, not decoding, or refused by write with an error wrapping
-// ErrRejected — is renamed <name>.bad, kept for a person, and reported to
-// handle (when not nil), once: it is never retried, and the newer files
-// are merged all the same. Merge stops at any other error of write (a
-// busy or full store), leaving that file and the later ones for the next
-// opener. A spool that is not a directory is refused, with an error.
+// than MaxFile, not decoding, or refused by write with an error matching
+// ErrRejected (see Reject) — is renamed <name>.bad, kept for a person,
+// and reported to handle (when not nil), once: it is never retried, and
+// the newer files are merged all the same. Merge stops at any other error
+// of write (a busy or full store), leaving that file and the later ones
+// for the next opener. A spool that is not a directory is refused, with
+// an error.
 func Merge(store string, write func([]sessions.Entry) error, handle func(error)) (int, error) {
 	if handle == nil {
 		handle = func(error) {}
@@ -408,4 +416,42 @@ func Read(store string, limit int64, handle func(error)) ([]File, error) {
 		files = append(files, File{Name: name, Entries: entries})
 	}
 	return files, nil
+}
+
+// Copy copies every spool file of the store in from into the spool of the
+// store in to, oldest first, changing nothing in from, and returns how
+// many files it copied: for the doctor, which gives the spool of a store
+// it leaves untouched to the store it builds. A file that can never be
+// merged (see Merge) stays behind and is reported to handle (when not
+// nil). Each copy is written as Write writes a file, whole or absent.
+func Copy(from, to string, handle func(error)) (int, error) {
+	if handle == nil {
+		handle = func(error) {}
+	}
+	root, sp, err := open(from)
+	if sp == nil {
+		return 0, err
+	}
+	defer root.Close()
+	defer sp.Close()
+	ns, err := names(sp)
+	if err != nil {
+		return 0, fmt.Errorf("otelrecords: copy spool: %w", err)
+	}
+	n := 0
+	for _, name := range ns {
+		entries, err := readFile(sp, name)
+		if bad := (*badFile)(nil); errors.As(err, &bad) {
+			handle(bad)
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("otelrecords: copy spool: %w", err)
+		}
+		if err := Write(to, entries); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }

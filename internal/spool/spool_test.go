@@ -3,7 +3,6 @@ package spool_test
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -266,7 +265,7 @@ func TestFilesThatCannotBeMergedAreSetAside(t *testing.T) {
 	var w written
 	write := func(es []sessions.Entry) error {
 		if string(es[0].Key) == "rejected" {
-			return fmt.Errorf("%w: entry 1 is not for this store", spool.ErrRejected)
+			return spool.Reject(errors.New("entry 1 is not for this store"))
 		}
 		return w.write(es)
 	}

@@ -43,7 +43,13 @@ type RefusedError struct {
 
 // Error names the file and the problem.
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("otelrecords: %s %s: refused (otelrecords follows no link out of a store and opens only regular files of bounded size; remove it)", e.Path, e.Problem)
+	return fmt.Sprintf("otelrecords: %s %s: refused", e.Path, e.Problem)
+}
+
+// notRegular is the problem of a file of mode m where a regular file (or
+// a directory, want) belongs.
+func notRegular(m fs.FileMode, want string) string {
+	return "is " + Kind(m) + ", not " + want + " (otelrecords follows no link out of a store and opens nothing but regular files and directories in it; remove it)"
 }
 
 // Unwrap makes the error match ErrRefused.
@@ -74,7 +80,7 @@ func Kind(m fs.FileMode) string {
 func Regular(path string, fi fs.FileInfo, max int64) error {
 	switch {
 	case !fi.Mode().IsRegular():
-		return &RefusedError{Path: path, Problem: "is " + Kind(fi.Mode()) + ", not a regular file"}
+		return &RefusedError{Path: path, Problem: notRegular(fi.Mode(), "a regular file")}
 	case fi.Size() > max:
 		return &RefusedError{Path: path, Problem: fmt.Sprintf("is %d bytes, more than the %d such a file may be", fi.Size(), max)}
 	}
