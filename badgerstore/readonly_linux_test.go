@@ -1,29 +1,18 @@
 package badgerstore
 
 import (
-	"bytes"
 	"context"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/otelrecords/otelrecords/internal/badgerfmt/badgerfmttest"
 	"github.com/otelrecords/otelrecords/internal/spool"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
-
-// remountReadOnly makes the tmpfs at mnt read-only: what a mounted
-// artifact or a snapshot is, and what stops even root from writing
-// (permission bits do not).
-func remountReadOnly(t *testing.T, mnt string) {
-	t.Helper()
-	if out, err := exec.Command("mount", "-o", "remount,ro", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot remount %s read-only: %v: %s", mnt, err, bytes.TrimSpace(out))
-	}
-}
 
 // TestReaderOnReadOnlyMedia reads, from a read-only file system, a store
 // whose writer crashed (its log not replayed) and whose spool holds
@@ -41,7 +30,7 @@ func TestReaderOnReadOnlyMedia(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			mnt := filepath.Join(t.TempDir(), "mnt")
-			mountTmpfs(t, mnt, "160m")
+			testsupport.MountTmpfs(t, mnt, "160m")
 			dir := filepath.Join(mnt, "store")
 			if crash {
 				crashedAt(t, dir)
@@ -64,7 +53,7 @@ func TestReaderOnReadOnlyMedia(t *testing.T) {
 			}
 			before := badgerfmttest.FilesIn(t, dir)
 			beforeSpool := badgerfmttest.FilesIn(t, spool.Dir(dir))
-			remountReadOnly(t, mnt)
+			testsupport.RemountReadOnly(t, mnt)
 			temps, _ := filepath.Glob(filepath.Join(os.TempDir(), "otelrecords-replay-*"))
 
 			var log errorLog
