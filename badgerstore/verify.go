@@ -115,6 +115,11 @@ func checkBeforeOpen(dir string, readOnly bool) error {
 // Badger other than the one the store's file readers were written for.
 func Verify(dir string) ([]*CorruptError, error) {
 	unlock, err := lockDir(dir, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		if ierr := interrupted(dir, dir); ierr != nil {
+			return nil, ierr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
