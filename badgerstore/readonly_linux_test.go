@@ -109,3 +109,30 @@ func TestReaderOnReadOnlyMedia(t *testing.T) {
 		})
 	}
 }
+
+// TestReaderOnAFullDisk reads a store with a spool on a file system too
+// full for Badger to write safely: the reader cannot merge the spool, so
+// it reads it, as on read-only media, rather than fail.
+func TestReaderOnAFullDisk(t *testing.T) {
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	testsupport.MountTmpfs(t, mnt, "160m")
+	dir := filepath.Join(mnt, "store")
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, st, "a", "1")
+	st.Close()
+	if err := spool.Write(dir, []sessions.Entry{{Key: []byte("b"), Value: []byte("2")}}); err != nil {
+		t.Fatal(err)
+	}
+	fillUpTo(t, mnt, 16<<20)
+	st, err = OpenWait(context.Background(), dir, nil, WithReadOnly(), WithErrorHandler(func(err error) { t.Error(err) }))
+	if err != nil {
+		t.Fatalf("OpenWait on a full disk: %v", err)
+	}
+	defer st.Close()
+	if got, want := scan(t, st), map[string]string{"a": "1", "b": "2"}; !maps.Equal(got, want) || st.Unmerged() != 1 {
+		t.Fatalf("read %v (%d unmerged), want %v with the spooled entry left for a writer", got, st.Unmerged(), want)
+	}
+}

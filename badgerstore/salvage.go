@@ -90,13 +90,15 @@ func Recover(dir string) (*Recovery, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, err := openJournal(path)
-	if err != nil {
-		return nil, err
-	}
-	defer j.close()
-	if j.aside != "" {
-		return finishRecovery(dir, j)
+	if interrupted(dir, path) != nil {
+		j, err := openJournal(path)
+		if err != nil {
+			return nil, err
+		}
+		defer j.close()
+		if j.aside != "" {
+			return finishRecovery(dir, j)
+		}
 	}
 
 	unlock, err := lockDir(path, true)
@@ -122,6 +124,17 @@ func Recover(dir string) (*Recovery, error) {
 		return rec, nil
 	}
 
+	// The journal is written only once the new store is built, but taken
+	// now: it is also the lock that keeps a second doctor from finishing
+	// a run this one has not recorded yet.
+	j, err := openJournal(path)
+	if err != nil {
+		return nil, err
+	}
+	defer j.close()
+	if j.aside != "" {
+		return nil, fmt.Errorf("otelrecords: another records doctor recorded a run on %s meanwhile; run the doctor again", dir)
+	}
 	// Build the new store beside the old one. A directory left there by a
 	// run killed before it wrote its journal is half built: start again.
 	fresh := path + newSuffix

@@ -46,7 +46,8 @@ const (
 // A read-only open sees every acknowledged record. Where the store can be
 // written, a crashed writer's log is replayed and a spool left by a writer
 // merged first, by a brief read-write open. Where it cannot (read-only
-// media, a snapshot, another user's store), OpenWait writes nothing: it
+// media, a snapshot, another user's store, a file system too full for
+// Badger to write safely), OpenWait writes nothing: it
 // replays the crashed writer's log from a copy in a temporary directory
 // (at most 256 MiB of logs), and yields the spool's entries from memory
 // (at most 256 MiB), leaving them in the spool for a writer to merge;
@@ -96,7 +97,11 @@ func openMerged(dir string, c config, opts []Option) (*Store, error) {
 	crashed := hasLogs(path)
 	canWrite := writable(path)
 	if canWrite && (crashed || spool.Has(path)) {
-		if err := mergeWith(dir, opts); err != nil {
+		// A file system too full for Badger to write safely is one this
+		// reader cannot write either.
+		if err := mergeWith(dir, opts); errors.Is(err, ErrNoSpace) {
+			canWrite = false
+		} else if err != nil {
 			return nil, err
 		}
 	}
@@ -109,9 +114,13 @@ func openMerged(dir string, c config, opts []Option) (*Store, error) {
 	if errors.Is(err, ErrNeedsRecovery) {
 		// A writer crashed since hasLogs looked.
 		if canWrite {
-			if err := mergeWith(dir, opts); err != nil {
+			if err := mergeWith(dir, opts); errors.Is(err, ErrNoSpace) {
+				canWrite = false
+			} else if err != nil {
 				return nil, err
 			}
+		}
+		if canWrite {
 			st, err = Open(dir, opts...)
 		} else {
 			st, err = openReplayed(dir, path, c)
