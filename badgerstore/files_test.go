@@ -34,18 +34,25 @@ func within(t *testing.T, what string, fn func()) {
 	}
 }
 
-// storeWithSpool makes a closed store in dir holding a=1, with one spool
-// file holding b=2.
-func storeWithSpool(t *testing.T, dir string) {
+// closedStore makes a store in dir holding the keys and values kv, and
+// closes it.
+func closedStore(t *testing.T, dir string, kv ...string) {
 	t.Helper()
 	st, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, st, "a", "1")
+	write(t, st, kv...)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// storeWithSpool makes a closed store in dir holding a=1, with one spool
+// file holding b=2.
+func storeWithSpool(t *testing.T, dir string) {
+	t.Helper()
+	closedStore(t, dir, "a", "1")
 	if err := spool.Write(dir, []sessions.Entry{{Key: []byte("b"), Value: []byte("2")}}); err != nil {
 		t.Fatal(err)
 	}

@@ -35,12 +35,7 @@ func TestReaderOnReadOnlyMedia(t *testing.T) {
 			if crash {
 				crashedAt(t, dir)
 			} else {
-				st, err := Open(dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				write(t, st, "k", "acknowledged")
-				st.Close()
+				closedStore(t, dir, "k", "acknowledged")
 			}
 			for _, es := range [][]sessions.Entry{
 				{{Key: []byte("b"), Value: []byte("2")}, {Key: []byte("c"), Value: []byte("3")}},
@@ -117,17 +112,12 @@ func TestReaderOnAFullDisk(t *testing.T) {
 	mnt := filepath.Join(t.TempDir(), "mnt")
 	testsupport.MountTmpfs(t, mnt, "160m")
 	dir := filepath.Join(mnt, "store")
-	st, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, st, "a", "1")
-	st.Close()
+	closedStore(t, dir, "a", "1")
 	if err := spool.Write(dir, []sessions.Entry{{Key: []byte("b"), Value: []byte("2")}}); err != nil {
 		t.Fatal(err)
 	}
 	fillUpTo(t, mnt, 16<<20)
-	st, err = OpenWait(context.Background(), dir, nil, WithReadOnly(), WithErrorHandler(func(err error) { t.Error(err) }))
+	st, err := OpenWait(context.Background(), dir, nil, WithReadOnly(), WithErrorHandler(func(err error) { t.Error(err) }))
 	if err != nil {
 		t.Fatalf("OpenWait on a full disk: %v", err)
 	}

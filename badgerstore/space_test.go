@@ -11,24 +11,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/otelrecords/otelrecords/internal/testsupport"
 )
 
 // mountTmpfs mounts a tmpfs of the given size at dir until cleanup, or
 // skips the test where mounting is not allowed.
-func mountTmpfs(t *testing.T, dir, size string) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (this test needs root, or CAP_SYS_ADMIN): %v: %s", err, bytes.TrimSpace(out))
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-}
+func mountTmpfs(t *testing.T, dir, size string) { testsupport.MountTmpfs(t, dir, size) }
 
 // fillUpTo writes a file into dir until the file system is full, then
 // gives back leave bytes.

@@ -112,12 +112,7 @@ func TestSpoolMergedByNextOpener(t *testing.T) {
 // ever merged.
 func TestPoisonSpoolFileDoesNotBlockNewerOnes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	st, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, st, "a", "1")
-	st.Close()
+	closedStore(t, dir, "a", "1")
 	poison := [][]sessions.Entry{
 		{{Key: []byte("ok"), Value: []byte("v")}, {Key: nil, Value: []byte("empty key")}},
 		{{Key: []byte("huge"), Value: make([]byte, 17<<20)}},
@@ -137,6 +132,8 @@ func TestPoisonSpoolFileDoesNotBlockNewerOnes(t *testing.T) {
 
 	for _, reader := range []bool{true, false} {
 		var log errorLog
+		var st *Store
+		var err error
 		if reader {
 			st, err = OpenWait(context.Background(), dir, nil, WithReadOnly(), WithErrorHandler(log.handle))
 		} else {

@@ -268,39 +268,54 @@ func readFile(sp *os.Root, name string) ([]sessions.Entry, error) {
 	return entries, nil
 }
 
-// open opens the store's directory and its spool, and returns nil, nil,
-// nil when there is no spool (or no store).
-func open(store string) (*os.Root, *os.Root, error) {
+// list opens the spool of the store in store and lists its files, oldest
+// first; done closes what it opened. No spool (or no store) is no files,
+// and a spool that is not a directory an error.
+func list(store string) (sp *os.Root, ns []string, done func(), err error) {
 	root, err := os.OpenRoot(store)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+		return nil, nil, func() {}, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("otelrecords: spool: %w", err)
+		return nil, nil, nil, fmt.Errorf("otelrecords: spool: %w", err)
 	}
-	sp, err := storefs.OpenDir(root, dirName, false)
+	sp, err = storefs.OpenDir(root, dirName, false)
 	if sp == nil {
 		root.Close()
 		if err != nil {
-			return nil, nil, fmt.Errorf("otelrecords: spool: %w", err)
+			return nil, nil, nil, fmt.Errorf("otelrecords: spool: %w", err)
 		}
-		return nil, nil, nil
+		return nil, nil, func() {}, nil
 	}
-	return root, sp, nil
+	done = func() {
+		sp.Close()
+		root.Close()
+	}
+	if ns, err = names(sp); err != nil {
+		done()
+		return nil, nil, nil, fmt.Errorf("otelrecords: spool %s: %w", sp.Name(), err)
+	}
+	return sp, ns, done, nil
+}
+
+// orIgnore returns handle, or a handler that ignores what it is given.
+func orIgnore(handle func(error)) func(error) {
+	if handle == nil {
+		return func(error) {}
+	}
+	return handle
 }
 
 // Has reports whether the store in store has a spool to see to: files
 // waiting to be merged, or a spool that is not a directory, which an
 // opener refuses.
 func Has(store string) bool {
-	root, sp, err := open(store)
-	if sp == nil {
+	_, ns, done, err := list(store)
+	if err != nil {
 		return errors.Is(err, storefs.ErrRefused)
 	}
-	defer root.Close()
-	defer sp.Close()
-	ns, err := names(sp)
-	return err != nil || len(ns) > 0
+	done()
+	return len(ns) > 0
 }
 
 // Merge writes every spool file of the store in store through write,
@@ -314,44 +329,51 @@ func Has(store string) bool {
 // for the next opener. A spool that is not a directory is refused, with
 // an error.
 func Merge(store string, write func([]sessions.Entry) error, handle func(error)) (int, error) {
-	if handle == nil {
-		handle = func(error) {}
-	}
-	root, sp, err := open(store)
-	if sp == nil {
-		return 0, err
-	}
-	defer root.Close()
-	defer sp.Close()
-	ns, err := names(sp)
-	if err != nil {
-		return 0, fmt.Errorf("otelrecords: merge spool: %w", err)
-	}
+	handle = orIgnore(handle)
 	n := 0
+	err := each(store, func(sp *os.Root, name string, entries []sessions.Entry) error {
+		if err := write(entries); errors.Is(err, ErrRejected) {
+			handle(setAside(sp, name, &badFile{path: filepath.Join(sp.Name(), name), why: "cannot be written to the store", err: err}))
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("otelrecords: merge spool %s: %w", filepath.Join(sp.Name(), name), err)
+		}
+		if err := sp.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("otelrecords: merge spool: %w", err)
+		}
+		n += len(entries)
+		return nil
+	}, func(sp *os.Root, name string, bad *badFile) { handle(setAside(sp, name, bad)) })
+	return n, err
+}
+
+// each calls fn with the entries of every spool file of the store in
+// store, oldest first, and bad with every file that can never be merged,
+// and stops at the first error of fn or of reading. A file gone meanwhile
+// (another opener merged it) is skipped.
+func each(store string, fn func(sp *os.Root, name string, entries []sessions.Entry) error, bad func(sp *os.Root, name string, bad *badFile)) error {
+	sp, ns, done, err := list(store)
+	if err != nil {
+		return err
+	}
+	defer done()
 	for _, name := range ns {
 		entries, err := readFile(sp, name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // another opener merged it
+		if b := (*badFile)(nil); errors.As(err, &b) {
+			bad(sp, name, b)
+			continue
 		}
-		if bad := (*badFile)(nil); errors.As(err, &bad) {
-			handle(setAside(sp, name, bad))
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return n, fmt.Errorf("otelrecords: merge spool: %w", err)
+			return fmt.Errorf("otelrecords: spool: %w", err)
 		}
-		if err := write(entries); errors.Is(err, ErrRejected) {
-			handle(setAside(sp, name, &badFile{path: filepath.Join(sp.Name(), name), why: "cannot be written to the store", err: err}))
-			continue
-		} else if err != nil {
-			return n, fmt.Errorf("otelrecords: merge spool %s: %w", filepath.Join(sp.Name(), name), err)
+		if err := fn(sp, name, entries); err != nil {
+			return err
 		}
-		if err := sp.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return n, fmt.Errorf("otelrecords: merge spool: %w", err)
-		}
-		n += len(entries)
 	}
-	return n, nil
+	return nil
 }
 
 // setAside renames the spool file name in sp to <name>.bad, which no merge
@@ -380,40 +402,21 @@ type File struct {
 // reported to handle (when not nil) and skipped. A spool that is not a
 // directory is refused, with an error.
 func Read(store string, limit int64, handle func(error)) ([]File, error) {
-	if handle == nil {
-		handle = func(error) {}
-	}
-	root, sp, err := open(store)
-	if sp == nil {
-		return nil, err
-	}
-	defer root.Close()
-	defer sp.Close()
-	ns, err := names(sp)
-	if err != nil {
-		return nil, fmt.Errorf("otelrecords: read spool: %w", err)
-	}
+	handle = orIgnore(handle)
 	var files []File
 	var total int64
-	for _, name := range ns {
-		entries, err := readFile(sp, name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if bad := (*badFile)(nil); errors.As(err, &bad) {
-			handle(bad)
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("otelrecords: read spool: %w", err)
-		}
+	err := each(store, func(sp *os.Root, name string, entries []sessions.Entry) error {
 		for _, e := range entries {
 			total += int64(len(e.Key) + len(e.Value))
 		}
 		if total > limit {
-			return nil, fmt.Errorf("otelrecords: read spool %s: it holds more than the %d MiB a reader keeps in memory; a writer merges it", sp.Name(), limit>>20)
+			return fmt.Errorf("otelrecords: read spool %s: it holds more than the %d MiB a reader keeps in memory; a writer merges it", sp.Name(), limit>>20)
 		}
 		files = append(files, File{Name: name, Entries: entries})
+		return nil
+	}, func(_ *os.Root, _ string, bad *badFile) { handle(bad) })
+	if err != nil {
+		return nil, err
 	}
 	return files, nil
 }
@@ -425,33 +428,14 @@ func Read(store string, limit int64, handle func(error)) ([]File, error) {
 // merged (see Merge) stays behind and is reported to handle (when not
 // nil). Each copy is written as Write writes a file, whole or absent.
 func Copy(from, to string, handle func(error)) (int, error) {
-	if handle == nil {
-		handle = func(error) {}
-	}
-	root, sp, err := open(from)
-	if sp == nil {
-		return 0, err
-	}
-	defer root.Close()
-	defer sp.Close()
-	ns, err := names(sp)
-	if err != nil {
-		return 0, fmt.Errorf("otelrecords: copy spool: %w", err)
-	}
+	handle = orIgnore(handle)
 	n := 0
-	for _, name := range ns {
-		entries, err := readFile(sp, name)
-		if bad := (*badFile)(nil); errors.As(err, &bad) {
-			handle(bad)
-			continue
-		}
-		if err != nil {
-			return n, fmt.Errorf("otelrecords: copy spool: %w", err)
-		}
+	err := each(from, func(_ *os.Root, _ string, entries []sessions.Entry) error {
 		if err := Write(to, entries); err != nil {
-			return n, err
+			return err
 		}
 		n++
-	}
-	return n, nil
+		return nil
+	}, func(_ *os.Root, _ string, bad *badFile) { handle(bad) })
+	return n, err
 }
