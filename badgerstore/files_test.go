@@ -1,3 +1,5 @@
+//go:build unix
+
 package badgerstore
 
 import (
@@ -31,20 +33,6 @@ func within(t *testing.T, what string, fn func()) {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatalf("%s blocked", what)
-	}
-}
-
-// closedStore makes a store in dir holding the keys and values kv, and
-// closes it.
-func closedStore(t *testing.T, dir string, kv ...string) {
-	t.Helper()
-	st, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, st, kv...)
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 

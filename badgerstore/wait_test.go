@@ -188,3 +188,17 @@ func TestWriteRefusesEntriesNoStoreHolds(t *testing.T) {
 		t.Errorf("store = %v after refused batches, want nothing written", got)
 	}
 }
+
+// closedStore makes a store in dir holding the keys and values kv, and
+// closes it.
+func closedStore(t *testing.T, dir string, kv ...string) {
+	t.Helper()
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, st, kv...)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
