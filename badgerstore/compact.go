@@ -89,7 +89,7 @@ func (s *Store) compactLevel0() error {
 // diskSize returns the bytes of the store's tables (.sst) and of its value
 // log (.vlog) but the newest file, which is the one being written.
 func (s *Store) diskSize() (int64, error) {
-	entries, err := os.ReadDir(s.dir)
+	entries, err := os.ReadDir(s.path)
 	if err != nil {
 		return 0, fmt.Errorf("otelrecords: size of %s: %w", s.dir, err)
 	}

@@ -48,7 +48,7 @@
 // killed; writes are not synced, so a power failure may lose the last of
 // them. The next read-write Open replays the log. Until then a read-only
 // Open of a store whose writer crashed fails with an error matching
-// [ErrNeedsRecovery].
+// [ErrNeedsRecovery]; [OpenWait] reads it all the same.
 //
 // Records carry whatever the host put in its spans, so the directory Open
 // creates has mode 0700. Badger creates some files inside with mode 0666
@@ -66,6 +66,21 @@
 // costs 2.5 ms. [Verify] reads every block of every table as well, and
 // [Recover] (`records doctor`) moves a damaged store aside and copies what
 // is readable into a new one.
+//
+// # A store from elsewhere
+//
+// Stores travel: copied between machines, unpacked from tarballs, mounted
+// read-only, shared between users. Open refuses a store holding a link,
+// a FIFO, a device or a socket, naming it ([ErrUnsafeFile]), so nothing
+// follows a link out of the store or blocks on a FIFO; the spool and the
+// waiting marker are read only as regular files of bounded size; a spool
+// file that can never be merged is set aside, and the newer ones merged.
+// Reading never needs writing: where a store cannot be written, [OpenWait]
+// replays a crashed writer's log from a copy and shows the spool from
+// memory ([Store.Unmerged]), changing nothing. [Recover] swaps the
+// recovered store in through a journal, so a doctor killed at any moment
+// leaves the old store, the new one, or a pointer to both
+// ([ErrRecoveryInterrupted]), and the next one finishes.
 //
 // # A full disk
 //

@@ -24,6 +24,20 @@ var (
 	// ErrReadOnly is matched by the error Write and DeleteRange return on
 	// a Store opened with WithReadOnly.
 	ErrReadOnly = errors.New("otelrecords: store opened read-only")
+
+	// ErrInvalidEntry is matched by the error Write returns for a batch
+	// holding an entry no Store holds: an empty key, a key longer than
+	// 65,000 bytes or starting with "!badger!" (Badger's own keys), or a
+	// value larger than 16 MiB. Nothing of the batch is written, and
+	// writing it again fails again. The message says which entry and why,
+	// in a line (Badger's own error hex-dumps a kilobyte of the value).
+	ErrInvalidEntry = errors.New("otelrecords: entry no store holds")
+
+	// ErrRecoveryInterrupted is matched by the error Open returns where
+	// there is no store because a `records doctor` run (Recover) was cut
+	// short while it swapped the damaged store for the recovered one. The
+	// message says where the records are; Recover finishes the run.
+	ErrRecoveryInterrupted = errors.New("otelrecords: a records doctor run was cut short")
 )
 
 // Badger's errors carry no sentinel that survives its wrapping (it formats

@@ -2,8 +2,12 @@ package badgerstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -144,5 +148,168 @@ func TestRecoverKeepsSpoolAndRefusesBusyStore(t *testing.T) {
 	names, err := os.ReadDir(spool.Dir(dir))
 	if err != nil || len(names) != 1 || !strings.HasSuffix(names[0].Name(), ".cbor") {
 		t.Errorf("spool of the new store: %v, %v", names, err)
+	}
+}
+
+// doctorChild is the helper process of TestRecoverKilledAtEachStep: it
+// recovers the store in dir and exits, without a deferred call or a
+// cleanup, right after the step named stop, as a kill would stop it.
+func doctorChild(dir, stop string) {
+	doctorStep = func(step string) {
+		if step == stop {
+			os.Exit(3)
+		}
+	}
+	if _, err := Recover(dir); err != nil {
+		fmt.Println("recover:", err)
+		os.Exit(2)
+	}
+	os.Exit(0)
+}
+
+// damagedStore builds a store of two tables in dir (3,001 entries), with a
+// spool file, and cuts its MANIFEST short, which loses nothing to the
+// doctor. It returns what a reader should find after recovery.
+func damagedStore(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	want := map[string][]byte{}
+	for _, e := range buildStore(t, dir, 2, false) {
+		want[string(e.Key)] = e.Value
+	}
+	spooled := sessions.Entry{Key: []byte("records/v1/spooled\x00aaaaaaaabbbbbbbb"), Value: []byte("v")}
+	if err := spool.Write(dir, []sessions.Entry{spooled}); err != nil {
+		t.Fatal(err)
+	}
+	want[string(spooled.Key)] = spooled.Value
+	if err := os.Truncate(filepath.Join(dir, badger.ManifestFilename), 12); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// TestRecoverKilledAtEachStep stops a doctor process after each step that
+// changes the disk, as a kill would. At each stop the store's directory
+// is the damaged store, or the recovered one, or missing with a journal
+// that Open reports, naming where the records are (and a writer creates
+// no empty store there); and a second Recover finishes the job: the
+// recovered store in place with every record, the damaged store aside
+// unchanged, nothing left over. Before, a doctor killed after moving the
+// store aside left no store, or an empty one a later doctor called
+// healthy, with nothing pointing to the records.
+func TestRecoverKilledAtEachStep(t *testing.T) {
+	for _, stop := range []string{"built", "journal", "aside", "swap"} {
+		t.Run(stop, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			want := damagedStore(t, dir)
+			damaged := badgerfmttest.FilesIn(t, dir)
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), childEnv+"=doctor", "BADGERSTORE_TEST_DIR="+dir, "BADGERSTORE_TEST_STOP="+stop)
+			out, err := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != 3 {
+				t.Fatalf("doctor process: %v, exit %d, %s; want it stopped after %q", err, code, out, stop)
+			}
+
+			journal := dir + ".doctor"
+			_, statErr := os.Lstat(dir)
+			switch {
+			case errors.Is(statErr, fs.ErrNotExist):
+				// Missing: the journal says where the records are, and no
+				// one makes an empty store here meanwhile.
+				for _, opts := range [][]Option{nil, {WithReadOnly()}} {
+					_, err := Open(dir, opts...)
+					if !errors.Is(err, ErrRecoveryInterrupted) || !strings.Contains(err.Error(), dir+".damaged-") ||
+						!strings.Contains(err.Error(), dir+".doctor-new") || !strings.Contains(err.Error(), "records doctor --dir "+dir) {
+						t.Errorf("Open(%v) of a store missing mid-doctor = %v; want ErrRecoveryInterrupted naming where the records are", opts, err)
+					}
+				}
+				if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("a read-write Open made a directory where the store will go")
+				}
+				// A writer that found the store busy spools at its
+				// deadline, making the directory: the doctor keeps those
+				// records too.
+				late := sessions.Entry{Key: []byte("records/v1/late\x00aaaaaaaabbbbbbbb"), Value: []byte("late")}
+				if err := spool.Write(dir, []sessions.Entry{late}); err != nil {
+					t.Fatal(err)
+				}
+				want[string(late.Key)] = late.Value
+			case badgerfmttest.FilesIn(t, dir)["MANIFEST"] == damaged["MANIFEST"]:
+				// The damaged store, unchanged.
+				if got := badgerfmttest.FilesIn(t, dir); !mapsEqual(got, damaged) {
+					t.Errorf("the damaged store changed before it was moved")
+				}
+			default:
+				// The recovered store, whole.
+				if got := readAll(t, dir); len(got) != len(want)-1 {
+					t.Errorf("the store in place holds %d entries, want %d", len(got), len(want)-1)
+				}
+				if _, err := os.Stat(journal); err != nil {
+					t.Errorf("the journal is gone before the run ended: %v", err)
+				}
+			}
+
+			rec, err := Recover(dir)
+			if err != nil {
+				t.Fatalf("second Recover: %v", err)
+			}
+			t.Logf("second Recover: resumed %v, aside %s, kept %v", rec.Resumed, rec.Aside, rec.Kept)
+			st, err := OpenWait(context.Background(), dir, nil, WithReadOnly())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string][]byte{}
+			for e, err := range st.Scan(nil, nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[string(e.Key)] = bytes.Clone(e.Value)
+			}
+			st.Close()
+			if len(got) != len(want) {
+				t.Errorf("after the second Recover the store holds %d entries, want %d (every record, and the spooled one)", len(got), len(want))
+			}
+			for k, v := range got {
+				if !bytes.Equal(want[k], v) {
+					t.Errorf("entry %q: %d bytes, not what was written", k, len(v))
+					break
+				}
+			}
+			asides, _ := filepath.Glob(dir + ".damaged-*")
+			if len(asides) != 1 || rec.Aside != asides[0] {
+				t.Fatalf("damaged stores aside: %v (Recover says %s), want one", asides, rec.Aside)
+			}
+			if got := badgerfmttest.FilesIn(t, asides[0]); !mapsEqual(got, damaged) {
+				t.Errorf("the damaged store aside is not the store as it was")
+			}
+			if left, _ := filepath.Glob(dir + ".doctor*"); len(left) != 0 {
+				t.Errorf("left over: %v", left)
+			}
+		})
+	}
+}
+
+// TestRecoverThroughALink recovers a store reached through a link: the
+// directory the link points to is recovered, and the link stays a link to
+// it. Before, the doctor renamed the link aside and made a real directory
+// in its place.
+func TestRecoverThroughALink(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	want := damagedStore(t, dir)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := Recover(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target, err := os.Readlink(link); err != nil || target != dir {
+		t.Fatalf("the link is now %q, %v; want a link to %s", target, err, dir)
+	}
+	if filepath.Dir(rec.Aside) != filepath.Dir(dir) {
+		t.Errorf("the damaged store went to %s, want beside %s", rec.Aside, dir)
+	}
+	if got := readAll(t, dir); len(got) != len(want)-1 {
+		t.Errorf("the recovered store holds %d entries, want %d", len(got), len(want)-1)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -31,8 +32,17 @@ const copyValuesFrom = 64 << 10
 // safe for concurrent use.
 type Store struct {
 	db       *badger.DB
-	dir      string
+	dir      string // as given to Open
+	path     string // dir with its links followed once: where the store is
 	readOnly bool
+
+	// spooled are the spool's entries, sorted by key, that a read-only
+	// Store on a store it cannot write yields from memory (OpenWait), and
+	// unmerged how many entries the spool held; release, when not nil,
+	// undoes what such an open set up, after Badger closes.
+	spooled  []sessions.Entry
+	unmerged int
+	release  func()
 
 	// closed is set (under mu) by the first Close; operations check it to
 	// fail fast, and a Scan checks it at every entry to end early.
@@ -64,45 +74,79 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("otelrecords: open store: empty directory name")
 	}
+	path, err := resolve(dir)
+	if err != nil {
+		return nil, err
+	}
+	_, err = os.Lstat(filepath.Join(path, badger.ManifestFilename))
+	if errors.Is(err, fs.ErrNotExist) {
+		// No store here: perhaps because a doctor run was cut short while
+		// the store was moved, which neither a reader nor a new store
+		// should hide.
+		if err := interrupted(dir, path); err != nil {
+			return nil, err
+		}
+	}
 	if c.readOnly {
 		// Badger would fail too, but with a message naming its manifest;
 		// checking first also guarantees a reader creates nothing.
-		if _, err := os.Stat(filepath.Join(dir, badger.ManifestFilename)); errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("otelrecords: no store at %s: %w", dir, fs.ErrNotExist)
 		} else if err != nil {
 			return nil, fmt.Errorf("otelrecords: open store %s: %w", dir, err)
 		}
-	} else if err := makeDir(dir); err != nil {
+	} else if err := makeDir(path); err != nil {
 		return nil, fmt.Errorf("otelrecords: create store %s: %w", dir, err)
+	}
+	// Links, FIFOs and devices where a store keeps files are refused
+	// before anything is opened (files.go).
+	if err := checkFiles(path); err != nil {
+		return nil, err
 	}
 	// Badger panics on some damaged files in goroutines no recover reaches,
 	// and silently drops data over others: read them first (verify.go).
-	if err := checkBeforeOpen(dir, c.readOnly); err != nil {
+	if err := checkBeforeOpen(path, c.readOnly); err != nil {
 		return nil, err
 	}
-	db, err := openBadger(badgerOptions(dir, c))
+	db, err := openBadger(badgerOptions(path, c))
 	if err != nil {
 		return nil, openError(dir, err)
 	}
 	if !c.readOnly {
 		// Blocks for the write-ahead log, so a disk filling up meanwhile
 		// cannot crash the process through Badger's memory maps (space.go).
-		if err := reserveLog(dir); err != nil {
+		if err := reserveLog(path); err != nil {
 			_ = db.Close()
 			return nil, err
 		}
 	}
-	s := &Store{db: db, dir: dir, readOnly: c.readOnly}
-	s.cond.L = &s.mu
+	s := newStore(db, dir, path, c.readOnly)
 	if !c.readOnly {
 		// Records a writer set aside while another process held the store
 		// go in first (docs/FORMAT.md §7). A merge that fails is reported
-		// and left for the next opener: this open is still good.
-		if _, err := spool.Merge(dir, s.Write, c.handle); err != nil {
+		// and left for the next opener: this open is still good. A spool
+		// file whose entries no store takes is set aside, not retried.
+		if _, err := spool.Merge(path, s.mergeSpooled, c.handle); err != nil {
 			c.handle(err)
 		}
 	}
 	return s, nil
+}
+
+// newStore returns the Store on db, open on the store in dir (at path).
+func newStore(db *badger.DB, dir, path string, readOnly bool) *Store {
+	s := &Store{db: db, dir: dir, path: path, readOnly: readOnly}
+	s.cond.L = &s.mu
+	return s
+}
+
+// mergeSpooled writes the entries of a spool file, or refuses them all,
+// wrapping spool.ErrRejected, when one is an entry no store holds.
+func (s *Store) mergeSpooled(entries []sessions.Entry) error {
+	if err := checkEntries(entries); err != nil {
+		return spool.Reject(err)
+	}
+	return s.Write(entries)
 }
 
 // makeDir creates dir with mode 0700 if it does not exist. MkdirAll's mode
@@ -151,6 +195,28 @@ func DefaultDir() (string, error) {
 // Dir returns the directory the store was opened in, as given to Open.
 func (s *Store) Dir() string { return s.dir }
 
+// Unmerged returns how many spooled entries (records and session rows a
+// writer set aside while the store was busy) a read-only Store from
+// OpenWait yields from memory because it could not write them into the
+// store: they stay in the spool, for a writer to merge. It is 0 for every
+// other Store.
+func (s *Store) Unmerged() int { return s.unmerged }
+
+// spooledIn returns the spooled entries whose keys k have start <= k < end
+// (a nil end is no bound).
+func (s *Store) spooledIn(start, end []byte) []sessions.Entry {
+	if len(s.spooled) == 0 {
+		return nil
+	}
+	cmp := func(e sessions.Entry, k []byte) int { return bytes.Compare(e.Key, k) }
+	from, _ := slices.BinarySearchFunc(s.spooled, start, cmp)
+	to := len(s.spooled)
+	if end != nil {
+		to, _ = slices.BinarySearchFunc(s.spooled, end, cmp)
+	}
+	return s.spooled[from:max(from, to)]
+}
+
 // begin registers an operation, or returns sessions.ErrClosed once Close
 // has begun. Every successful begin is paired with end.
 func (s *Store) begin() error {
@@ -182,7 +248,8 @@ func (s *Store) end() {
 // Write fails with an error matching ErrReadOnly on a read-only Store, and
 // with sessions.ErrClosed after Close. Keys must be non-empty, at most
 // 65000 bytes, and must not start with "!badger!"; values must be at most
-// 16 MiB.
+// 16 MiB: a batch holding another entry fails, before anything is
+// written, with an error matching ErrInvalidEntry.
 func (s *Store) Write(entries []sessions.Entry) error {
 	if err := s.begin(); err != nil {
 		return err
@@ -194,8 +261,11 @@ func (s *Store) Write(entries []sessions.Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
+	if err := checkEntries(entries); err != nil {
+		return fmt.Errorf("otelrecords: write to %s: %w", s.dir, err)
+	}
 	// Badger may need a new log and a table for these (space.go).
-	if err := checkWriteSpace(s.dir, entries); err != nil {
+	if err := checkWriteSpace(s.path, entries); err != nil {
 		return err
 	}
 	wb := s.db.NewWriteBatch()
@@ -212,6 +282,45 @@ func (s *Store) Write(entries []sessions.Entry) error {
 	}
 	return nil
 }
+
+// Badger's limits on an entry (Txn.modify): a key's length must fit a
+// table's 16-bit header with room for Badger's own prefix and timestamp,
+// and a value must fit one value-log file.
+const (
+	maxKeySize   = 65000
+	maxValueSize = valueLogFileSize
+	badgerPrefix = "!badger!"
+)
+
+// checkEntries returns an error matching ErrInvalidEntry, saying which
+// entry and why in a line, when an entry of entries is one Badger refuses
+// whatever the state of the store.
+func checkEntries(entries []sessions.Entry) error {
+	for i, e := range entries {
+		var why string
+		switch {
+		case len(e.Key) == 0:
+			why = "an empty key"
+		case len(e.Key) > maxKeySize:
+			why = fmt.Sprintf("a key of %d bytes, over Badger's %d", len(e.Key), maxKeySize)
+		case bytes.HasPrefix(e.Key, []byte(badgerPrefix)):
+			why = "a key starting with " + badgerPrefix + ", which Badger keeps for itself"
+		case len(e.Value) > maxValueSize:
+			why = fmt.Sprintf("a value of %d bytes, over Badger's %d", len(e.Value), maxValueSize)
+		default:
+			continue
+		}
+		return &invalidEntry{fmt.Sprintf("entry %d of %d has %s, which no store holds", i+1, len(entries), why)}
+	}
+	return nil
+}
+
+// invalidEntry is the error of checkEntries: one line, matching
+// ErrInvalidEntry.
+type invalidEntry struct{ msg string }
+
+func (e *invalidEntry) Error() string        { return e.msg }
+func (e *invalidEntry) Is(target error) bool { return target == ErrInvalidEntry }
 
 // Scan yields, in byte order of keys, every entry whose key k has
 // start <= k < end (a nil end is no bound), from one Badger read
@@ -237,16 +346,36 @@ func (s *Store) Scan(start, end []byte) iter.Seq2[sessions.Entry, error] {
 		err := s.db.View(func(txn *badger.Txn) error {
 			it := txn.NewIterator(rangeOptions(start, end))
 			defer it.Close()
+			spooled := s.spooledIn(start, end)
 			var buf []byte // reused for the values that are copied
-			for it.Seek(start); it.Valid(); it.Next() {
+			for it.Seek(start); ; {
+				var key []byte
+				if it.Valid() {
+					if key = it.Item().Key(); end != nil && bytes.Compare(key, end) >= 0 {
+						key = nil
+					}
+				}
+				if key == nil && len(spooled) == 0 {
+					return nil
+				}
 				if s.closed.Load() {
 					return sessions.ErrClosed
 				}
-				item := it.Item()
-				key := item.Key()
-				if end != nil && bytes.Compare(key, end) >= 0 {
-					return nil
+				// Spooled entries not yet merged come in key order; one
+				// whose key is in the store too replaces it, as its merge
+				// will.
+				if len(spooled) > 0 && (key == nil || bytes.Compare(spooled[0].Key, key) <= 0) {
+					if key != nil && bytes.Equal(spooled[0].Key, key) {
+						it.Next()
+					}
+					e := spooled[0]
+					spooled = spooled[1:]
+					if !yield(e, nil) {
+						return nil
+					}
+					continue
 				}
+				item := it.Item()
 				more := true
 				if item.ValueSize() >= copyValuesFrom {
 					var err error
@@ -263,8 +392,8 @@ func (s *Store) Scan(start, end []byte) iter.Seq2[sessions.Entry, error] {
 				if !more {
 					return nil
 				}
+				it.Next()
 			}
-			return nil
 		})
 		if errors.Is(err, sessions.ErrClosed) {
 			yield(sessions.Entry{}, err)
@@ -375,6 +504,9 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 
 	err := s.db.Close()
+	if s.release != nil {
+		s.release()
+	}
 
 	s.mu.Lock()
 	s.released = true

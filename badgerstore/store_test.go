@@ -30,7 +30,10 @@ import (
 const childEnv = "BADGERSTORE_TEST_CHILD"
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv(childEnv); role != "" {
+	if role := os.Getenv(childEnv); role == "doctor" {
+		doctorChild(os.Getenv("BADGERSTORE_TEST_DIR"), os.Getenv("BADGERSTORE_TEST_STOP"))
+		return
+	} else if role != "" {
 		child(role, os.Getenv("BADGERSTORE_TEST_DIR"))
 		return
 	}
@@ -273,17 +276,23 @@ func mapsEqual(a, b map[string]string) bool {
 // which is what tells a crashed store from another.
 func crashed(t *testing.T) string {
 	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	crashedAt(t, dir)
+	return dir
+}
+
+// crashedAt makes in dir the store crashed returns.
+func crashedAt(t *testing.T, dir string) {
+	t.Helper()
 	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
 		t.Skip("Badger has no read-only mode here")
 	}
-	dir := filepath.Join(t.TempDir(), "store")
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), childEnv+"=crash", "BADGERSTORE_TEST_DIR="+dir)
 	out, err := cmd.Output()
 	if err != nil || string(out) != "written\n" {
 		t.Fatalf("child: %v, %q", err, out)
 	}
-	return dir
 }
 
 func TestCrashRecovery(t *testing.T) {

@@ -108,15 +108,25 @@ func checkBeforeOpen(dir string, readOnly bool) error {
 // (shared) while it reads, and fails with an error matching ErrLocked when
 // a writer holds it.
 //
-// A directory that holds no store gives an error matching fs.ErrNotExist.
+// A directory that holds no store gives an error matching fs.ErrNotExist;
+// one holding a link, a FIFO or a device, an error matching ErrUnsafeFile
+// naming it, and nothing is read.
 // Verify reads no file, and says why, when the program links a version of
 // Badger other than the one the store's file readers were written for.
 func Verify(dir string) ([]*CorruptError, error) {
 	unlock, err := lockDir(dir, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		if ierr := interrupted(dir, dir); ierr != nil {
+			return nil, ierr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	if err := checkFiles(dir); err != nil {
+		return nil, err
+	}
 	found, err := badgerfmt.CheckAll(dir)
 	if err == nil && len(found) == 0 {
 		err = storeThere(dir)

@@ -30,3 +30,16 @@ func lockDir(dir string, exclusive bool) (unlock func(), err error) {
 	}
 	return func() { f.Close() }, nil // closing the last descriptor releases the lock
 }
+
+// lockFile takes an exclusive flock on f without waiting: the doctor's
+// journal is its lock, so two doctors never work on one store at once.
+func lockFile(f *os.File) error {
+	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+}
+
+// writable reports whether this process may write in the directory dir:
+// not on a read-only file system, and with the permission to. Root may
+// write where the mode bits say no; the system, not the bits, answers.
+func writable(dir string) bool {
+	return unix.Access(dir, unix.W_OK) == nil
+}

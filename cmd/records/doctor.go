@@ -19,19 +19,25 @@ func (a *app) doctorCommand() *cobra.Command {
 		Use:   "doctor",
 		Short: "Check a store, and recover what is readable from a damaged one",
 		Long: `Check every file of the store, every block of every table included, and if
-a file is damaged, recover: move the damaged store aside, to
-<dir>.damaged-<UTC time>, where it is kept as it was; create a new store at
-<dir>; copy into it every record and session row that can still be read;
-and say what was kept and what was lost. A healthy store is left alone.
+a file is damaged, recover: copy every record and session row that can
+still be read into a new store, built beside the damaged one; then move the
+damaged store aside, to <dir>.damaged-<UTC time>, where it is kept as it
+was, and the new store to <dir>; and say what was kept and what was lost.
+A healthy store is left alone.
 
 A program recording into a damaged store, and every other records command,
 fail with an error naming the damaged file rather than read a store that
 may crash them or lose more data; this is the command that error points
-to. Records a busy store set aside (its spool) go to the new store.
+to. The new store gets a copy of the records a busy store set aside (its
+spool).
 
-The doctor needs the store to itself: it changes nothing while another
-process has the store open. --check only checks, and exits with 1 if a
-file is damaged.`,
+The doctor can be stopped at any moment: before the swap, <dir> is the
+damaged store; during it, a journal (<dir>.doctor) says where the records
+are, and every records command points to it; run the doctor again to
+finish. The doctor needs the store to itself: it changes nothing while
+another process has the store open. A store reached through a symbolic
+link is recovered where the link points, and the link kept. --check only
+checks, and exits with 1 if a file is damaged.`,
 		Example: `  records doctor
   records doctor --dir ./build/records --check`,
 		Args: cobra.NoArgs,
@@ -88,9 +94,33 @@ func doctor(w io.Writer, dir string) error {
 		fmt.Fprintf(w, "The store at %s is healthy: nothing to do.\n", clean(dir))
 		return nil
 	}
+	if rec.Resumed {
+		fmt.Fprintf(w, "Finished a doctor run on %s that was cut short.\n", clean(dir))
+		fmt.Fprintf(w, "The damaged store is at %s, kept as it was.\n", clean(rec.Aside))
+		fmt.Fprintf(w, "The new store at %s holds what could be read:\n", clean(dir))
+		printKept(w, rec)
+		return nil
+	}
 	printDamage(w, rec.Damage)
 	fmt.Fprintf(w, "\nMoved the damaged store to %s, where it is kept as it was.\n", clean(rec.Aside))
 	fmt.Fprintf(w, "Created a new store at %s, holding what could be read:\n", clean(dir))
+	printKept(w, rec)
+	if len(rec.Lost) == 0 {
+		fmt.Fprintln(w, "Nothing was lost.")
+		return nil
+	}
+	fmt.Fprintln(w, "Could not be read, and lost:")
+	for _, l := range rec.Lost {
+		fmt.Fprintf(w, "  %s\n", clean(l))
+	}
+	if rec.LostEntries > 0 {
+		fmt.Fprintf(w, "At least %d entries (records or session rows) were lost.\n", rec.LostEntries)
+	}
+	return nil
+}
+
+// printKept prints what the new store of rec holds, by kind.
+func printKept(w io.Writer, rec *badgerstore.Recovery) {
 	kinds := make([]string, 0, len(rec.Kept))
 	for k := range rec.Kept {
 		kinds = append(kinds, k)
@@ -112,18 +142,6 @@ func doctor(w io.Writer, dir string) error {
 	if rec.Spool {
 		fmt.Fprintln(w, "  and the spool (records set aside while the store was busy), which the next program to open the store writes in")
 	}
-	if len(rec.Lost) == 0 {
-		fmt.Fprintln(w, "Nothing was lost.")
-		return nil
-	}
-	fmt.Fprintln(w, "Could not be read, and lost:")
-	for _, l := range rec.Lost {
-		fmt.Fprintf(w, "  %s\n", clean(l))
-	}
-	if rec.LostEntries > 0 {
-		fmt.Fprintf(w, "At least %d entries (records or session rows) were lost.\n", rec.LostEntries)
-	}
-	return nil
 }
 
 func printDamage(w io.Writer, damage []*badgerstore.CorruptError) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,5 +102,53 @@ func TestDoctorMissingAndHealthy(t *testing.T) {
 	}
 	if out := mustRun(t, "--dir", dir, "doctor"); !strings.Contains(out, "nothing to do") {
 		t.Errorf("doctor of a healthy store: %q", out)
+	}
+}
+
+// TestDoctorFinishesAnInterruptedRun leaves a store as a doctor killed
+// between its two renames leaves it — the damaged store aside, the
+// recovered one beside it, nothing at the directory, the journal naming
+// both (docs/FORMAT.md §9) — and checks that every command says where the
+// records are, and that the doctor finishes the run.
+func TestDoctorFinishesAnInterruptedRun(t *testing.T) {
+	dir := writeStore(t)
+	sessionsBefore := mustRun(t, "--dir", dir, "sessions", "--json")
+	recovered := dir + ".doctor-new"
+	if out, err := exec.Command("cp", "-a", dir, recovered).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	if err := os.Truncate(filepath.Join(dir, "MANIFEST"), 12); err != nil {
+		t.Fatal(err)
+	}
+	aside := dir + ".damaged-20260101T000000Z"
+	if err := os.Rename(dir, aside); err != nil {
+		t.Fatal(err)
+	}
+	journal := "otelrecords doctor journal, version 1\n" +
+		"aside: " + filepath.Base(aside) + "\n" +
+		"new: " + filepath.Base(recovered) + "\n"
+	if err := os.WriteFile(dir+".doctor", []byte(journal), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, args := range [][]string{{"sessions"}, {"dump"}, {"doctor", "--check"}} {
+		code, _, errOut := runCLI(t, append([]string{"--dir", dir}, args...)...)
+		if code != exitError || !strings.Contains(errOut, aside) || !strings.Contains(errOut, recovered) ||
+			!strings.Contains(errOut, "records doctor --dir "+dir) {
+			t.Errorf("records %v mid-doctor: exit %d, stderr %q; want where the records are, and the way to finish", args, code, errOut)
+		}
+	}
+	out := mustRun(t, "--dir", dir, "doctor")
+	t.Logf("records doctor:\n%s", out)
+	for _, want := range []string{"Finished a doctor run on " + dir, aside, "2 session rows"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor's report lacks %q", want)
+		}
+	}
+	if got := mustRun(t, "--dir", dir, "sessions", "--json"); got != sessionsBefore {
+		t.Errorf("sessions after the doctor:\n%s\nbefore:\n%s", got, sessionsBefore)
+	}
+	if left, _ := filepath.Glob(dir + ".doctor*"); len(left) != 0 {
+		t.Errorf("left over: %v", left)
 	}
 }

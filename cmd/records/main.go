@@ -135,7 +135,9 @@ func (e usageError) Unwrap() error { return e.error }
 
 // read opens the store read-only, hands a reader of it to fn, and closes
 // it. A store that does not exist is reported as such and not created; a
-// store another process holds is reported as busy. After fn, values the
+// store another process holds is reported as busy. Reading writes
+// nothing where the store cannot be written (it still merges a spool, and
+// replays a crashed writer's log, where it can). After fn, values the
 // reader skipped because they did not decode are counted on stderr.
 func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err error) {
 	dir, err := a.storeDir()
@@ -146,9 +148,14 @@ func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err er
 	// (see internal/sharedstore), so wait a bounded time, and say so.
 	ctx, cancel := context.WithTimeout(cmd.Context(), a.wait)
 	defer cancel()
+	stderr := cmd.ErrOrStderr()
 	st, err := badgerstore.OpenWait(ctx, dir, func(error) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "records: waiting for the store at %s: another process holds it\n", dir)
-	}, badgerstore.WithReadOnly())
+		fmt.Fprintf(stderr, "records: waiting for the store at %s: another process holds it\n", dir)
+	}, badgerstore.WithReadOnly(), badgerstore.WithErrorHandler(func(err error) {
+		// A spool file set aside or skipped, a warning of Badger's: the
+		// reader goes on, and says so where its errors go.
+		fmt.Fprintf(stderr, "records: %s\n", clean(err.Error()))
+	}))
 	if err != nil {
 		return openError(dir, err)
 	}
@@ -157,6 +164,15 @@ func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err er
 			err = fmt.Errorf("close the store at %s: %w", dir, cerr)
 		}
 	}()
+	// A store this process cannot write (read-only media, another user's)
+	// is read as it is: records a writer spooled are shown from the spool,
+	// and stay there until a writer merges them.
+	switch n := st.Unmerged(); {
+	case n == 1:
+		fmt.Fprintln(stderr, "records: 1 record in the spool left for a writer to merge")
+	case n > 1:
+		fmt.Fprintf(stderr, "records: %d records in the spool left for a writer to merge\n", n)
+	}
 	r := sessions.NewRecords(st)
 	defer func() {
 		switch n := r.Skipped(); {

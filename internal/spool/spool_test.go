@@ -2,9 +2,11 @@ package spool_test
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -132,5 +134,102 @@ func TestSpillsInOneTickKeepEachOther(t *testing.T) {
 	}
 	if want := [][]string{{"a=1"}, {"b=2"}, {"a=3"}}; !slices.EqualFunc(w.batches, want, slices.Equal) {
 		t.Fatalf("merged %q, want %q: every spill, in the order written", w.batches, want)
+	}
+}
+
+// A spool travels with its store, and a store can come from anywhere: a
+// spool that is a link is refused, naming it, and nothing it points to is
+// read, renamed, removed or written.
+func TestSpoolThatIsALinkIsRefused(t *testing.T) {
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere")
+	if err := spool.Write(elsewhere, entries("a", "1")); err != nil {
+		t.Fatal(err)
+	}
+	before := filesIn(t, spool.Dir(elsewhere))
+	store := t.TempDir()
+	if err := os.Symlink(spool.Dir(elsewhere), spool.Dir(store)); err != nil {
+		t.Fatal(err)
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), spool.Dir(store)) || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("%s on a spool that is a link = %v, want an error naming it as a link", what, err)
+		}
+	}
+	var w written
+	_, err := spool.Merge(store, w.write, func(err error) { t.Errorf("reported %v", err) })
+	refused("Merge", err)
+	if len(w.batches) != 0 {
+		t.Errorf("Merge wrote %q through the link", w.batches)
+	}
+	_, err = spool.Read(store, 1<<20, nil)
+	refused("Read", err)
+	refused("Write", spool.Write(store, entries("b", "2")))
+	if !spool.Has(store) {
+		t.Error("Has = false: an opener would not see the spool to refuse it")
+	}
+	if after := filesIn(t, spool.Dir(elsewhere)); !maps.Equal(before, after) {
+		t.Errorf("the directory the link points to changed: %v, was %v", after, before)
+	}
+}
+
+// filesIn returns the name and content of every file in dir.
+func filesIn(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, de := range des {
+		b, _ := os.ReadFile(filepath.Join(dir, de.Name()))
+		out[de.Name()] = string(b)
+	}
+	return out
+}
+
+// Write keeps every file within MaxFile, which readers refuse to exceed,
+// splitting a large spill into files that merge in order.
+func TestWriteSplitsAtMaxFile(t *testing.T) {
+	store := t.TempDir()
+	big := strings.Repeat("v", 25<<20)
+	if err := spool.Write(store, entries("a", big, "b", big, "c", big)); err != nil {
+		t.Fatal(err)
+	}
+	des, err := os.ReadDir(spool.Dir(store))
+	if err != nil || len(des) != 2 {
+		t.Fatalf("spool holds %d files, %v; want the three 25 MiB entries in two", len(des), err)
+	}
+	for _, de := range des {
+		if fi, _ := de.Info(); fi.Size() > spool.MaxFile {
+			t.Errorf("%s is %d bytes, over MaxFile", de.Name(), fi.Size())
+		}
+	}
+	var keys []string
+	if _, err := spool.Merge(store, func(es []sessions.Entry) error {
+		for _, e := range es {
+			keys = append(keys, string(e.Key))
+		}
+		return nil
+	}, func(err error) { t.Error(err) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(keys, []string{"a", "b", "c"}) {
+		t.Fatalf("merged %v, want a, b, c in order", keys)
+	}
+}
+
+func TestReadKeepsABoundedAmount(t *testing.T) {
+	store := t.TempDir()
+	for range 3 {
+		if err := spool.Write(store, entries("k", strings.Repeat("v", 1000))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if files, err := spool.Read(store, 10_000, nil); err != nil || len(files) != 3 {
+		t.Fatalf("Read = %d files, %v; want 3", len(files), err)
+	}
+	if _, err := spool.Read(store, 2_500, nil); err == nil || !strings.Contains(err.Error(), "a writer merges it") {
+		t.Fatalf("Read over its limit = %v, want an error saying a writer merges the spool", err)
 	}
 }

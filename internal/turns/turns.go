@@ -16,11 +16,12 @@ package turns
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/otelrecords/otelrecords/internal/storefs"
 )
 
 const (
@@ -44,25 +45,57 @@ var writers atomic.Int64
 func WriterToken() string { return fmt.Sprintf("%d/%d", os.Getpid(), writers.Add(1)) }
 
 // Ask leaves token in the marker of the store in dir, asking its holder to
-// let it go. A store whose directory cannot be written (a reader of a
-// read-only copy) cannot ask, and just goes on waiting.
-func Ask(dir, token string) {
-	_ = os.WriteFile(filepath.Join(dir, file), []byte(token+"\n"), 0o600)
+// let it go. A store is untrusted input (it may come from a tarball), so
+// the marker is written only as a regular file inside dir
+// (internal/storefs): a marker that is a symbolic link, a FIFO or anything
+// else is refused with an error naming it, never followed, truncated or
+// opened for writing. A store whose directory cannot be written (a reader
+// of a read-only copy) cannot ask either; a waiter may ignore the error
+// and go on waiting.
+func Ask(dir, token string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("otelrecords: ask for the store: %w", err)
+	}
+	defer root.Close()
+	f, err := storefs.Open(root, file, os.O_WRONLY|os.O_CREATE, 0o600, maxMarker)
+	if err != nil {
+		return fmt.Errorf("otelrecords: ask for the store: %w", err)
+	}
+	defer f.Close()
+	// Truncated only now that it is known to be the regular file itself.
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("otelrecords: ask for the store: %w", err)
+	}
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		return fmt.Errorf("otelrecords: ask for the store: %w", err)
+	}
+	return nil
 }
 
 // Asked reports whether an opener other than token asked for the store in
 // dir while its holder had it, since it opened it at since: the marker is
 // fresh, was written at most fresh before since (a request made while the
-// holder was opening), and holds another token.
+// holder was opening), and holds another token. A marker that is not a
+// regular file, or is longer than any token, asks nothing.
 func Asked(dir, token string, since time.Time) bool {
-	path := filepath.Join(dir, file)
-	fi, err := os.Stat(path)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	// Lstat first: the cheap check, and the common answer (no request).
+	fi, err := root.Lstat(file)
 	if err != nil || time.Since(fi.ModTime()) > fresh || fi.ModTime().Before(since.Add(-fresh)) {
 		return false
 	}
-	b, err := os.ReadFile(path)
+	b, err := storefs.ReadFile(root, file, maxMarker)
 	if err != nil {
 		return false
 	}
 	return strings.TrimSpace(string(b)) != token
 }
+
+// maxMarker bounds the marker: a token is a pid, a slash and a counter,
+// well under it.
+const maxMarker = 64

@@ -56,5 +56,7 @@ func TestWriterTokensDiffer(t *testing.T) {
 }
 
 func TestAskOnAReadOnlyDirectoryIsHarmless(t *testing.T) {
-	turns.Ask(filepath.Join(t.TempDir(), "missing"), turns.ReaderToken())
+	if err := turns.Ask(filepath.Join(t.TempDir(), "missing"), turns.ReaderToken()); err == nil {
+		t.Fatal("Ask in a missing directory succeeded")
+	}
 }
