@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -64,7 +65,18 @@ func unsafeRune(r rune) bool {
 // table writes rows as aligned columns. Every cell is cleaned, so a caller
 // cannot forget to. Call flush when done (and, for long outputs, now and
 // then: a tabwriter holds everything until it is flushed).
+//
+// A column is as wide as its widest cell among the rows aligned together,
+// and every one of those rows is padded to it: one record's 10 MB name
+// would pad a thousand rows to 10 MB each. So a row with a cell wider than
+// alignedWidth (the last cell, never padded, aside) is written on its own,
+// unaligned, between flushes: a row's padding stays within alignedWidth a
+// column.
 type table struct{ tw *tabwriter.Writer }
+
+// alignedWidth is the widest cell, in bytes, that a table aligns with the
+// rows around it.
+const alignedWidth = 128
 
 func newTable(w io.Writer) *table {
 	return &table{tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
@@ -72,18 +84,34 @@ func newTable(w io.Writer) *table {
 
 // row writes one row of cells.
 func (t *table) row(cells ...string) error {
+	cells = slices.Clone(cells)
+	wide := false
+	for i := range cells {
+		cells[i] = clean(cells[i])
+		wide = wide || i < len(cells)-1 && len(cells[i]) > alignedWidth
+	}
+	if wide {
+		if err := t.tw.Flush(); err != nil {
+			return err
+		}
+	}
 	for i, c := range cells {
 		if i > 0 {
 			if _, err := io.WriteString(t.tw, "\t"); err != nil {
 				return err
 			}
 		}
-		if _, err := io.WriteString(t.tw, clean(c)); err != nil {
+		if _, err := io.WriteString(t.tw, c); err != nil {
 			return err
 		}
 	}
-	_, err := io.WriteString(t.tw, "\n")
-	return err
+	if _, err := io.WriteString(t.tw, "\n"); err != nil {
+		return err
+	}
+	if wide {
+		return t.tw.Flush()
+	}
+	return nil
 }
 
 func (t *table) flush() error { return t.tw.Flush() }
