@@ -22,16 +22,16 @@ const (
 	// decodeAmplification is how many bytes decoding may allocate per byte
 	// of the value, and decodeSlack how many besides, for the fixed cost
 	// of a small value.
-	decodeAmplification = 40
+	decodeAmplification = 56
 	decodeSlack         = 64 << 10
 
 	costArrayItem = 32  // a slot in []any (16), and in the typed slice made of it (up to 16)
-	costMapItem   = 40  // half a pair: a map slot (about 37 a pair) and an attribute (32 a pair)
+	costMapItem   = 64  // half a pair: map slots (a table is a power of two, at most 7/8 full: up to 75 a pair) and an attribute (32 a pair)
 	costGroup     = 264 // the first group of slots a map with any pair allocates (8 slots)
-	costArray     = 24  // a slice header, boxed
+	costArray     = 48  // a slice header, boxed, twice: in []any, and as a Value
 	costMap       = 48  // a map header
 	costTag       = 48  // a tag's number and content, boxed (cbor.Tag, time.Time, big.Int)
-	costString    = 16  // a string header, boxed (its bytes are charged one for one)
+	costString    = 24  // a string header, boxed, and its bytes' rounding (its bytes are charged one for one)
 	costNumber    = 8   // a number, boxed
 )
 

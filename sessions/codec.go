@@ -22,7 +22,7 @@ const (
 // maxValueSize is the largest value a reader decodes, in bytes; larger ones
 // are counted as undecodable. It is the largest value Badger stores (the
 // size of its value-log files), above keys.MaxRecordSize, which writers
-// keep to. With the decoding budget (budget.go: at most 40 bytes allocated
+// keep to. With the decoding budget (budget.go: at most 56 bytes allocated
 // per byte of a value) it bounds what one value can make a reader
 // allocate.
 const maxValueSize = keys.MaxValueSize

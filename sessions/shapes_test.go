@@ -170,7 +170,11 @@ func TestMergeRunsAcrossRefills(t *testing.T) {
 	var want []at
 	bad := 0
 	seq := map[sessions.SessionID]uint64{}
-	for range 20_000 {
+	n := 20_000
+	if raceEnabled {
+		n = 4_000
+	}
+	for range n {
 		id := sessions.SessionID(1 + rng.IntN(3))
 		kind := fmt.Sprintf("k%d", rng.IntN(5))
 		if rng.IntN(7) == 0 {
