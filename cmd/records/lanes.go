@@ -35,22 +35,11 @@ type span struct {
 // each in O(log lanes). (Asking every lane in turn cost n × lanes: 14 s for
 // 100,000 records overlapping at random.)
 func layOut(spans []span) (depths []int) {
-	order := make([]int, len(spans))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		x, y := &spans[a], &spans[b]
-		if c := cmp.Compare(x.start, y.start); c != 0 {
-			return c
-		}
-		return cmp.Compare(y.end, x.end)
-	})
 	var (
 		stacks [][]time.Duration // each lane's open spans' ends, innermost last
 		tops   laneTops
 	)
-	for _, i := range order {
+	for _, i := range layOutOrder(spans) {
 		s := &spans[i]
 		// Within the tree's range, below its mark for an empty lane; a
 		// wall that overflows ends the span where it starts.
@@ -80,6 +69,24 @@ func layOut(spans []span) (depths []int) {
 		tops.set(l, end)
 	}
 	return depths
+}
+
+// layOutOrder returns the indexes of spans in the order they are laid
+// out: by start, the longer first on a tie, so that the enclosing one
+// comes first; in the order given among equals.
+func layOutOrder(spans []span) []int {
+	order := make([]int, len(spans))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		x, y := &spans[a], &spans[b]
+		if c := cmp.Compare(x.start, y.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.end, x.end)
+	})
+	return order
 }
 
 // noSpan marks an empty lane in laneTops: it fits any span, and has

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"flag"
 	"math/rand/v2"
 	"slices"
@@ -17,19 +16,8 @@ var long = flag.Bool("long", false, "run the hostile-shape tests at the sizes RE
 // layOutByLane is the lane layout as it was first written: each span asks
 // every lane in turn. It is kept as the reference layOut must agree with.
 func layOutByLane(spans []span) (depths []int) {
-	order := make([]int, len(spans))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		x, y := &spans[a], &spans[b]
-		if c := cmp.Compare(x.start, y.start); c != 0 {
-			return c
-		}
-		return cmp.Compare(y.end, x.end)
-	})
 	var lanes [][]time.Duration
-	for _, i := range order {
+	for _, i := range layOutOrder(spans) {
 		s := &spans[i]
 		placed := false
 		for l, open := range lanes {
