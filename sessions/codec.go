@@ -22,10 +22,9 @@ const (
 // maxValueSize is the largest value a reader decodes, in bytes; larger ones
 // are counted as undecodable. It is the largest value Badger stores (the
 // size of its value-log files), above keys.MaxRecordSize, which writers
-// keep to. It bounds what one value can make a reader allocate: decoding
-// amplifies a value by up to about 32 times (an array of empty strings),
-// 80 times for an array of empty events, themselves bounded by
-// maxArrayElements.
+// keep to. With the decoding budget (budget.go: at most 56 bytes allocated
+// per byte of a value) it bounds what one value can make a reader
+// allocate.
 const maxValueSize = keys.MaxValueSize
 
 var (
@@ -92,6 +91,9 @@ func decodeRecord(b []byte) (Stamped[Record], error) {
 	var v Stamped[Record]
 	if len(b) > maxValueSize {
 		return v, fmt.Errorf("value of %d bytes exceeds %d", len(b), maxValueSize)
+	}
+	if err := checkBudget(b); err != nil {
+		return v, err
 	}
 	var w recordWire
 	if err := decMode.Unmarshal(b, &w); err != nil {
@@ -279,6 +281,9 @@ func decodeSession(b []byte) (Session, error) {
 	var s Session
 	if len(b) > maxValueSize {
 		return s, fmt.Errorf("value of %d bytes exceeds %d", len(b), maxValueSize)
+	}
+	if err := checkBudget(b); err != nil {
+		return s, err
 	}
 	err := decMode.Unmarshal(b, &s)
 	return s, err

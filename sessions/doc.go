@@ -26,7 +26,11 @@
 // both pass. The Records reader reads a store back: sessions oldest first,
 // each kind's records in stamp order as ordered range scans, generic
 // (Record) or typed (Typed, through `record` struct tags), as Go iterators,
-// with values that do not decode skipped and counted rather than fatal.
+// with values that do not decode, or that disagree with their key (the key
+// is the truth), skipped and counted rather than fatal. A store is
+// untrusted input: every value is decoded within limits and a budget of
+// what it may make a reader allocate, and a merged read of every kind
+// holds a bounded buffer per kind, not an open read.
 //
 // This package imports neither OpenTelemetry nor Badger: package spanbridge
 // maps spans to records, package exporter drives a Recorder from a

@@ -25,3 +25,9 @@ func EncodeRecordPlain(v Stamped[Record]) ([]byte, error) {
 		Record Record `cbor:"record"`
 	}{v.Stamp, v.Record})
 }
+
+// DecodeBudget is what decoding a value of n bytes may allocate.
+var DecodeBudget = budget
+
+// WalkBudget walks a value as checkBudget does, whatever its size.
+var WalkBudget = walkBudget

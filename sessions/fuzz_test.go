@@ -58,15 +58,36 @@ func FuzzParseKey(f *testing.F) {
 // the same record; and that a value it decodes encodes, decodes again,
 // and encodes to the same bytes (the encoding is deterministic, so equal
 // bytes are the same record), which the library's encoding matches.
+//
+// It also checks the decoding budget (budget.go): decoding allocates within
+// it, and the walk that charges a value accepts every value that decodes
+// (it is never stricter than the decoder, but for the budget), and never
+// panics.
 func FuzzDecodeRecord(f *testing.F) {
+	// Many small containers, each a byte: over budget, refused unread.
+	f.Add(attrsOfArrays([]byte{0xa0}, 400))
+	f.Add(attrsOfArrays([]byte{0xbf, 0xff}, 400))
+	f.Add(attrsOfArrays([]byte{0xc6, 0xc6, 0x00}, 400))
+	f.Add(recordWith("events", append(arrayOf(300), bytes.Repeat([]byte{0xa0}, 300)...)))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		before := heapAllocated()
 		v, err := sessions.DecodeRecord(b)
+		if n := heapAllocated() - before; int64(n) > sessions.DecodeBudget(len(b)) {
+			t.Fatalf("decoding %d bytes allocated %d, over the budget of %d", len(b), n, sessions.DecodeBudget(len(b)))
+		}
+		werr := sessions.WalkBudget(b)
 		plain, perr := sessions.DecodeRecordPlain(b)
-		if (err == nil) != (perr == nil) && len(b) <= keys.MaxValueSize {
+		// Within the budget, the wire decoder and the library agree on
+		// what decodes (past it, the wire decoder refuses what the library
+		// would take, by design).
+		if werr == nil && (err == nil) != (perr == nil) && len(b) <= keys.MaxValueSize {
 			t.Fatalf("the wire decoder says %v, the library %v\n%x", err, perr, b)
 		}
 		if err != nil {
 			return
+		}
+		if werr != nil {
+			t.Fatalf("a value that decodes does not pass the budget's walk: %v", werr)
 		}
 		once, err := encodeRecord(v)
 		if err != nil {
@@ -98,9 +119,17 @@ func FuzzDecodeRecord(f *testing.F) {
 // FuzzDecodeSession is FuzzDecodeRecord for session rows.
 func FuzzDecodeSession(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
+		before := heapAllocated()
 		s, err := sessions.DecodeSession(b)
+		if n := heapAllocated() - before; int64(n) > sessions.DecodeBudget(len(b)) {
+			t.Fatalf("decoding %d bytes allocated %d, over the budget of %d", len(b), n, sessions.DecodeBudget(len(b)))
+		}
+		werr := sessions.WalkBudget(b)
 		if err != nil {
 			return
+		}
+		if werr != nil {
+			t.Fatalf("a row that decodes does not pass the budget's walk: %v", werr)
 		}
 		once, err := encodeSession(s)
 		if err != nil {

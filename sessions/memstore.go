@@ -5,6 +5,7 @@ import (
 	"iter"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // MemStore is a Store in memory: for tests, and for programs that want to
@@ -14,10 +15,24 @@ type MemStore struct {
 	mu      sync.RWMutex
 	entries []Entry // sorted by key
 	closed  bool
+	// shared is set while a scan may be reading entries' array: the next
+	// change copies the array first and leaves the scan its own. So a scan
+	// costs nothing up front, and Kinds' seek per kind is not a copy of
+	// the rest of the store.
+	shared atomic.Bool
 }
 
 // NewMemStore returns an empty in-memory store.
 func NewMemStore() *MemStore { return &MemStore{} }
+
+// own makes entries' array the store's own before a change, copying it if
+// a scan may be reading it. The caller holds the write lock.
+func (m *MemStore) own() {
+	if m.shared.Load() {
+		m.entries = slices.Clone(m.entries)
+		m.shared.Store(false)
+	}
+}
 
 func (m *MemStore) find(key []byte) (int, bool) {
 	return slices.BinarySearchFunc(m.entries, key, func(e Entry, k []byte) int { return bytes.Compare(e.Key, k) })
@@ -30,6 +45,7 @@ func (m *MemStore) Write(entries []Entry) error {
 	if m.closed {
 		return ErrClosed
 	}
+	m.own()
 	for _, e := range entries {
 		e = Entry{Key: bytes.Clone(e.Key), Value: bytes.Clone(e.Value)}
 		if e.Value == nil {
@@ -63,7 +79,9 @@ func (m *MemStore) Scan(start, end []byte) iter.Seq2[Entry, error] {
 		}
 		var snap []Entry
 		if i < j {
-			snap = slices.Clone(m.entries[i:j])
+			// The array is not changed while it is shared (see own).
+			snap = m.entries[i:j:j]
+			m.shared.Store(true)
 		}
 		m.mu.RUnlock()
 		for _, e := range snap {
@@ -89,6 +107,7 @@ func (m *MemStore) DeleteRange(start, end []byte, match func([]byte) bool) (int,
 	if i >= j {
 		return 0, nil
 	}
+	m.own()
 	kept := m.entries[i:i]
 	for _, e := range m.entries[i:j] {
 		if match != nil && !match(e.Key) {

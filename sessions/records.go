@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"bytes"
+	"errors"
 	"iter"
 	"math"
 	"slices"
@@ -14,7 +15,14 @@ import (
 // in stamp order (session, seq). Reads are ordered range scans over the
 // key layout, never load-then-sort. A value that does not decode is
 // skipped and counted (see Skipped), so one damaged record never hides the
-// rest. A Records is safe for concurrent use.
+// rest.
+//
+// The key is the truth: a record is in the session and at the seq its key
+// says, a session row has the id its key says. A value whose stamp (or
+// row id) is zero takes it from the key; a value that names another
+// session, seq or id than its key disagrees with it, and is skipped and
+// counted as one that does not decode (docs/FORMAT.md §4). A Records is
+// safe for concurrent use.
 type Records struct {
 	store   Store
 	skipped atomic.Int64
@@ -24,7 +32,8 @@ type Records struct {
 func NewRecords(s Store) *Records { return &Records{store: s} }
 
 // Skipped returns how many values this reader has skipped because they did
-// not decode (or did not fit the type of a typed read), since it was made.
+// not decode, disagreed with their key, or did not fit the type of a typed
+// read, since it was made.
 func (r *Records) Skipped() int64 { return r.skipped.Load() }
 
 // ReadOption narrows what a read returns.
@@ -57,7 +66,7 @@ func bounds(namespace string, opts []ReadOption) (start, end []byte) {
 func (r *Records) Sessions(opts ...ReadOption) iter.Seq2[Session, error] {
 	return func(yield func(Session, error) bool) {
 		start, end := bounds(keys.Sessions, opts)
-		decodeRange(r, start, end, decodeSession, yield)
+		decodeRange(r, start, end, sessionAt, yield)
 	}
 }
 
@@ -79,23 +88,65 @@ func (r *Records) All(kind string, opts ...ReadOption) iter.Seq2[Stamped[Record]
 			return
 		}
 		start, end := bounds(keys.Namespace(k), opts)
-		decodeRange(r, start, end, decodeRecord, yield)
+		decodeRange(r, start, end, recordAt, yield)
 	}
 }
 
+// errDisagrees is why a value whose stamp or id is not its key's is
+// skipped.
+var errDisagrees = errors.New("value disagrees with its key")
+
+// recordAt decodes the record stored under a record key whose session and
+// seq are given: the key's, whatever the value says (see Records).
+func recordAt(session, seq uint64, value []byte) (Stamped[Record], error) {
+	v, err := decodeRecord(value)
+	if err != nil {
+		return v, err
+	}
+	if !fromKey((*uint64)(&v.Stamp.Session), session) || !fromKey(&v.Stamp.Seq, seq) {
+		return v, errDisagrees
+	}
+	return v, nil
+}
+
+// sessionAt decodes the session row stored under the key of the given id.
+func sessionAt(id, _ uint64, value []byte) (Session, error) {
+	s, err := decodeSession(value)
+	if err != nil {
+		return s, err
+	}
+	if !fromKey((*uint64)(&s.ID), id) {
+		return s, errDisagrees
+	}
+	return s, nil
+}
+
+// fromKey reports whether a number read from a value agrees with its key:
+// it is the key's, or zero — absent — and then set to the key's. A zero
+// seq is a real seq, but taking the key's for it changes nothing when the
+// two agree, and makes a stamp-less value read where its key puts it.
+func fromKey(v *uint64, key uint64) bool {
+	if *v == 0 {
+		*v = key
+	}
+	return *v == key
+}
+
 // decodeRange yields the decoded values of the keys of ours in [start,
-// end), skipping (and counting) those that do not decode.
-func decodeRange[T any](r *Records, start, end []byte, decode func([]byte) (T, error), yield func(T, error) bool) {
+// end), skipping (and counting) those that do not decode or disagree with
+// their key. decode gets the session and seq the key names.
+func decodeRange[T any](r *Records, start, end []byte, decode func(session, seq uint64, value []byte) (T, error), yield func(T, error) bool) {
 	var zero T
 	for e, err := range r.store.Scan(start, end) {
 		if err != nil {
 			yield(zero, err)
 			return
 		}
-		if !keys.Parses(e.Key) {
+		session, seq, ok := keyStamp(e.Key)
+		if !ok {
 			continue
 		}
-		v, err := decode(e.Value)
+		v, err := decode(session, seq, e.Value)
 		if err != nil {
 			r.skipped.Add(1)
 			continue
@@ -104,6 +155,13 @@ func decodeRange[T any](r *Records, start, end []byte, decode func([]byte) (T, e
 			return
 		}
 	}
+}
+
+// keyStamp returns the session (or row id) and seq a key of ours names,
+// and false for a key that is not one of ours: readers step over those.
+func keyStamp(key []byte) (session, seq uint64, ok bool) {
+	_, session, seq, err := keys.Parse(key)
+	return session, seq, err == nil
 }
 
 // Kinds returns the kinds the store holds records of, in byte order. It
@@ -149,23 +207,11 @@ func (r *Records) Kinds() ([]string, error) {
 // are left alone. Its cost follows what it deletes: one range delete per
 // kind.
 func (r *Records) Prune(keep int) (int, error) {
-	keep = max(keep, 0)
-	var ids []uint64
-	for e, err := range r.store.Scan(keys.NamespaceStart(keys.Sessions), keys.NamespaceEnd(keys.Sessions)) {
-		if err != nil {
-			return 0, err
-		}
-		kind, id, _, err := keys.Parse(e.Key)
-		if err != nil || kind != keys.SessionsKind {
-			continue
-		}
-		ids = append(ids, id)
+	pruned, _, err := r.PrunePlan(keep)
+	if err != nil || len(pruned) == 0 {
+		return 0, err
 	}
-	if len(ids) <= keep {
-		return 0, nil
-	}
-	pruned := ids[:len(ids)-keep]
-	newest := slices.Max(pruned)
+	newest := uint64(slices.Max(pruned))
 	kinds, err := r.Kinds()
 	if err != nil {
 		return 0, err
@@ -179,12 +225,36 @@ func (r *Records) Prune(keep int) (int, error) {
 		}
 	}
 	for _, id := range pruned {
-		k := keys.Session(id)
+		k := keys.Session(uint64(id))
 		if _, err := r.store.DeleteRange(k, append(k, 0), nil); err != nil {
 			return 0, err
 		}
 	}
 	return len(pruned), nil
+}
+
+// PrunePlan returns the ids of the sessions Prune(keep) deletes, oldest
+// first, and how many it keeps. Both come from the session rows' keys, as
+// Prune's do, so a row whose value does not decode or names another id is
+// counted by its key: a command that prints what it prunes prints what
+// Prune deletes.
+func (r *Records) PrunePlan(keep int) (pruned []SessionID, kept int, err error) {
+	keep = max(keep, 0)
+	var ids []SessionID
+	for e, err := range r.store.Scan(keys.NamespaceStart(keys.Sessions), keys.NamespaceEnd(keys.Sessions)) {
+		if err != nil {
+			return nil, 0, err
+		}
+		kind, id, _, err := keys.Parse(e.Key)
+		if err != nil || kind != keys.SessionsKind {
+			continue
+		}
+		ids = append(ids, SessionID(id))
+	}
+	if len(ids) <= keep {
+		return nil, len(ids), nil
+	}
+	return ids[:len(ids)-keep], keep, nil
 }
 
 // upTo returns the end of the range of a namespace's records stamped in

@@ -415,3 +415,96 @@ func parseKey(k []byte) (string, sessions.Stamp, error) {
 func names(t *testing.T, s sessions.Store, kind string) []string {
 	return testsupport.Names(t, s, kind)
 }
+
+// TestKeysAreTheTruth stores values that disagree with their keys: a
+// record whose stamp names another session or seq, a session row whose id
+// is another's, and values that carry no stamp or id at all. Every read
+// takes the key's word: a value that names something else is skipped and
+// counted, one that names nothing reads where its key puts it.
+func TestKeysAreTheTruth(t *testing.T) {
+	s := sessions.NewMemStore()
+	enc := func(st sessions.Stamp, name string) []byte {
+		v, err := encodeRecord(sessions.Stamped[sessions.Record]{Stamp: st, Record: sessions.Record{Name: name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	row := func(id sessions.SessionID, label string) []byte {
+		v, err := encodeSession(sessions.Session{ID: id, Label: label})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	at := func(session sessions.SessionID, seq uint64) []byte {
+		return testsupport.RecordKey("k", sessions.Stamp{Session: session, Seq: seq})
+	}
+	put(t, s, at(1, 0), enc(sessions.Stamp{Session: 1, Seq: 0}, "good"))
+	put(t, s, at(1, 1), enc(sessions.Stamp{Session: 2, Seq: 1}, "names session 2"))
+	put(t, s, at(1, 2), enc(sessions.Stamp{Session: 1, Seq: 7}, "names seq 7"))
+	put(t, s, at(1, 3), enc(sessions.Stamp{Offset: time.Second}, "no stamp"))
+	put(t, s, at(2, 0), enc(sessions.Stamp{Session: 2, Seq: 0}, "good2"))
+	put(t, s, testsupport.SessionKey(1), row(0, "no id"))
+	put(t, s, testsupport.SessionKey(2), row(3, "names session 3"))
+	put(t, s, testsupport.SessionKey(4), row(4, "good"))
+
+	r := sessions.NewRecords(s)
+	var got []string
+	for rec, err := range r.All("k") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d/%d %s", rec.Stamp.Session, rec.Stamp.Seq, rec.Record.Name))
+	}
+	want := []string{"1/0 good", "1/3 no stamp", "2/0 good2"}
+	if !slices.Equal(got, want) || r.Skipped() != 2 {
+		t.Fatalf("All = %q, skipped %d; want %q, 2 skipped", got, r.Skipped(), want)
+	}
+
+	r = sessions.NewRecords(s)
+	got = got[:0]
+	for kr, err := range r.InStampOrder(nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d/%d %s", kr.Stamp.Session, kr.Stamp.Seq, kr.Record.Name))
+	}
+	if !slices.Equal(got, want) || r.Skipped() != 2 {
+		t.Fatalf("InStampOrder = %q, skipped %d; want %q, 2 skipped", got, r.Skipped(), want)
+	}
+
+	r = sessions.NewRecords(s)
+	got = got[:0]
+	for rec, err := range sessions.Typed[struct {
+		Name string `record:",name"`
+	}](r, "k", sessions.InSession(1)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d/%d %s", rec.Stamp.Session, rec.Stamp.Seq, rec.Record.Name))
+	}
+	if !slices.Equal(got, want[:2]) || r.Skipped() != 2 {
+		t.Fatalf("Typed(session 1) = %q, skipped %d; want %q, 2 skipped", got, r.Skipped(), want[:2])
+	}
+
+	r = sessions.NewRecords(s)
+	got = got[:0]
+	for row, err := range r.Sessions() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d %s", row.ID, row.Label))
+	}
+	if want := []string{"1 no id", "4 good"}; !slices.Equal(got, want) || r.Skipped() != 1 {
+		t.Fatalf("Sessions = %q, skipped %d; want %q, 1 skipped", got, r.Skipped(), want)
+	}
+	// The row listed under id 1 is the row --session 1 finds.
+	if row, ok, err := r.Session(1); err != nil || !ok || row.Label != "no id" {
+		t.Fatalf("Session(1) = %+v, %v, %v", row, ok, err)
+	}
+	// Prune goes by keys, and says so: three rows, whatever their values.
+	if pruned, kept, err := r.PrunePlan(1); err != nil || !slices.Equal(pruned, []sessions.SessionID{1, 2}) || kept != 1 {
+		t.Fatalf("PrunePlan(1) = %v, %d, %v; want [1 2], 1", pruned, kept, err)
+	}
+}

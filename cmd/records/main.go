@@ -8,6 +8,8 @@ import (
 	"github.com/otelrecords/otelrecords/internal/version"
 	"io"
 	"io/fs"
+	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,6 +37,15 @@ func main() {
 // stderr, and returns the exit code. It is main without the process, so
 // tests can drive the command as a user would.
 func run(args []string, stdout, stderr io.Writer) int {
+	// What the library and Badger log goes to stderr cleaned, as
+	// everything else the command prints there (see stderrLog).
+	prevLog, prevOut, prevFlags := slog.Default(), log.Writer(), log.Flags()
+	slog.SetDefault(slog.New(newStderrLog(stderr)))
+	defer func() {
+		slog.SetDefault(prevLog)
+		log.SetOutput(prevOut)
+		log.SetFlags(prevFlags)
+	}()
 	a := &app{}
 	root := a.rootCommand()
 	root.SetArgs(args)
@@ -44,7 +55,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "records: %v\n", err)
+	// An error may name a file of the store's directory, whose name is
+	// anyone's: it is cleaned as every field printed is.
+	fmt.Fprintf(stderr, "records: %s\n", cleanMessage(err.Error()))
 	// Cobra reports a bad flag, argument or command before any command
 	// starts; our own flag checks say so with usageError.
 	if !a.started || errors.As(err, new(usageError)) {
@@ -150,11 +163,11 @@ func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err er
 	defer cancel()
 	stderr := cmd.ErrOrStderr()
 	st, err := badgerstore.OpenWait(ctx, dir, func(error) {
-		fmt.Fprintf(stderr, "records: waiting for the store at %s: another process holds it\n", dir)
+		fmt.Fprintf(stderr, "records: waiting for the store at %s: another process holds it\n", cleanMessage(dir))
 	}, badgerstore.WithReadOnly(), badgerstore.WithErrorHandler(func(err error) {
 		// A spool file set aside or skipped, a warning of Badger's: the
 		// reader goes on, and says so where its errors go.
-		fmt.Fprintf(stderr, "records: %s\n", clean(err.Error()))
+		fmt.Fprintf(stderr, "records: warning: %s\n", cleanMessage(err.Error()))
 	}))
 	if err != nil {
 		return openError(dir, err)
@@ -247,7 +260,7 @@ func (a *app) change(cmd *cobra.Command, fn func(dir string, st *badgerstore.Sto
 	onWait := func(error) {
 		if !said {
 			said = true
-			fmt.Fprintf(cmd.ErrOrStderr(), "records: waiting for the store at %s: another process holds it\n", dir)
+			fmt.Fprintf(cmd.ErrOrStderr(), "records: waiting for the store at %s: another process holds it\n", cleanMessage(dir))
 		}
 	}
 	// A read-only open checks that a store is there, and creates nothing

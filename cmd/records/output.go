@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 	"unicode"
@@ -31,6 +35,22 @@ func clean(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// cleanMessage returns a message for standard error fit for a terminal:
+// an error or a warning, which may name a file from the store's directory
+// (a damaged one, a spool file set aside) or carry a library's words. Each
+// line is cleaned as clean cleans a cell; a line after the first is
+// indented, so no line of it can pass for one of the command's own.
+func cleanMessage(s string) string {
+	if !strings.Contains(s, "\n") {
+		return clean(s)
+	}
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = clean(lines[i])
+	}
+	return strings.Join(lines, "\n  ")
 }
 
 func needsCleaning(s string) bool {
@@ -64,7 +84,18 @@ func unsafeRune(r rune) bool {
 // table writes rows as aligned columns. Every cell is cleaned, so a caller
 // cannot forget to. Call flush when done (and, for long outputs, now and
 // then: a tabwriter holds everything until it is flushed).
+//
+// A column is as wide as its widest cell among the rows aligned together,
+// and every one of those rows is padded to it: one record's 10 MB name
+// would pad a thousand rows to 10 MB each. So a row with a cell wider than
+// alignedWidth (the last cell, never padded, aside) is written on its own,
+// unaligned, between flushes: a row's padding stays within alignedWidth a
+// column.
 type table struct{ tw *tabwriter.Writer }
+
+// alignedWidth is the widest cell, in bytes, that a table aligns with the
+// rows around it.
+const alignedWidth = 128
 
 func newTable(w io.Writer) *table {
 	return &table{tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
@@ -72,18 +103,34 @@ func newTable(w io.Writer) *table {
 
 // row writes one row of cells.
 func (t *table) row(cells ...string) error {
+	cells = slices.Clone(cells)
+	wide := false
+	for i := range cells {
+		cells[i] = clean(cells[i])
+		wide = wide || i < len(cells)-1 && len(cells[i]) > alignedWidth
+	}
+	if wide {
+		if err := t.tw.Flush(); err != nil {
+			return err
+		}
+	}
 	for i, c := range cells {
 		if i > 0 {
 			if _, err := io.WriteString(t.tw, "\t"); err != nil {
 				return err
 			}
 		}
-		if _, err := io.WriteString(t.tw, clean(c)); err != nil {
+		if _, err := io.WriteString(t.tw, c); err != nil {
 			return err
 		}
 	}
-	_, err := io.WriteString(t.tw, "\n")
-	return err
+	if _, err := io.WriteString(t.tw, "\n"); err != nil {
+		return err
+	}
+	if wide {
+		return t.tw.Flush()
+	}
+	return nil
 }
 
 func (t *table) flush() error { return t.tw.Flush() }
@@ -177,4 +224,86 @@ func formatDuration(d time.Duration) string {
 		d = d.Round(unit)
 	}
 	return d.String()
+}
+
+// stderrLog is the slog handler the command installs: what the library
+// and Badger log (a spool file set aside, a warning from Badger) is
+// printed on standard error as "records: warning: <message> key=value",
+// every part cleaned by cleanMessage. Without it, slog's default handler
+// would print a file name from the store's directory as it is, escapes and
+// all.
+type stderrLog struct {
+	mu    *sync.Mutex // one line at a time: Badger logs from its goroutines
+	w     io.Writer
+	attrs string // " key=value" for the attributes given to WithAttrs
+	group string // "g." for the groups given to WithGroup
+}
+
+func newStderrLog(w io.Writer) *stderrLog { return &stderrLog{mu: new(sync.Mutex), w: w} }
+
+// Enabled reports whether level is printed: information and above, as
+// slog's default handler prints.
+func (h *stderrLog) Enabled(_ context.Context, level slog.Level) bool { return level >= slog.LevelInfo }
+
+// Handle prints one record on one line.
+func (h *stderrLog) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString("records: ")
+	switch {
+	case r.Level >= slog.LevelError:
+		b.WriteString("error: ")
+	case r.Level >= slog.LevelWarn:
+		b.WriteString("warning: ")
+	}
+	b.WriteString(cleanMessage(r.Message))
+	b.WriteString(h.attrs)
+	r.Attrs(func(a slog.Attr) bool {
+		b.WriteString(h.attr(a))
+		return true
+	})
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+// attr formats an attribute as " key=value", cleaned.
+func (h *stderrLog) attr(a slog.Attr) string {
+	a.Value = a.Value.Resolve()
+	if a.Equal(slog.Attr{}) {
+		return ""
+	}
+	if a.Value.Kind() == slog.KindGroup {
+		g := &stderrLog{group: h.group + a.Key + "."}
+		if a.Key == "" {
+			g.group = h.group
+		}
+		var b strings.Builder
+		for _, x := range a.Value.Group() {
+			b.WriteString(g.attr(x))
+		}
+		return b.String()
+	}
+	return " " + formatString(h.group+a.Key) + "=" + formatString(a.Value.String())
+}
+
+// WithAttrs returns a handler that prints attrs on every line.
+func (h *stderrLog) WithAttrs(attrs []slog.Attr) slog.Handler {
+	g := *h
+	for _, a := range attrs {
+		g.attrs += h.attr(a)
+	}
+	return &g
+}
+
+// WithGroup returns a handler that qualifies the keys that follow with
+// name.
+func (h *stderrLog) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	g := *h
+	g.group += name + "."
+	return &g
 }

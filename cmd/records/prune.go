@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -75,18 +76,29 @@ object per pruned session and line, as records sessions --json prints it.`,
 // prune finds what Prune(keep) deletes, deletes it (unless dryRun) and
 // prints it.
 func prune(cmd *cobra.Command, r *sessions.Records, keep int, dryRun, asJSON bool) error {
-	rows, err := sessionRows(r)
+	// What goes is decided by the rows' keys, as Prune decides it; a row
+	// whose value does not read is shown bare, by its key's id.
+	plan, kept, err := r.PrunePlan(keep)
 	if err != nil {
 		return err
 	}
 	var gone []sessions.Session
-	if len(rows) > keep {
-		gone = rows[:len(rows)-keep]
+	if len(plan) > 0 {
+		rows, err := sessionRows(r)
+		if err != nil {
+			return err
+		}
+		for _, s := range rows {
+			if _, in := slices.BinarySearch(plan, s.ID); in { // plan is in key order
+				gone = append(gone, s)
+			}
+		}
+		gone = withOrphans(gone, plan)
 	}
 	counts := map[sessions.SessionID]map[string]int{}
 	records := 0
 	if len(gone) > 0 {
-		newest := gone[len(gone)-1].ID
+		newest := plan[len(plan)-1]
 		all, err := countRecords(r)
 		if err != nil {
 			return err
@@ -121,13 +133,12 @@ func prune(cmd *cobra.Command, r *sessions.Records, keep int, dryRun, asJSON boo
 		return out.Flush()
 	}
 
-	kept := min(keep, len(rows))
 	switch {
 	case len(gone) == 0 && keep == 0:
 		fmt.Fprintln(out, "nothing to prune: the store holds no sessions")
 		return out.Flush()
 	case len(gone) == 0:
-		fmt.Fprintf(out, "nothing to prune: the store holds %s, and --keep is %d\n", plural(len(rows), "session"), keep)
+		fmt.Fprintf(out, "nothing to prune: the store holds %s, and --keep is %d\n", plural(kept, "session"), keep)
 		return out.Flush()
 	case dryRun:
 		fmt.Fprintf(out, "would prune %s (%s), and keep %d:\n", plural(len(gone), "session"), plural(records, "record"), kept)

@@ -2,9 +2,9 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"github.com/otelrecords/otelrecords/internal/keys"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +24,10 @@ func (a *app) showCommand() *cobra.Command {
 		Use:   "show KIND",
 		Short: "Show one kind's records as a table, attributes as columns",
 		Long: `Show the records of one kind in stamp order as a table: session, seq,
-offset, name and wall time, then one column per attribute key any of them
-has, in key order ("-" where a record has none).
+offset, name and wall time, then a column per attribute key, in key order
+("-" where a record has none). An attribute gets a column when at least one
+shown record in 10 has it, and only the 16 most common do; the others are
+printed as key=value in a last column, OTHER.
 
 --where key=value keeps the records whose attribute key has that value, as
 the table prints it (2, true, 1.5, matmul); a list matches when one of its
@@ -100,9 +102,10 @@ func valueIs(v sessions.Value, want string) bool {
 }
 
 // show prints the records of one kind that pass the filters. The table's
-// columns are every attribute key the shown records have, which are known
-// only once they have all been read: so it reads them twice, once for the
-// keys and once to print, rather than hold them.
+// columns are the attribute keys common among the shown records (see
+// showColumns), which are known only once they have all been read: so it
+// reads them twice, once for the keys and once to print, rather than hold
+// them.
 func show(cmd *cobra.Command, r *sessions.Records, kind string, filters []filter, opts []sessions.ReadOption, asJSON bool) error {
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	if asJSON {
@@ -121,21 +124,27 @@ func show(cmd *cobra.Command, r *sessions.Records, kind string, filters []filter
 		return out.Flush()
 	}
 
-	keySet := map[string]bool{}
+	// Which attributes get a column: the most common, within bounds.
+	present := map[string]int{}
+	shown := 0
 	for rec, err := range r.All(kind, opts...) {
 		if err != nil {
 			return err
 		}
 		if matches(rec.Record, filters) {
+			shown++
 			for _, kv := range rec.Record.Attributes {
-				keySet[kv.Key] = true
+				present[kv.Key]++
 			}
 		}
 	}
-	keys := slices.Sorted(maps.Keys(keySet))
+	columns, rest := showColumns(present, shown)
 
 	t := newTable(out)
-	header := append([]string{"SESSION", "SEQ", "OFFSET", "NAME", "WALL"}, keys...)
+	header := append([]string{"SESSION", "SEQ", "OFFSET", "NAME", "WALL"}, columns...)
+	if rest {
+		header = append(header, "OTHER")
+	}
 	if err := t.row(header...); err != nil {
 		return err
 	}
@@ -156,12 +165,21 @@ func show(cmd *cobra.Command, r *sessions.Records, kind string, filters []filter
 			orDash(rec.Record.Name),
 			rec.Record.Wall.String(),
 		}
-		for _, k := range keys {
+		for _, k := range columns {
 			cell := "-"
 			if v, ok := rec.Record.Attributes.Get(k); ok {
 				cell = formatValue(v)
 			}
 			cells = append(cells, cell)
+		}
+		if rest {
+			var other sessions.Attrs
+			for _, kv := range rec.Record.Attributes {
+				if _, ok := slices.BinarySearch(columns, kv.Key); !ok {
+					other = append(other, kv)
+				}
+			}
+			cells = append(cells, orDash(formatAttrs(other)))
 		}
 		if err := t.row(cells...); err != nil {
 			return err
@@ -178,4 +196,37 @@ func show(cmd *cobra.Command, r *sessions.Records, kind string, filters []filter
 		return err
 	}
 	return out.Flush()
+}
+
+// How show chooses its columns: an attribute gets a column of its own when
+// at least one shown record in showColumnShare has it, and only the
+// showColumnsMax most common do; the others are printed as key=value in a
+// last column, OTHER. A kind whose every record has keys of its own (a
+// request id as the key, say) would otherwise print a column per record:
+// 5,000 records, 133 MB of dashes.
+const (
+	showColumnShare = 10
+	showColumnsMax  = 16
+)
+
+// showColumns returns the attribute keys that get a column, in key order,
+// given how many of the shown records have each, and whether some
+// attribute is left for OTHER.
+func showColumns(present map[string]int, shown int) (columns []string, rest bool) {
+	for k, n := range present {
+		if n*showColumnShare >= shown {
+			columns = append(columns, k)
+		} else {
+			rest = true
+		}
+	}
+	if len(columns) > showColumnsMax {
+		// The most common, the first in key order among equals.
+		slices.SortFunc(columns, func(a, b string) int {
+			return cmp.Or(cmp.Compare(present[b], present[a]), strings.Compare(a, b))
+		})
+		columns, rest = columns[:showColumnsMax], true
+	}
+	slices.Sort(columns)
+	return columns, rest
 }

@@ -165,69 +165,6 @@ func sessionEnd(end time.Duration, st sessions.Stamp, wall time.Duration) time.D
 	return max(end, st.Offset+max(wall, 0))
 }
 
-// span is where a record lies on its session's time axis, and where the
-// lane layout put it.
-type span struct {
-	seq        uint64
-	start, end time.Duration // offset, offset + wall
-	lane       int           // the lane it is drawn in
-	depth      int           // how many records of its lane contain it
-}
-
-// layOut assigns every span a lane and a depth, so that within a lane the
-// spans either nest (one lies wholly inside another, one level deeper) or
-// follow one another, and never partly overlap: what the Chrome trace
-// format asks of the complete events of one thread, and what keeps the
-// report's bars apart. Records of one session often overlap without
-// nesting (work on several goroutines, a record that outlives the mark it
-// was stamped in); each such record goes to the first lane where it fits,
-// or a new one. It returns the deepest depth of each lane, one per lane.
-//
-// Spans are laid out by start (the longer first on a tie, so that the
-// enclosing one comes first), whatever order they come in; the result is
-// written back into spans, whose order is kept.
-func layOut(spans []span) (depths []int) {
-	order := make([]int, len(spans))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		x, y := &spans[a], &spans[b]
-		if c := cmp.Compare(x.start, y.start); c != 0 {
-			return c
-		}
-		return cmp.Compare(y.end, x.end)
-	})
-	// Each lane is a stack of the spans still open in it, innermost last.
-	var lanes [][]time.Duration
-	for _, i := range order {
-		s := &spans[i]
-		placed := false
-		for l, open := range lanes {
-			// Spans that ended by the time this one starts are closed: the
-			// spans still to come start no earlier.
-			for len(open) > 0 && open[len(open)-1] <= s.start {
-				open = open[:len(open)-1]
-			}
-			lanes[l] = open
-			if len(open) > 0 && open[len(open)-1] < s.end {
-				continue // it would overlap the innermost open span partly
-			}
-			s.lane, s.depth = l, len(open)
-			lanes[l] = append(open, s.end)
-			depths[l] = max(depths[l], s.depth)
-			placed = true
-			break
-		}
-		if !placed {
-			s.lane, s.depth = len(lanes), 0
-			lanes = append(lanes, []time.Duration{s.end})
-			depths = append(depths, 0)
-		}
-	}
-	return depths
-}
-
 // sessionVisitor is what eachSession calls for every session: begin with
 // its row, record for each of its records in stamp order, then end.
 type sessionVisitor struct {
