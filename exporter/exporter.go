@@ -136,6 +136,9 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 		Timeout:  DefaultForwardTimeout,
 	})
 	cfg.OnKeep = e.fwd.Keep
+	// Two exporters of this process never give two sessions one id, even
+	// when their first spans start at the same instant.
+	cfg.IDs = &recorder.ProcessIDs
 	e.rec = recorder.New(cfg, open, c.now)
 	if c.meters != nil {
 		if err := e.registerMetrics(c.meters); err != nil {
@@ -165,8 +168,9 @@ func (e *Exporter) Label(label string) {
 	e.signal()
 }
 
-// OnStart stamps the span: its session (started now if this is its first
-// stamp), its seq and its offset. At level off it does nothing.
+// OnStart stamps the span: its session (started at this span's start time
+// if this is its first stamp), its seq and its offset from the session's
+// start. At level off it does nothing.
 func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	// The level first: at level off nothing else may cost anything, and
 	// StartTime takes the span's lock.

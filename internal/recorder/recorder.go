@@ -46,6 +46,9 @@ type Config struct {
 	// goroutine whose Record kept it, after the kept records are queued:
 	// the "session kept" hook the forwarder holds its spans until.
 	OnKeep func()
+	// IDs, when set, keeps the ids of the sessions started through it
+	// unique (see IDs). Without it a session's id is its start, as is.
+	IDs *IDs
 }
 
 // Recorder is the session in progress on one store: it stamps records,
@@ -61,6 +64,7 @@ type Recorder struct {
 	open   func() (sessions.Store, error)
 	onKeep func()
 	now    func() time.Time
+	ids    *IDs
 
 	level atomic.Int32
 	start atomic.Pointer[start] // nil until the first stamp
@@ -129,7 +133,7 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 	if now == nil {
 		now = time.Now
 	}
-	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions}
+	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions}
 	switch {
 	case cfg.PendingBudget == 0:
 		r.budget = DefaultPendingBudget
@@ -154,38 +158,81 @@ func (r *Recorder) SetLevel(l sessions.Level) { r.level.Store(int32(l)) }
 // Stamp places a record that starts at the instant at (the zero time means
 // now) in the session, starting the session if this is its first stamp. It
 // returns false at LevelOff, where nothing is stamped. Seqs are unique and
-// increase in the order Stamp is called; offsets are measured from the
-// session's start on the monotonic clock and never negative.
+// increase in the order Stamp is called.
+//
+// The session starts at its first stamp's instant, not when Stamp reads a
+// clock: a span's start is taken before the processor sees it, and a span
+// may carry an explicit earlier start (trace.WithTimestamp), so a clock
+// read here would fall after it and push the span onto the next one.
+// Offsets are measured from that start, on the monotonic clock when both
+// instants carry a reading. An instant earlier than the session's start (a
+// later stamp whose span says it began before the first one did) gives a
+// negative offset: the session's id and the offsets already handed out
+// cannot move, and clamping it to 0 would draw the record overlapping
+// records it did not overlap.
 func (r *Recorder) Stamp(at time.Time) (sessions.Stamp, bool) {
 	if r.level.Load() == int32(sessions.LevelOff) {
 		return sessions.Stamp{}, false
 	}
-	s := r.start.Load()
-	if s == nil {
-		s = r.startSession()
-	}
 	if at.IsZero() {
 		at = r.now()
 	}
-	off := at.Sub(s.at)
-	if off < 0 {
-		// A span that began just before the session's clock was read (its
-		// start is taken before the processor sees it) starts at 0.
-		off = 0
+	s := r.start.Load()
+	if s == nil {
+		s = r.startSession(at)
 	}
-	return sessions.Stamp{Session: s.id, Seq: r.seq.Add(1) - 1, Offset: off}, true
+	return sessions.Stamp{Session: s.id, Seq: r.seq.Add(1) - 1, Offset: at.Sub(s.at)}, true
 }
 
-func (r *Recorder) startSession() *start {
+// startSession starts the session at the instant at, unless a concurrent
+// first stamp started it already.
+func (r *Recorder) startSession(at time.Time) *start {
 	r.begin.Lock()
 	defer r.begin.Unlock()
 	if s := r.start.Load(); s != nil {
 		return s
 	}
-	at := r.now()
-	s := &start{id: sessions.SessionID(at.UnixNano()), at: at}
+	// Nanoseconds since the epoch: unique enough between processes whose
+	// starts come from their clocks, and they sort sessions by start
+	// without a lookup.
+	id := uint64(max(at.UnixNano(), 1))
+	if r.ids != nil {
+		id = r.ids.claim(id)
+	}
+	s := &start{id: sessions.SessionID(id), at: at}
 	r.start.Store(s)
 	return s
+}
+
+// IDs is a set of session ids already taken. Two sessions of one process
+// may start at the same instant — two exporters on one provider see the
+// same first span, and explicit timestamps (trace.WithTimestamp) repeat —
+// and would then write over each other's records. A session whose start is
+// taken takes the next free nanosecond instead: its id stays within
+// nanoseconds of its start, and still sorts it among the others.
+type IDs struct {
+	mu    sync.Mutex
+	taken map[uint64]struct{}
+}
+
+// ProcessIDs is the set of the ids every exporter of this process took.
+var ProcessIDs IDs
+
+// claim takes id, or the next free one after it, and returns it.
+func (ids *IDs) claim(id uint64) uint64 {
+	ids.mu.Lock()
+	defer ids.mu.Unlock()
+	if ids.taken == nil {
+		ids.taken = make(map[uint64]struct{})
+	}
+	for {
+		if _, ok := ids.taken[id]; !ok {
+			break
+		}
+		id++
+	}
+	ids.taken[id] = struct{}{}
+	return id
 }
 
 // Session returns the session row as it would be written now, and false if
@@ -299,7 +346,7 @@ func (r *Recorder) keepSession() {
 func (r *Recorder) queueSession() {
 	s := r.start.Load()
 	if s == nil {
-		s = r.startSession()
+		s = r.startSession(r.now())
 	}
 	v, err := r.row(s).MarshalCBOR()
 	if err != nil {
