@@ -21,6 +21,8 @@ const (
 	EnvDir = env.Dir
 	// EnvLabel sets the session label.
 	EnvLabel = env.Label
+	// EnvMarks sets the marks policy: all, enclosing or none (see Marks).
+	EnvMarks = env.Marks
 )
 
 // fromEnv fills what the options left unset from the environment. A value
@@ -46,5 +48,12 @@ func (c *config) fromEnv(report func(error)) {
 	}
 	if v, ok := env.Lookup(env.Label); ok && c.label == nil {
 		c.label = &v
+	}
+	if v, ok := env.Lookup(env.Marks); ok && c.marks == nil {
+		if m, err := ParseMarks(v); err != nil {
+			report(fmt.Errorf("%s: %w; ignored", env.Marks, err))
+		} else {
+			c.marks = &m
+		}
 	}
 }

@@ -30,6 +30,7 @@ type Exporter struct {
 
 	stamps   stampTable
 	inflight atomic.Int64 // stamped spans not yet ended
+	marks    Marks
 
 	mu       sync.Mutex // guards queue and closed
 	queue    []item
@@ -58,9 +59,10 @@ type Exporter struct {
 // its stamp, or a request (ForceFlush, Shutdown) that every span queued
 // before it precedes.
 type item struct {
-	span  sdktrace.ReadOnlySpan
-	stamp sessions.Stamp
-	req   *request
+	span     sdktrace.ReadOnlySpan
+	stamp    sessions.Stamp
+	encloses bool // a record started inside the span (MarksEnclosing)
+	req      *request
 }
 
 // request is a ForceFlush or Shutdown waiting in the queue: the loop writes
@@ -80,8 +82,9 @@ var _ sdktrace.SpanProcessor = (*Exporter)(nil)
 //
 // The environment configures what the options leave unset:
 // OTELRECORDS_LEVEL (off, basic, full), OTELRECORDS_KEEP_SESSIONS,
-// OTELRECORDS_PENDING_BUDGET (bytes) and OTELRECORDS_LABEL. A value that
-// does not parse is reported through otel.Handle and ignored.
+// OTELRECORDS_PENDING_BUDGET (bytes), OTELRECORDS_LABEL, OTELRECORDS_MARKS
+// (all, enclosing, none) and OTELRECORDS_MAX_BYTES. A value that does not
+// parse is reported through otel.Handle and ignored.
 func New(dir string, opts ...Option) (*Exporter, error) {
 	c := config{maxQueue: DefaultMaxQueueSize}
 	for _, o := range opts {
@@ -90,6 +93,7 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	c.fromEnv(otel.Handle)
 
 	e := &Exporter{
+		marks:    DefaultMarks,
 		maxQueue: c.maxQueue,
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
@@ -125,6 +129,9 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	if c.label != nil {
 		cfg.Label = *c.label
 		e.labelSet.Store(true)
+	}
+	if c.marks != nil {
+		e.marks = *c.marks
 	}
 	if c.now == nil {
 		c.now = clock.Real{}.Now
@@ -170,7 +177,9 @@ func (e *Exporter) Label(label string) {
 
 // OnStart stamps the span: its session (started at this span's start time
 // if this is its first stamp), its seq and its offset from the session's
-// start. At level off it does nothing.
+// start. Under MarksEnclosing, a span with records.kind also marks the
+// open spans it started in as enclosing a record. At level off it does
+// nothing.
 func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	// The level first: at level off nothing else may cost anything, and
 	// StartTime takes the span's lock.
@@ -181,8 +190,12 @@ func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	if !ok {
 		return
 	}
+	k, o := keyOf(s), openSpan{stamp: st}
+	if e.marks == MarksEnclosing {
+		e.enclose(s, k, &o)
+	}
 	e.inflight.Add(1)
-	e.stamps.put(keyOf(s), st)
+	e.stamps.put(k, o)
 }
 
 // OnEnd queues the ended span for the background goroutine, which maps it
@@ -192,7 +205,7 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 	if e.inflight.Load() == 0 {
 		return // level off, or a span started before the exporter
 	}
-	st, ok := e.stamps.take(keyOf(s))
+	o, ok := e.stamps.take(keyOf(s))
 	if !ok {
 		return
 	}
@@ -212,7 +225,7 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 		return
 	}
 	first := len(e.queue) == 0
-	e.queue = append(e.queue, item{span: s, stamp: st})
+	e.queue = append(e.queue, item{span: s, stamp: o.stamp, encloses: o.encloses})
 	e.mu.Unlock()
 	if first {
 		e.signal()
@@ -436,6 +449,17 @@ func (e *Exporter) process(it item) {
 			e.rec.Label(v.Emit())
 		}
 	}
+	if e.recorded(it) {
+		e.record(it)
+	}
+	// The marks policy is about what the store keeps: a forwarded session
+	// sends every span, as a trace backend expects.
+	e.fwd.Add(it.span, e.rec.Level())
+}
+
+// record maps an ended span to a record and routes it through the
+// retention rules.
+func (e *Exporter) record(it item) {
 	m := spanbridge.Map(it.span, max(e.rec.Level(), sessions.LevelBasic))
 	if m.Problem != nil {
 		e.problems.Add(1)
@@ -449,7 +473,6 @@ func (e *Exporter) process(it item) {
 		}
 		e.reportOnce(class, err)
 	}
-	e.fwd.Add(it.span, e.rec.Level())
 }
 
 // isStoreSpan reports whether a span comes from Badger itself, which

@@ -31,6 +31,7 @@ type config struct {
 	keepSessions *int
 	budget       *int
 	label        *string
+	marks        *Marks
 	store        sessions.Store
 	now          func() time.Time
 	maxQueue     int

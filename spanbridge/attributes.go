@@ -82,6 +82,17 @@ func Record(kind string, attrs ...attribute.KeyValue) []trace.SpanStartOption {
 	return []trace.SpanStartOption{trace.WithAttributes(Kind(kind)), trace.WithAttributes(attrs...)}
 }
 
+// Mark starts nothing: it returns the span start options that make a span
+// an explicit mark (records.kind=marks), a phase the caller named, with
+// the given extra attributes, for tracer.Start(ctx, name,
+// spanbridge.Mark(attrs...)...). An explicit mark is always recorded; a
+// span without records.kind is an implicit mark, which the exporter
+// records per its marks policy (by default only when a record starts
+// inside it).
+func Mark(attrs ...attribute.KeyValue) []trace.SpanStartOption {
+	return Record(sessions.MarksKind, attrs...)
+}
+
 // MarkChanged sets the records.effect attribute of a span to changed: call
 // it on the span of a tune or a compile once it has stored something.
 func MarkChanged(span trace.Span) { span.SetAttributes(Changed()) }
