@@ -133,6 +133,10 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	if c.marks != nil {
 		e.marks = *c.marks
 	}
+	if c.maxBytes != nil {
+		cfg.MaxBytes = *c.maxBytes
+	}
+	cfg.Report = e.reportOnce
 	if c.now == nil {
 		c.now = clock.Real{}.Now
 	}
@@ -531,6 +535,15 @@ type Stats struct {
 	// Spooled is how many records Close set aside in the store's spool
 	// because the store stayed busy; the next opener writes them.
 	Spooled int64
+	// TrimmedSessions is how many other sessions were deleted to keep the
+	// store within WithMaxBytes.
+	TrimmedSessions int64
+	// TrimmedRecords is how many of this session's own oldest records were
+	// deleted to keep the store within WithMaxBytes.
+	TrimmedRecords int64
+	// StoreBytes is the store's size as WithMaxBytes counts it, after the
+	// last write; 0 without WithMaxBytes or before the session is kept.
+	StoreBytes int64
 	// Dropped is how many ended spans were dropped because the queue was
 	// full.
 	Dropped int64
@@ -551,7 +564,8 @@ func (e *Exporter) Stats() Stats {
 		Written: r.Written, Held: r.Held, HeldBytes: r.HeldBytes, Evicted: r.Evicted,
 		Invalid: r.Invalid, TooLarge: r.TooLarge, WriteErrors: r.WriteErrors,
 		SessionsKept: r.SessionsKept, StoreOpens: r.StoreOpens, Pending: r.Pending,
-		Spooled: r.Spooled,
+		Spooled: r.Spooled, StoreBytes: r.StoreBytes,
+		TrimmedSessions: r.TrimmedSessions, TrimmedRecords: r.TrimmedRecords,
 		Dropped: e.dropped.Load(), Problems: e.problems.Load(), Queued: int64(q),
 	}
 }

@@ -32,6 +32,7 @@ type config struct {
 	budget       *int
 	label        *string
 	marks        *Marks
+	maxBytes     *int64
 	store        sessions.Store
 	now          func() time.Time
 	maxQueue     int
@@ -55,6 +56,28 @@ func WithLevel(l sessions.Level) Option { return func(c *config) { c.level = &l 
 func WithKeepSessions(n int) Option {
 	n = max(n, 1)
 	return func(c *config) { c.keepSessions = &n }
+}
+
+// DefaultMaxBytes is the store's byte bound when neither WithMaxBytes nor
+// OTELRECORDS_MAX_BYTES sets one: none. WithKeepSessions bounds a store's
+// sessions; only a byte bound keeps an endless session (a server's) from
+// growing its store without end.
+const DefaultMaxBytes = 0
+
+// WithMaxBytes bounds the store's size to n bytes, counted as the pending
+// budget counts them (namespace + key + value of every record and session
+// row: what the store holds live, which its disk comes down to once
+// Badger compacts; `records compact` does that at once). Once the session
+// is kept, the exporter measures the store (one scan), then counts what
+// it writes. Past n, it deletes other sessions older than this one, oldest
+// first; then this session's oldest records (by seq), about n/16 bytes at
+// a time, never its session row nor the records it is writing now.
+// Sessions newer than this one, of other processes running beside it, are
+// left to their own bound. What it deletes is counted in
+// Stats.TrimmedSessions and Stats.TrimmedRecords and reported once through
+// otel.Handle. n <= 0 means no bound, the default (DefaultMaxBytes).
+func WithMaxBytes(n int64) Option {
+	return func(c *config) { c.maxBytes = &n }
 }
 
 // WithPendingBudget sets the byte budget (namespace + key + value bytes) of

@@ -49,6 +49,16 @@ type Config struct {
 	// IDs, when set, keeps the ids of the sessions started through it
 	// unique (see IDs). Without it a session's id is its start, as is.
 	IDs *IDs
+	// MaxBytes, when positive, bounds the store's size once the session is
+	// kept, counted as the pending budget counts (key + value bytes of
+	// every entry): past it, other sessions older than this one are
+	// deleted first, oldest first, then this session's oldest records,
+	// never its row. Zero (unset) leaves the store unbounded.
+	MaxBytes int64
+	// Report, if set, is given what no caller can receive, with a class
+	// for deduplication: that the byte bound deleted something, and why it
+	// could not. It is called from the goroutine that flushes.
+	Report func(class string, err error)
 }
 
 // Recorder is the session in progress on one store: it stamps records,
@@ -65,6 +75,8 @@ type Recorder struct {
 	onKeep func()
 	now    func() time.Time
 	ids    *IDs
+	report func(class string, err error)
+	bound  *bound // MaxBytes's; nil without it. Used only under flushing.
 
 	level atomic.Int32
 	start atomic.Pointer[start] // nil until the first stamp
@@ -122,6 +134,15 @@ type Stats struct {
 	// because the store stayed busy past a write's deadline; the next
 	// opener writes them.
 	Spooled int64
+	// TrimmedSessions is how many other sessions were deleted to keep the
+	// store within MaxBytes.
+	TrimmedSessions int64
+	// TrimmedRecords is how many of this session's own records were
+	// deleted to keep the store within MaxBytes, oldest first.
+	TrimmedRecords int64
+	// StoreBytes is the store's size as MaxBytes counts it, after the last
+	// write: 0 without MaxBytes, or before the session is kept.
+	StoreBytes int64
 }
 
 // New returns the recorder of a session that has not started yet.
@@ -133,7 +154,11 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 	if now == nil {
 		now = time.Now
 	}
-	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions}
+	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, report: cfg.Report,
+		label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions}
+	if cfg.MaxBytes > 0 {
+		r.bound = newBound(cfg.MaxBytes)
+	}
 	switch {
 	case cfg.PendingBudget == 0:
 		r.budget = DefaultPendingBudget
@@ -396,19 +421,55 @@ func (r *Recorder) flush(ctx context.Context) error {
 	}
 	spooled, err := r.write(ctx, batch, needPrune)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if err != nil {
 		r.stats.WriteErrors++
 		// Put the batch back in front of whatever was queued meanwhile, so
 		// order is kept when the next Flush writes it.
 		r.batch = append(batch, r.batch...)
+		r.mu.Unlock()
 		return err
 	}
 	r.needPrune = false
 	// The store writes in order: what it spooled is the batch's tail.
 	r.stats.Written += int64(records(batch[:len(batch)-spooled]))
 	r.stats.Spooled += int64(records(batch[len(batch)-spooled:]))
+	r.mu.Unlock()
+	if r.bound != nil {
+		r.keepWithin(batch)
+	}
 	return nil
+}
+
+// keepWithin counts what a flush wrote against MaxBytes and deletes what
+// the bound says must go. It runs under flushing, after the write; what it
+// cannot delete now (a store busy with another process, say) it deletes at
+// a later flush, when the store is still over.
+func (r *Recorder) keepWithin(written []sessions.Entry) {
+	r.bound.count(written)
+	own := uint64(r.start.Load().id)
+	var err error
+	if r.bound.stale() {
+		err = r.bound.measure(r.store, own)
+	}
+	var done trimmed
+	if err == nil {
+		done, err = r.bound.trim(r.store, own, written)
+	}
+	r.mu.Lock()
+	r.stats.TrimmedSessions += int64(done.sessions)
+	r.stats.TrimmedRecords += int64(done.records)
+	r.stats.StoreBytes = r.bound.total()
+	r.mu.Unlock()
+	if r.report == nil {
+		return
+	}
+	if done.sessions+done.records > 0 {
+		r.report("max bytes", fmt.Errorf("otelrecords: the store passed its bound of %d bytes: deleted %d older sessions and %d of this session's oldest records (see Stats().TrimmedSessions, TrimmedRecords)",
+			r.bound.max, done.sessions, done.records))
+	}
+	if err != nil {
+		r.report("max bytes failed", fmt.Errorf("otelrecords: keeping the store within %d bytes: %w (tried again at the next write)", r.bound.max, err))
+	}
 }
 
 // records counts the entries that are records, not session rows.
@@ -445,6 +506,14 @@ func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune 
 		r.mu.Lock()
 		r.needPrune = false
 		r.mu.Unlock()
+	}
+	if r.bound != nil && !r.bound.measured {
+		// After the prune, before this session's first write: what the
+		// store holds of the others, this session's bytes counted as it
+		// writes them.
+		if err := r.bound.measure(r.store, uint64(r.start.Load().id)); err != nil {
+			return 0, err
+		}
 	}
 	if bs, ok := r.store.(BusyStore); ok {
 		return bs.WriteContext(ctx, batch)
