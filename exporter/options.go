@@ -104,11 +104,13 @@ func WithLabel(label string) Option { return func(c *config) { c.label = &label 
 // recorded without a disk. Shutdown closes s.
 func WithStore(s sessions.Store) Option { return func(c *config) { c.store = s } }
 
-// WithClock sets the clock the exporter reads when it needs the time and a
-// span does not give it. Spans always do: a session starts at its first
-// span's start time, and each record's offset is its span's start minus
-// that. For a reproducible store, start spans with explicit timestamps
-// (trace.WithTimestamp). The default is time.Now.
+// WithClock sets the clock the exporter reads when a span does not give
+// the time. A session starts at its first span's start time, and each
+// record's offset is its span's start minus that; the clock matters only
+// if it reads earlier than the first span's start (a fake clock in a
+// test), when the session starts at its reading. For a reproducible store,
+// start spans with explicit timestamps (trace.WithTimestamp). The default
+// is time.Now.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithMaxQueueSize sets how many ended spans may wait for the background

@@ -188,7 +188,10 @@ func (r *Recorder) SetLevel(l sessions.Level) { r.level.Store(int32(l)) }
 // The session starts at its first stamp's instant, not when Stamp reads a
 // clock: a span's start is taken before the processor sees it, and a span
 // may carry an explicit earlier start (trace.WithTimestamp), so a clock
-// read here would fall after it and push the span onto the next one.
+// read here would fall after it and push the span onto the next one. (If
+// the clock reads earlier than that instant — a stamp for an instant still
+// to come, as a test's fixture gives — the session starts at the clock's
+// reading: it has begun by then.)
 // Offsets are measured from that start, on the monotonic clock when both
 // instants carry a reading. An instant earlier than the session's start (a
 // later stamp whose span says it began before the first one did) gives a
@@ -216,6 +219,9 @@ func (r *Recorder) startSession(at time.Time) *start {
 	defer r.begin.Unlock()
 	if s := r.start.Load(); s != nil {
 		return s
+	}
+	if now := r.now(); now.Before(at) {
+		at = now
 	}
 	// Nanoseconds since the epoch: unique enough between processes whose
 	// starts come from their clocks, and they sort sessions by start

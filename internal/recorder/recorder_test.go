@@ -328,6 +328,13 @@ func TestOffsetsFromSessionStart(t *testing.T) {
 	if want := sessions.SessionID(t0.Add(-time.Millisecond).UnixNano()); first.Session != want {
 		t.Fatalf("session id %d, want the first stamp's instant %d", first.Session, want)
 	}
+	// A first stamp for an instant still to come does not move the start
+	// past the clock's reading.
+	g := newFixture(t, recorder.Config{}, newOpStore())
+	ahead, _ := g.rec.Stamp(t0.Add(time.Second))
+	if ahead.Offset != time.Second || ahead.Session != sessions.SessionID(t0.UnixNano()) {
+		t.Fatalf("stamp ahead of the clock = %+v, want offset 1s in a session started at the clock's reading", ahead)
+	}
 }
 
 // Sessions started through one IDs at the same instant get distinct ids,
@@ -335,8 +342,9 @@ func TestOffsetsFromSessionStart(t *testing.T) {
 func TestIDsAreUniqueForEqualStarts(t *testing.T) {
 	var ids recorder.IDs
 	var got []sessions.SessionID
+	later := func() time.Time { return t0.Add(time.Hour) }
 	for range 3 {
-		rec := recorder.New(recorder.Config{Level: sessions.LevelBasic, IDs: &ids}, nil, nil)
+		rec := recorder.New(recorder.Config{Level: sessions.LevelBasic, IDs: &ids}, nil, later)
 		st, _ := rec.Stamp(t0)
 		got = append(got, st.Session)
 	}
@@ -345,7 +353,7 @@ func TestIDsAreUniqueForEqualStarts(t *testing.T) {
 		t.Fatalf("ids = %v, want %d, %d, %d", got, base, base+1, base+2)
 	}
 	// Without IDs, a session's id is its start as is.
-	rec := recorder.New(recorder.Config{Level: sessions.LevelBasic}, nil, nil)
+	rec := recorder.New(recorder.Config{Level: sessions.LevelBasic}, nil, later)
 	if st, _ := rec.Stamp(t0); st.Session != base {
 		t.Fatalf("id without IDs = %d, want %d", st.Session, base)
 	}
