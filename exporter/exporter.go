@@ -181,8 +181,9 @@ func (e *Exporter) Label(label string) {
 
 // OnStart stamps the span: its session (started at this span's start time
 // if this is its first stamp), its seq and its offset from the session's
-// start. Under MarksEnclosing, a span with records.kind also marks the
-// open spans it started in as enclosing a record. At level off it does
+// start. Under MarksEnclosing, a record (a span with records.kind or
+// records.effect) also marks the open spans it started in as enclosing a
+// record. At level off it does
 // nothing.
 func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	// The level first: at level off nothing else may cost anything, and

@@ -11,20 +11,23 @@ import (
 )
 
 // Marks is the marks policy: which implicit marks become records. A span
-// with records.kind=marks (spanbridge.Mark) is an explicit mark, a phase
-// the caller named, and is always recorded, as is every span with a
-// records.kind. A span without records.kind is an implicit mark: the
-// spans of third-party instrumentation (otelhttp, a database driver) and
-// of code that says nothing about records. Recording all of them would
-// make a server that changed one thing write every request span for the
-// rest of its life; recording none would lose the context a record ran in.
+// that speaks the records contract — it carries records.kind or
+// records.effect — is always recorded: a record of its kind, or, with
+// records.kind=marks (spanbridge.Mark) or no kind, a mark the caller asked
+// for. (A span that says records.effect=changed changed the store's caches
+// and keeps its session, whatever the policy.) A span that carries neither
+// is an implicit mark: the spans of third-party instrumentation (otelhttp,
+// a database driver) and of code that says nothing about records.
+// Recording all of them would make a server that changed one thing write
+// every request span for the rest of its life; recording none would lose
+// the context a record ran in.
 type Marks uint8
 
 // The marks policies.
 const (
 	// MarksEnclosing records an implicit mark only when a record (a span
-	// with records.kind, explicit marks included) starts inside it, at any
-	// depth: as its child, its child's child, and so on by parent span id,
+	// that speaks the contract, explicit marks included) starts inside it,
+	// at any depth: as its child, its child's child, and so on by parent span id,
 	// on any goroutine, whether the record ends before or after the mark.
 	// So every record keeps the chain of spans it ran in, and a reader
 	// nesting records by parent span id finds no hole between a record and
@@ -32,9 +35,10 @@ const (
 	// implicit mark that encloses no record is let go when it ends: it is
 	// never held, so it costs none of the pending budget.
 	//
-	// The kind must be given when the span starts (spanbridge.Record and
-	// spanbridge.Mark do): a records.kind set later is still recorded, but
-	// does not make the spans around it records. Enclosing marks are found
+	// A span counts as a record for the spans around it when it says so
+	// as it starts (spanbridge.Record and spanbridge.Mark do): one given
+	// records.kind or records.effect later is still recorded, but does
+	// not make the spans around it records. Enclosing marks are found
 	// by walking up the open spans of this exporter, at most
 	// maxEnclosingDepth of them.
 	MarksEnclosing Marks = iota
@@ -78,17 +82,19 @@ func ParseMarks(s string) (Marks, error) {
 	return 0, fmt.Errorf("otelrecords: unknown marks policy %q (want all, enclosing or none)", s)
 }
 
-// WithMarks sets which spans without records.kind (implicit marks) become
-// records; see Marks. Default DefaultMarks: only those that a record
+// WithMarks sets which spans that carry neither records.kind nor
+// records.effect (implicit marks) become records; see Marks. Default DefaultMarks: only those that a record
 // starts inside.
 func WithMarks(m Marks) Option { return func(c *config) { c.marks = &m } }
 
-// hasKind reports whether attrs hold records.kind: whether a span is a
-// record or an explicit mark rather than an implicit mark. An invalid kind
-// counts: such a span is recorded as a mark that says what it gave.
-func hasKind(attrs []attribute.KeyValue) bool {
+// speaksRecords reports whether attrs hold records.kind or records.effect:
+// whether a span is a record or a mark the caller asked for, rather than
+// an implicit mark. An invalid value counts: such a span is recorded as
+// the mapping documents (a kind it cannot hold makes it a mark that says
+// what it gave).
+func speaksRecords(attrs []attribute.KeyValue) bool {
 	for i := range attrs {
-		if attrs[i].Key == spanbridge.KindKey {
+		if k := attrs[i].Key; k == spanbridge.KindKey || k == spanbridge.EffectKey {
 			return true
 		}
 	}
@@ -108,7 +114,7 @@ func (e *Exporter) enclose(s sdktrace.ReadWriteSpan, k spanKey, o *openSpan) {
 	}
 	o.parent = p.SpanID()
 	up := spanKey{k.trace, o.parent}
-	if e.stamps.unmarked(up) && hasKind(s.Attributes()) {
+	if e.stamps.unmarked(up) && speaksRecords(s.Attributes()) {
 		e.stamps.markEnclosing(up, maxEnclosingDepth)
 	}
 }
@@ -116,7 +122,7 @@ func (e *Exporter) enclose(s sdktrace.ReadWriteSpan, k spanKey, o *openSpan) {
 // recorded reports whether an ended span becomes a record under the marks
 // policy.
 func (e *Exporter) recorded(it item) bool {
-	if e.marks == MarksAll || hasKind(it.span.Attributes()) {
+	if e.marks == MarksAll || speaksRecords(it.span.Attributes()) {
 		return true
 	}
 	return e.marks == MarksEnclosing && it.encloses

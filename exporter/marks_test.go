@@ -171,3 +171,23 @@ func TestEnclosingWalkIsBounded(t *testing.T) {
 		t.Fatalf("%d marks recorded of %d, want the nearest ones and not all", len(got), depth)
 	}
 }
+
+// A span without records.kind that says records.effect=changed changed the
+// store's caches: it is recorded, as a mark, and keeps its session under
+// every policy.
+func TestChangedSpanWithoutKindKeepsItsSession(t *testing.T) {
+	for _, m := range []exporter.Marks{exporter.MarksEnclosing, exporter.MarksAll, exporter.MarksNone} {
+		mem := sessions.NewMemStore()
+		p := newProvider(t, "", exporter.WithStore(mem), exporter.WithMarks(m))
+		_, s := p.span(context.Background(), "write cache")
+		s.SetAttributes(spanbridge.Changed()) // set late: still a change
+		s.End()
+		p.shutdown(t)
+		if got := names(t, sessions.NewRecords(mem.Reopen()), sessions.MarksKind); !slices.Equal(got, []string{"write cache"}) {
+			t.Errorf("%v: marks = %q, want the change recorded", m, got)
+		}
+		if p.exp.Stats().SessionsKept != 1 {
+			t.Errorf("%v: the change did not keep the session", m)
+		}
+	}
+}

@@ -86,9 +86,9 @@ func Record(kind string, attrs ...attribute.KeyValue) []trace.SpanStartOption {
 // an explicit mark (records.kind=marks), a phase the caller named, with
 // the given extra attributes, for tracer.Start(ctx, name,
 // spanbridge.Mark(attrs...)...). An explicit mark is always recorded; a
-// span without records.kind is an implicit mark, which the exporter
-// records per its marks policy (by default only when a record starts
-// inside it).
+// span with neither records.kind nor records.effect is an implicit mark,
+// which the exporter records per its marks policy (by default only when a
+// record starts inside it).
 func Mark(attrs ...attribute.KeyValue) []trace.SpanStartOption {
 	return Record(sessions.MarksKind, attrs...)
 }
