@@ -12,9 +12,17 @@
 //
 // OnStart stamps each span (its session, its seq among all of the
 // session's records, its offset from the session's start), so a span's seq
-// is lower than that of every span started inside it. OnEnd hands the
-// ended span to a background goroutine and returns: mapping, encoding,
+// is lower than that of every span started inside it. The session starts
+// at its first span's start time, so offsets are exact and spans that
+// followed each other never overlap in the record. OnEnd hands the ended
+// span to a background goroutine and returns: mapping, encoding,
 // retention and every write happen there, never on the caller's span call.
+//
+// A span with records.kind is a record (records.kind=marks: an explicit
+// mark, a phase the caller named); a span with neither records.kind nor
+// records.effect is an implicit mark, recorded per the marks policy
+// (WithMarks): by default only when a record starts inside it. WithKeepSessions bounds how many sessions a store
+// keeps, WithMaxBytes how many bytes.
 //
 // The retention rules are those of package sessions: until the session's
 // first changed record (a span with records.effect=changed) everything is

@@ -21,6 +21,11 @@ const (
 	EnvDir = env.Dir
 	// EnvLabel sets the session label.
 	EnvLabel = env.Label
+	// EnvMarks sets the marks policy: all, enclosing or none (see Marks).
+	EnvMarks = env.Marks
+	// EnvMaxBytes bounds the store's size in bytes (see WithMaxBytes; at
+	// least 1: other values are reported and ignored).
+	EnvMaxBytes = env.MaxBytes
 )
 
 // fromEnv fills what the options left unset from the environment. A value
@@ -46,5 +51,17 @@ func (c *config) fromEnv(report func(error)) {
 	}
 	if v, ok := env.Lookup(env.Label); ok && c.label == nil {
 		c.label = &v
+	}
+	if c.maxBytes == nil {
+		if n, ok := env.Int(env.MaxBytes, 1, report); ok {
+			WithMaxBytes(int64(n))(c)
+		}
+	}
+	if v, ok := env.Lookup(env.Marks); ok && c.marks == nil {
+		if m, err := ParseMarks(v); err != nil {
+			report(fmt.Errorf("%s: %w; ignored", env.Marks, err))
+		} else {
+			c.marks = &m
+		}
 	}
 }

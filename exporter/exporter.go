@@ -31,6 +31,7 @@ type Exporter struct {
 
 	stamps   stampTable
 	inflight atomic.Int64 // stamped spans not yet ended
+	marks    Marks
 
 	mu       sync.Mutex // guards queue and closed
 	queue    []item
@@ -60,9 +61,11 @@ type Exporter struct {
 // its stamp, or a request (ForceFlush, Shutdown) that every span queued
 // before it precedes.
 type item struct {
-	span    sdktrace.ReadOnlySpan
-	started started
-	req     *request
+	span     sdktrace.ReadOnlySpan
+	stamp    sessions.Stamp
+	inputs   int  // attributes the span started with (spanbridge.Map)
+	encloses bool // a record started inside the span (MarksEnclosing)
+	req      *request
 }
 
 // request is a ForceFlush or Shutdown waiting in the queue: the loop writes
@@ -82,8 +85,9 @@ var _ sdktrace.SpanProcessor = (*Exporter)(nil)
 //
 // The environment configures what the options leave unset:
 // OTELRECORDS_LEVEL (off, basic, full), OTELRECORDS_KEEP_SESSIONS,
-// OTELRECORDS_PENDING_BUDGET (bytes) and OTELRECORDS_LABEL. A value that
-// does not parse is reported through otel.Handle and ignored.
+// OTELRECORDS_PENDING_BUDGET (bytes), OTELRECORDS_LABEL, OTELRECORDS_MARKS
+// (all, enclosing, none) and OTELRECORDS_MAX_BYTES. A value that does not
+// parse is reported through otel.Handle and ignored.
 func New(dir string, opts ...Option) (*Exporter, error) {
 	c := config{maxQueue: DefaultMaxQueueSize}
 	for _, o := range opts {
@@ -92,6 +96,7 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	c.fromEnv(otel.Handle)
 
 	e := &Exporter{
+		marks:    DefaultMarks,
 		maxQueue: c.maxQueue,
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
@@ -128,6 +133,13 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 		cfg.Label = *c.label
 		e.labelSet.Store(true)
 	}
+	if c.marks != nil {
+		e.marks = *c.marks
+	}
+	if c.maxBytes != nil {
+		cfg.MaxBytes = *c.maxBytes
+	}
+	cfg.Report = e.reportOnce
 	if c.now == nil {
 		c.now = clock.Real{}.Now
 	}
@@ -138,6 +150,9 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 		Timeout:  DefaultForwardTimeout,
 	})
 	cfg.OnKeep = e.fwd.Keep
+	// Two exporters of this process never give two sessions one id, even
+	// when their first spans start at the same instant.
+	cfg.IDs = &recorder.ProcessIDs
 	e.rec = recorder.New(cfg, open, c.now)
 	if c.meters != nil {
 		if err := e.registerMetrics(c.meters); err != nil {
@@ -167,9 +182,12 @@ func (e *Exporter) Label(label string) {
 	e.signal()
 }
 
-// OnStart stamps the span: its session (started now if this is its first
-// stamp), its seq and its offset, and notes how many attributes it starts
-// with (its inputs). At level off it does nothing.
+// OnStart stamps the span: its session (started at this span's start time
+// if this is its first stamp), its seq and its offset from the session's
+// start, and notes how many attributes it starts with (its inputs). Under
+// MarksEnclosing, a record (a span with records.kind or records.effect)
+// also marks the open spans it started in as enclosing a record. At level
+// off it does nothing.
 func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	// The level first: at level off nothing else may cost anything, and
 	// StartTime takes the span's lock.
@@ -180,8 +198,12 @@ func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	if !ok {
 		return
 	}
+	k, o := keyOf(s), openSpan{stamp: st, inputs: spanbridge.InputCount(s)}
+	if e.marks == MarksEnclosing {
+		e.enclose(s, k, &o)
+	}
 	e.inflight.Add(1)
-	e.stamps.put(keyOf(s), started{st, spanbridge.InputCount(s)})
+	e.stamps.put(k, o)
 }
 
 // OnEnd queues the ended span for the background goroutine, which maps it
@@ -191,7 +213,7 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 	if e.inflight.Load() == 0 {
 		return // level off, or a span started before the exporter
 	}
-	st, ok := e.stamps.take(keyOf(s))
+	o, ok := e.stamps.take(keyOf(s))
 	if !ok {
 		return
 	}
@@ -211,7 +233,7 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 		return
 	}
 	first := len(e.queue) == 0
-	e.queue = append(e.queue, item{span: s, started: st})
+	e.queue = append(e.queue, item{span: s, stamp: o.stamp, inputs: o.inputs, encloses: o.encloses})
 	e.mu.Unlock()
 	if first {
 		e.signal()
@@ -450,7 +472,18 @@ func (e *Exporter) process(it item) {
 			e.rec.Label(v.Emit())
 		}
 	}
-	m := spanbridge.Map(it.span, max(e.rec.Level(), sessions.LevelBasic), it.started.inputs)
+	if e.recorded(it) {
+		e.record(it)
+	}
+	// The marks policy is about what the store keeps: a forwarded session
+	// sends every span, as a trace backend expects.
+	e.fwd.Add(it.span, e.rec.Level())
+}
+
+// record maps an ended span to a record and routes it through the
+// retention rules.
+func (e *Exporter) record(it item) {
+	m := spanbridge.Map(it.span, max(e.rec.Level(), sessions.LevelBasic), it.inputs)
 	if m.Record.DroppedAttributes > 0 {
 		e.cut.Add(1)
 	}
@@ -458,7 +491,7 @@ func (e *Exporter) process(it item) {
 		e.problems.Add(1)
 		e.reportOnce(problemClass(m.Problem), m.Problem)
 	}
-	if err := e.rec.Record(m.Kind, m.Effect, it.started.stamp, m.Record); err != nil && !errors.Is(err, sessions.ErrClosed) {
+	if err := e.rec.Record(m.Kind, m.Effect, it.stamp, m.Record); err != nil && !errors.Is(err, sessions.ErrClosed) {
 		e.problems.Add(1)
 		class := "record"
 		if errors.Is(err, recorder.ErrTooLarge) {
@@ -466,7 +499,6 @@ func (e *Exporter) process(it item) {
 		}
 		e.reportOnce(class, err)
 	}
-	e.fwd.Add(it.span, e.rec.Level())
 }
 
 // isStoreSpan reports whether a span comes from Badger itself, which
@@ -532,6 +564,15 @@ type Stats struct {
 	// Spooled is how many records Close set aside in the store's spool
 	// because the store stayed busy; the next opener writes them.
 	Spooled int64
+	// TrimmedSessions is how many other sessions were deleted to keep the
+	// store within WithMaxBytes.
+	TrimmedSessions int64
+	// TrimmedRecords is how many of this session's own oldest records were
+	// deleted to keep the store within WithMaxBytes.
+	TrimmedRecords int64
+	// StoreBytes is the store's size as WithMaxBytes counts it, after the
+	// last write; 0 without WithMaxBytes or before the session is kept.
+	StoreBytes int64
 	// Dropped is how many ended spans were dropped because the queue was
 	// full.
 	Dropped int64
@@ -558,7 +599,8 @@ func (e *Exporter) Stats() Stats {
 		Written: r.Written, Held: r.Held, HeldBytes: r.HeldBytes, Evicted: r.Evicted,
 		Invalid: r.Invalid, TooLarge: r.TooLarge, WriteErrors: r.WriteErrors,
 		SessionsKept: r.SessionsKept, StoreOpens: r.StoreOpens, BusyWaits: r.BusyWaits, Pending: r.Pending,
-		Spooled: r.Spooled,
+		Spooled: r.Spooled, StoreBytes: r.StoreBytes,
+		TrimmedSessions: r.TrimmedSessions, TrimmedRecords: r.TrimmedRecords,
 		Dropped: e.dropped.Load(), Problems: e.problems.Load(), Queued: int64(q),
 		AttributesDropped: e.cut.Load(),
 	}

@@ -17,12 +17,12 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/exporter"
-	"github.com/otelrecords/otelrecords/internal/clock"
 	"github.com/otelrecords/otelrecords/internal/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
@@ -589,14 +589,104 @@ func TestBadgerOwnSpansAreNotRecorded(t *testing.T) {
 	}
 }
 
-func TestSessionTakesItsIDFromTheClock(t *testing.T) {
-	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+// A session starts at its first span's start time, here an explicit one
+// a millisecond before now: that span's offset is 0, not clamped from a
+// negative one, and the next span's offset is exactly its start minus the
+// first's, so a span that ended before the next began never overlaps it.
+func TestSessionStartsAtItsFirstSpan(t *testing.T) {
 	mem := sessions.NewMemStore()
-	p := newProvider(t, "", exporter.WithStore(mem), exporter.WithClock(fake.Now))
-	p.do("compile", spanbridge.Kind("compile"), spanbridge.Changed())
+	exp, err := exporter.New("", exporter.WithStore(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(exp), sdktrace.WithSpanProcessor(spans))
+	tr := tp.Tracer("test")
+	_, load := tr.Start(context.Background(), "load", trace.WithTimestamp(time.Now().Add(-time.Millisecond)),
+		trace.WithAttributes(spanbridge.Kind("phase")))
+	load.End()
+	_, tune := tr.Start(context.Background(), "tune", trace.WithAttributes(spanbridge.Kind("phase"), spanbridge.Changed()))
+	tune.End()
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ended := spans.Ended()
+	first, second := ended[0].StartTime(), ended[1].StartTime()
+
+	r := sessions.NewRecords(mem.Reopen())
+	ss := countSessions(t, r)
+	if len(ss) != 1 || ss[0].ID != sessions.SessionID(first.UnixNano()) || ss[0].StartedUnixMs != first.UnixMilli() {
+		t.Fatalf("sessions = %+v, want id %d: the first span's start", ss, first.UnixNano())
+	}
+	var got []sessions.Stamped[sessions.Record]
+	for rec, err := range r.All("phase") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rec)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d records, want 2", len(got))
+	}
+	if got[0].Stamp.Offset != 0 {
+		t.Errorf("first span's offset = %v, want 0", got[0].Stamp.Offset)
+	}
+	if want := second.Sub(first); got[1].Stamp.Offset != want {
+		t.Errorf("second span's offset = %v, want its start minus the first's, %v", got[1].Stamp.Offset, want)
+	}
+	if end := got[0].Stamp.Offset + got[0].Record.Wall; got[1].Stamp.Offset < end {
+		t.Errorf("the second span (at %v) overlaps the first, which ended at %v", got[1].Stamp.Offset, end)
+	}
+}
+
+// A span that starts earlier than its session's start (a later span with
+// an explicit older timestamp) keeps its true place: a negative offset.
+func TestSpanStartedBeforeTheSessionHasNegativeOffset(t *testing.T) {
+	mem := sessions.NewMemStore()
+	p := newProvider(t, "", exporter.WithStore(mem))
+	t0 := time.Now()
+	_, a := p.tr.Start(context.Background(), "a", trace.WithTimestamp(t0), trace.WithAttributes(spanbridge.Kind("phase")))
+	a.End(trace.WithTimestamp(t0.Add(time.Millisecond)))
+	_, b := p.tr.Start(context.Background(), "b", trace.WithTimestamp(t0.Add(-5*time.Millisecond)),
+		trace.WithAttributes(spanbridge.Kind("phase"), spanbridge.Changed()))
+	b.End(trace.WithTimestamp(t0.Add(-4 * time.Millisecond)))
 	p.shutdown(t)
-	ss := countSessions(t, sessions.NewRecords(mem.Reopen()))
-	if len(ss) != 1 || ss[0].ID != sessions.SessionID(fake.Now().UnixNano()) || ss[0].StartedUnixMs != fake.Now().UnixMilli() {
-		t.Fatalf("sessions = %+v, want id and start from the fake clock", ss)
+	var offsets []time.Duration
+	for rec, err := range sessions.NewRecords(mem.Reopen()).All("phase") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		offsets = append(offsets, rec.Stamp.Offset)
+	}
+	if !slices.Equal(offsets, []time.Duration{0, -5 * time.Millisecond}) {
+		t.Fatalf("offsets = %v, want [0 -5ms]", offsets)
+	}
+}
+
+// Two exporters on one provider see the same first span: their sessions
+// start at the same instant, and still get two ids.
+func TestSessionsStartingTogetherGetDistinctIDs(t *testing.T) {
+	mem := sessions.NewMemStore()
+	shared := nopClose{mem}
+	opts := []sdktrace.TracerProviderOption{}
+	for range 2 {
+		exp, err := exporter.New("", exporter.WithStore(shared))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, sdktrace.WithSpanProcessor(exp))
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
+	_, s := tp.Tracer("test").Start(context.Background(), "compile", trace.WithAttributes(spanbridge.Kind("compile"), spanbridge.Changed()))
+	s.End()
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ss := countSessions(t, sessions.NewRecords(mem))
+	if len(ss) != 2 || ss[0].ID == ss[1].ID || ss[1].ID-ss[0].ID > 10 {
+		t.Fatalf("sessions = %+v, want two, with ids a few nanoseconds apart", ss)
+	}
+	if n := len(names(t, sessions.NewRecords(mem), "compile")); n != 2 {
+		t.Fatalf("%d compile records, want one per session", n)
 	}
 }

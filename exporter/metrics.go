@@ -40,6 +40,9 @@ func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
 	busyWaits := counter("otelrecords.store.busy_waits", "{wait}", "Writes that found the store held by another process and waited for it (normal operation).")
 	spooled := counter("otelrecords.records.spooled", "{record}", "Records set aside in the store's spool because it stayed busy; the next opener writes them.")
 	kept := counter("otelrecords.sessions.kept", "{session}", "Sessions kept (1 once this session changed something).")
+	trimmedRecords := counter("otelrecords.records.trimmed", "{record}", "Records of this session deleted to keep the store within its byte bound.")
+	trimmedSessions := counter("otelrecords.sessions.trimmed", "{session}", "Other sessions deleted to keep the store within its byte bound.")
+	storeBytes := gauge("otelrecords.store.bytes", "By", "The store's size as its byte bound counts it (0 without one).")
 	held := gauge("otelrecords.records.held", "{record}", "Records held in memory, waiting for a change.")
 	heldBytes := gauge("otelrecords.records.held_bytes", "By", "Bytes the held records count against the pending budget.")
 	if e.metricErr != nil {
@@ -59,7 +62,11 @@ func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
 		o.ObserveInt64(kept, s.SessionsKept)
 		o.ObserveInt64(held, s.Held)
 		o.ObserveInt64(heldBytes, s.HeldBytes)
+		o.ObserveInt64(trimmedRecords, s.TrimmedRecords)
+		o.ObserveInt64(trimmedSessions, s.TrimmedSessions)
+		o.ObserveInt64(storeBytes, s.StoreBytes)
 		return nil
-	}, written, evicted, dropped, tooLarge, problems, writeErrors, opens, busyWaits, spooled, kept, held, heldBytes)
+	}, written, evicted, dropped, tooLarge, problems, writeErrors, opens, busyWaits, spooled, kept, held, heldBytes,
+		trimmedRecords, trimmedSessions, storeBytes)
 	return err
 }

@@ -31,6 +31,8 @@ type config struct {
 	keepSessions *int
 	budget       *int
 	label        *string
+	marks        *Marks
+	maxBytes     *int64
 	store        sessions.Store
 	now          func() time.Time
 	maxQueue     int
@@ -54,6 +56,28 @@ func WithLevel(l sessions.Level) Option { return func(c *config) { c.level = &l 
 func WithKeepSessions(n int) Option {
 	n = max(n, 1)
 	return func(c *config) { c.keepSessions = &n }
+}
+
+// DefaultMaxBytes is the store's byte bound when neither WithMaxBytes nor
+// OTELRECORDS_MAX_BYTES sets one: none. WithKeepSessions bounds a store's
+// sessions; only a byte bound keeps an endless session (a server's) from
+// growing its store without end.
+const DefaultMaxBytes = 0
+
+// WithMaxBytes bounds the store's size to n bytes, counted as the pending
+// budget counts them (namespace + key + value of every record and session
+// row: what the store holds live, which its disk comes down to once
+// Badger compacts; `records compact` does that at once). Once the session
+// is kept, the exporter measures the store (one scan), then counts what
+// it writes. Past n, it deletes other sessions older than this one, oldest
+// first; then this session's oldest records (by seq), about n/16 bytes at
+// a time, never its session row nor the records it is writing now.
+// Sessions newer than this one, of other processes running beside it, are
+// left to their own bound. What it deletes is counted in
+// Stats.TrimmedSessions and Stats.TrimmedRecords and reported once through
+// otel.Handle. n <= 0 means no bound, the default (DefaultMaxBytes).
+func WithMaxBytes(n int64) Option {
+	return func(c *config) { c.maxBytes = &n }
 }
 
 // WithPendingBudget sets the byte budget (namespace + key + value bytes) of
@@ -80,9 +104,13 @@ func WithLabel(label string) Option { return func(c *config) { c.label = &label 
 // recorded without a disk. Shutdown closes s.
 func WithStore(s sessions.Store) Option { return func(c *config) { c.store = s } }
 
-// WithClock sets the clock a session takes its id, start and (for spans
-// without their own timestamps) offsets from. For tests and reproducible
-// stores; the default is time.Now.
+// WithClock sets the clock the exporter reads when a span does not give
+// the time. A session starts at its first span's start time, and each
+// record's offset is its span's start minus that; the clock matters only
+// if it reads earlier than the first span's start (a fake clock in a
+// test), when the session starts at its reading. For a reproducible store,
+// start spans with explicit timestamps (trace.WithTimestamp). The default
+// is time.Now.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithMaxQueueSize sets how many ended spans may wait for the background

@@ -90,6 +90,17 @@ func Record(kind string, attrs ...attribute.KeyValue) []trace.SpanStartOption {
 	return []trace.SpanStartOption{trace.WithAttributes(Kind(kind), Observed()), trace.WithAttributes(attrs...)}
 }
 
+// Mark starts nothing: it returns the span start options that make a span
+// an explicit mark (records.kind=marks), a phase the caller named, with
+// the given extra attributes, for tracer.Start(ctx, name,
+// spanbridge.Mark(attrs...)...). An explicit mark is always recorded; a
+// span with neither records.kind nor records.effect is an implicit mark,
+// which the exporter records per its marks policy (by default only when a
+// record starts inside it).
+func Mark(attrs ...attribute.KeyValue) []trace.SpanStartOption {
+	return Record(sessions.MarksKind, attrs...)
+}
+
 // MarkChanged sets the records.effect attribute of a span to changed: call
 // it on the span of a tune or a compile once it has stored something. On a
 // span started without Record that already holds its limit of attributes,

@@ -2,8 +2,10 @@
 // spans and recorded by otelrecords: the program the README's first command
 // runs.
 //
-// It marks three phases (load, tune, compile), tunes a few keys and
-// compiles a few kernels, with nested spans. A key or kernel already in its
+// It marks three phases (load, tune, compile: explicit marks, made with
+// spanbridge.Mark), tunes a few keys and compiles a few kernels, with
+// nested spans; a span without records.kind (read manifest) stands for
+// third-party instrumentation and, enclosing no record, is not recorded. A key or kernel already in its
 // cache is only observed; a new one is tuned or compiled, stored in the
 // cache, and its span says records.effect=changed. So the first run (cold)
 // changes things and is kept, with everything it observed before its first
@@ -13,8 +15,12 @@
 //
 //	go run ./examples/otel              # cold: kept
 //	go run ./examples/otel              # warm: nothing written
-//	go run ./examples/otel -reset       # forget the cache and the store
+//	go run ./examples/otel -reset       # forget the cache and the example's sessions
 //
 // The store is the default one (see badgerstore.DefaultDir) unless -dir
-// says otherwise; the cache lives beside it, in <dir>-cache.
+// says otherwise; the cache lives beside it, in <dir>-cache. The default
+// store is also where the user's own programs record, so the example
+// deletes nothing it did not write: it keeps every session (no
+// WithKeepSessions), and -reset deletes only the sessions whose Resource
+// says service.name=example-build, with their records.
 package main

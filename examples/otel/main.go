@@ -40,7 +40,7 @@ var (
 func run(args []string, out io.Writer) error {
 	flags := flag.NewFlagSet("otel", flag.ContinueOnError)
 	dir := flags.String("dir", "", "store directory (default: the library's default store)")
-	reset := flags.Bool("reset", false, "delete the store and the cache, then exit")
+	reset := flags.Bool("reset", false, "delete this example's sessions from the store, and its cache, then exit")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -53,20 +53,22 @@ func run(args []string, out io.Writer) error {
 	}
 	cache := cacheDir(*dir)
 	if *reset {
-		fmt.Fprintf(out, "removing %s and %s\n", *dir, cache)
-		return errors.Join(os.RemoveAll(*dir), os.RemoveAll(cache))
+		return resetStore(out, *dir, cache)
 	}
 
 	// The records processor sits on the provider like any other; here it
-	// is alone, but a BatchSpanProcessor to OTLP could sit beside it.
-	rec, err := exporter.New(*dir, exporter.WithLabel("example build"), exporter.WithKeepSessions(5))
+	// is alone, but a BatchSpanProcessor to OTLP could sit beside it. The
+	// store may be the user's own default store: the example keeps every
+	// session (no WithKeepSessions), so it deletes nothing it did not
+	// write, and -reset deletes only the sessions its service name marks.
+	rec, err := exporter.New(*dir, exporter.WithLabel("example build"))
 	if err != nil {
 		return err
 	}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithSpanProcessor(rec),
 		sdktrace.WithResource(resource.NewSchemaless(
-			attribute.String("service.name", "example-build"),
+			attribute.String("service.name", serviceName),
 			attribute.String("service.version", "1.0.0"),
 		)),
 	)
@@ -98,6 +100,10 @@ func run(args []string, out io.Writer) error {
 
 func cacheDir(store string) string { return filepath.Clean(store) + "-cache" }
 
+// serviceName is the example's service.name, written in the Resource of
+// each session it keeps: how -reset tells its sessions from the others.
+const serviceName = "example-build"
+
 // build is the pretend build: its cache is a directory with one file per
 // tuned key or compiled kernel.
 type build struct {
@@ -111,6 +117,10 @@ func (b *build) run(ctx context.Context) error {
 		return err
 	}
 	b.phase(ctx, "load", func(ctx context.Context) error {
+		// A span without records.kind, like those of third-party
+		// instrumentation (an HTTP client, a database driver): an implicit
+		// mark, recorded only when a record starts inside it, which none
+		// does here.
 		_, s := b.tracer.Start(ctx, "read manifest", trace.WithAttributes(attribute.Int("kernels", len(kernels))))
 		time.Sleep(2 * time.Millisecond)
 		s.End()
@@ -136,15 +146,16 @@ func (b *build) run(ctx context.Context) error {
 	})
 }
 
-// phase runs f inside a mark: a span without a records.kind.
+// phase runs f inside an explicit mark: a phase the build names, always
+// recorded.
 func (b *build) phase(ctx context.Context, name string, f func(context.Context) error) error {
-	ctx, span := b.tracer.Start(ctx, name)
+	ctx, span := b.tracer.Start(ctx, name, spanbridge.Mark()...)
 	defer span.End()
 	return f(ctx)
 }
 
 // tune looks a key up in the cache; on a miss it benchmarks candidates (one
-// nested span each), stores the winner and says the span changed the
+// nested record each), stores the winner and says the span changed the
 // environment.
 func (b *build) tune(ctx context.Context, key string) error {
 	ctx, span := b.tracer.Start(ctx, "tune "+key, spanbridge.Record("autotune", attribute.String("autotune.key", key))...)
@@ -157,7 +168,7 @@ func (b *build) tune(ctx context.Context, key string) error {
 	candidates := []string{"naive", "tiled", "vectorized"}
 	best, bestCost := "", time.Duration(1<<62)
 	for i, c := range candidates {
-		_, cs := b.tracer.Start(ctx, "candidate "+c, trace.WithAttributes(attribute.String("candidate", c)))
+		_, cs := b.tracer.Start(ctx, "candidate "+c, spanbridge.Record("bench", attribute.String("candidate", c))...)
 		cost := time.Duration((len(key)*(i+3)+5*i)%7+1) * 300 * time.Microsecond
 		time.Sleep(cost)
 		cs.SetAttributes(attribute.Int64("cost_us", cost.Microseconds()))

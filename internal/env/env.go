@@ -25,6 +25,10 @@ const (
 	Dir = "OTELRECORDS_DIR"
 	// Label sets the session label.
 	Label = "OTELRECORDS_LABEL"
+	// Marks sets the marks policy: all, enclosing or none.
+	Marks = "OTELRECORDS_MARKS"
+	// MaxBytes bounds the store's size in bytes (at least 1).
+	MaxBytes = "OTELRECORDS_MAX_BYTES"
 )
 
 // Lookup returns the value of a variable, trimmed, and whether it is set

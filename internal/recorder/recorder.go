@@ -46,6 +46,19 @@ type Config struct {
 	// goroutine whose Record kept it, after the kept records are queued:
 	// the "session kept" hook the forwarder holds its spans until.
 	OnKeep func()
+	// IDs, when set, keeps the ids of the sessions started through it
+	// unique (see IDs). Without it a session's id is its start, as is.
+	IDs *IDs
+	// MaxBytes, when positive, bounds the store's size once the session is
+	// kept, counted as the pending budget counts (key + value bytes of
+	// every entry): past it, other sessions older than this one are
+	// deleted first, oldest first, then this session's oldest records,
+	// never its row. Zero (unset) leaves the store unbounded.
+	MaxBytes int64
+	// Report, if set, is given what no caller can receive, with a class
+	// for deduplication: that the byte bound deleted something, and why it
+	// could not. It is called from the goroutine that flushes.
+	Report func(class string, err error)
 }
 
 // Recorder is the session in progress on one store: it stamps records,
@@ -61,6 +74,9 @@ type Recorder struct {
 	open   func() (sessions.Store, error)
 	onKeep func()
 	now    func() time.Time
+	ids    *IDs
+	report func(class string, err error)
+	bound  *bound // MaxBytes's; nil without it. Used only under flushing.
 
 	level atomic.Int32
 	start atomic.Pointer[start] // nil until the first stamp
@@ -118,6 +134,15 @@ type Stats struct {
 	// because the store stayed busy past a write's deadline; the next
 	// opener writes them.
 	Spooled int64
+	// TrimmedSessions is how many other sessions were deleted to keep the
+	// store within MaxBytes.
+	TrimmedSessions int64
+	// TrimmedRecords is how many of this session's own records were
+	// deleted to keep the store within MaxBytes, oldest first.
+	TrimmedRecords int64
+	// StoreBytes is the store's size as MaxBytes counts it, after the last
+	// write: 0 without MaxBytes, or before the session is kept.
+	StoreBytes int64
 }
 
 // New returns the recorder of a session that has not started yet.
@@ -129,7 +154,11 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 	if now == nil {
 		now = time.Now
 	}
-	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions}
+	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, report: cfg.Report,
+		label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions}
+	if cfg.MaxBytes > 0 {
+		r.bound = newBound(cfg.MaxBytes)
+	}
 	switch {
 	case cfg.PendingBudget == 0:
 		r.budget = DefaultPendingBudget
@@ -154,38 +183,87 @@ func (r *Recorder) SetLevel(l sessions.Level) { r.level.Store(int32(l)) }
 // Stamp places a record that starts at the instant at (the zero time means
 // now) in the session, starting the session if this is its first stamp. It
 // returns false at LevelOff, where nothing is stamped. Seqs are unique and
-// increase in the order Stamp is called; offsets are measured from the
-// session's start on the monotonic clock and never negative.
+// increase in the order Stamp is called.
+//
+// The session starts at its first stamp's instant, not when Stamp reads a
+// clock: a span's start is taken before the processor sees it, and a span
+// may carry an explicit earlier start (trace.WithTimestamp), so a clock
+// read here would fall after it and push the span onto the next one. (If
+// the clock reads earlier than that instant — a stamp for an instant still
+// to come, as a test's fixture gives — the session starts at the clock's
+// reading: it has begun by then.)
+// Offsets are measured from that start, on the monotonic clock when both
+// instants carry a reading. An instant earlier than the session's start (a
+// later stamp whose span says it began before the first one did) gives a
+// negative offset: the session's id and the offsets already handed out
+// cannot move, and clamping it to 0 would draw the record overlapping
+// records it did not overlap.
 func (r *Recorder) Stamp(at time.Time) (sessions.Stamp, bool) {
 	if r.level.Load() == int32(sessions.LevelOff) {
 		return sessions.Stamp{}, false
 	}
-	s := r.start.Load()
-	if s == nil {
-		s = r.startSession()
-	}
 	if at.IsZero() {
 		at = r.now()
 	}
-	off := at.Sub(s.at)
-	if off < 0 {
-		// A span that began just before the session's clock was read (its
-		// start is taken before the processor sees it) starts at 0.
-		off = 0
+	s := r.start.Load()
+	if s == nil {
+		s = r.startSession(at)
 	}
-	return sessions.Stamp{Session: s.id, Seq: r.seq.Add(1) - 1, Offset: off}, true
+	return sessions.Stamp{Session: s.id, Seq: r.seq.Add(1) - 1, Offset: at.Sub(s.at)}, true
 }
 
-func (r *Recorder) startSession() *start {
+// startSession starts the session at the instant at, unless a concurrent
+// first stamp started it already.
+func (r *Recorder) startSession(at time.Time) *start {
 	r.begin.Lock()
 	defer r.begin.Unlock()
 	if s := r.start.Load(); s != nil {
 		return s
 	}
-	at := r.now()
-	s := &start{id: sessions.SessionID(at.UnixNano()), at: at}
+	if now := r.now(); now.Before(at) {
+		at = now
+	}
+	// Nanoseconds since the epoch: unique enough between processes whose
+	// starts come from their clocks, and they sort sessions by start
+	// without a lookup.
+	id := uint64(max(at.UnixNano(), 1))
+	if r.ids != nil {
+		id = r.ids.claim(id)
+	}
+	s := &start{id: sessions.SessionID(id), at: at}
 	r.start.Store(s)
 	return s
+}
+
+// IDs is a set of session ids already taken. Two sessions of one process
+// may start at the same instant — two exporters on one provider see the
+// same first span, and explicit timestamps (trace.WithTimestamp) repeat —
+// and would then write over each other's records. A session whose start is
+// taken takes the next free nanosecond instead: its id stays within
+// nanoseconds of its start, and still sorts it among the others.
+type IDs struct {
+	mu    sync.Mutex
+	taken map[uint64]struct{}
+}
+
+// ProcessIDs is the set of the ids every exporter of this process took.
+var ProcessIDs IDs
+
+// claim takes id, or the next free one after it, and returns it.
+func (ids *IDs) claim(id uint64) uint64 {
+	ids.mu.Lock()
+	defer ids.mu.Unlock()
+	if ids.taken == nil {
+		ids.taken = make(map[uint64]struct{})
+	}
+	for {
+		if _, ok := ids.taken[id]; !ok {
+			break
+		}
+		id++
+	}
+	ids.taken[id] = struct{}{}
+	return id
 }
 
 // Session returns the session row as it would be written now, and false if
@@ -300,7 +378,7 @@ func (r *Recorder) keepSession() {
 func (r *Recorder) queueSession() {
 	s := r.start.Load()
 	if s == nil {
-		s = r.startSession()
+		s = r.startSession(r.now())
 	}
 	v, err := r.row(s).MarshalCBOR()
 	if err != nil {
@@ -350,19 +428,55 @@ func (r *Recorder) flush(ctx context.Context) error {
 	}
 	spooled, err := r.write(ctx, batch, needPrune)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if err != nil {
 		r.stats.WriteErrors++
 		// Put the batch back in front of whatever was queued meanwhile, so
 		// order is kept when the next Flush writes it.
 		r.batch = append(batch, r.batch...)
+		r.mu.Unlock()
 		return err
 	}
 	r.needPrune = false
 	// The store writes in order: what it spooled is the batch's tail.
 	r.stats.Written += int64(records(batch[:len(batch)-spooled]))
 	r.stats.Spooled += int64(records(batch[len(batch)-spooled:]))
+	r.mu.Unlock()
+	if r.bound != nil {
+		r.keepWithin(batch)
+	}
 	return nil
+}
+
+// keepWithin counts what a flush wrote against MaxBytes and deletes what
+// the bound says must go. It runs under flushing, after the write; what it
+// cannot delete now (a store busy with another process, say) it deletes at
+// a later flush, when the store is still over.
+func (r *Recorder) keepWithin(written []sessions.Entry) {
+	r.bound.count(written)
+	own := uint64(r.start.Load().id)
+	var err error
+	if r.bound.stale() {
+		err = r.bound.measure(r.store, own)
+	}
+	var done trimmed
+	if err == nil {
+		done, err = r.bound.trim(r.store, own, written)
+	}
+	r.mu.Lock()
+	r.stats.TrimmedSessions += int64(done.sessions)
+	r.stats.TrimmedRecords += int64(done.records)
+	r.stats.StoreBytes = r.bound.total()
+	r.mu.Unlock()
+	if r.report == nil {
+		return
+	}
+	if done.sessions+done.records > 0 {
+		r.report("max bytes", fmt.Errorf("otelrecords: the store passed its bound of %d bytes: deleted %d older sessions and %d of this session's oldest records (see Stats().TrimmedSessions, TrimmedRecords)",
+			r.bound.max, done.sessions, done.records))
+	}
+	if err != nil {
+		r.report("max bytes failed", fmt.Errorf("otelrecords: keeping the store within %d bytes: %w (tried again at the next write)", r.bound.max, err))
+	}
 }
 
 // records counts the entries that are records, not session rows.
@@ -399,6 +513,14 @@ func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune 
 		r.mu.Lock()
 		r.needPrune = false
 		r.mu.Unlock()
+	}
+	if r.bound != nil && !r.bound.measured {
+		// After the prune, before this session's first write: what the
+		// store holds of the others, this session's bytes counted as it
+		// writes them.
+		if err := r.bound.measure(r.store, uint64(r.start.Load().id)); err != nil {
+			return 0, err
+		}
 	}
 	if bs, ok := r.store.(BusyStore); ok {
 		return bs.WriteContext(ctx, batch)

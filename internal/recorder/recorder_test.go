@@ -314,12 +314,50 @@ func TestStampsUniqueAcrossGoroutines(t *testing.T) {
 	}
 }
 
+// The session starts at its first stamp's instant, not at a clock read
+// after it, so the first record's offset is 0 and the others' are exact.
+// A later stamp that says it began earlier gets a negative offset rather
+// than a clamped one.
 func TestOffsetsFromSessionStart(t *testing.T) {
 	f := newFixture(t, recorder.Config{}, newOpStore())
-	first, _ := f.rec.Stamp(t0.Add(-time.Microsecond)) // began just before the session's clock was read
+	f.now = t0.Add(time.Second) // the clock reads later than any stamp
+	first, _ := f.rec.Stamp(t0.Add(-time.Millisecond))
 	later, _ := f.rec.Stamp(t0.Add(5 * time.Millisecond))
-	if first.Offset != 0 || later.Offset != 5*time.Millisecond {
-		t.Fatalf("offsets = %v, %v; want 0 (never negative), 5ms", first.Offset, later.Offset)
+	earlier, _ := f.rec.Stamp(t0.Add(-3 * time.Millisecond))
+	if first.Offset != 0 || later.Offset != 6*time.Millisecond || earlier.Offset != -2*time.Millisecond {
+		t.Fatalf("offsets = %v, %v, %v; want 0, 6ms, -2ms", first.Offset, later.Offset, earlier.Offset)
+	}
+	if want := sessions.SessionID(t0.Add(-time.Millisecond).UnixNano()); first.Session != want {
+		t.Fatalf("session id %d, want the first stamp's instant %d", first.Session, want)
+	}
+	// A first stamp for an instant still to come does not move the start
+	// past the clock's reading.
+	g := newFixture(t, recorder.Config{}, newOpStore())
+	ahead, _ := g.rec.Stamp(t0.Add(time.Second))
+	if ahead.Offset != time.Second || ahead.Session != sessions.SessionID(t0.UnixNano()) {
+		t.Fatalf("stamp ahead of the clock = %+v, want offset 1s in a session started at the clock's reading", ahead)
+	}
+}
+
+// Sessions started through one IDs at the same instant get distinct ids,
+// each within nanoseconds of the start, in the order they started.
+func TestIDsAreUniqueForEqualStarts(t *testing.T) {
+	var ids recorder.IDs
+	var got []sessions.SessionID
+	later := func() time.Time { return t0.Add(time.Hour) }
+	for range 3 {
+		rec := recorder.New(recorder.Config{Level: sessions.LevelBasic, IDs: &ids}, nil, later)
+		st, _ := rec.Stamp(t0)
+		got = append(got, st.Session)
+	}
+	base := sessions.SessionID(t0.UnixNano())
+	if !slices.Equal(got, []sessions.SessionID{base, base + 1, base + 2}) {
+		t.Fatalf("ids = %v, want %d, %d, %d", got, base, base+1, base+2)
+	}
+	// Without IDs, a session's id is its start as is.
+	rec := recorder.New(recorder.Config{Level: sessions.LevelBasic}, nil, later)
+	if st, _ := rec.Stamp(t0); st.Session != base {
+		t.Fatalf("id without IDs = %d, want %d", st.Session, base)
 	}
 }
 
