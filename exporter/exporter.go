@@ -242,12 +242,14 @@ func (e *Exporter) ForceFlush(ctx context.Context) error {
 }
 
 // Shutdown writes every ended span's record, closes the store and stops
-// the background goroutine. A store another process holds is waited for
-// until ctx ends (DefaultShutdownWait when ctx has no deadline); what it
-// then would not take goes to its spool, for the next opener. If ctx ends
-// first Shutdown returns ctx's error and the goroutine finishes the work on
-// its own. Calls after the first return nil; spans ending after it are
-// ignored.
+// the background goroutine. A store another process holds is not waited
+// for: the records it does not take at once go to its spool, which the
+// next opener merges, so ctx has only to cover mapping the spans still
+// queued (a few microseconds each) and writing them out. Closing the
+// store waits at most until ctx ends (DefaultShutdownWait when ctx has no
+// deadline). If ctx ends first Shutdown returns ctx's error and the
+// goroutine finishes the work on its own. Calls after the first return
+// nil; spans ending after it are ignored.
 func (e *Exporter) Shutdown(ctx context.Context) error {
 	first := false
 	e.stopOnce.Do(func() { first = true })
@@ -278,9 +280,8 @@ func budgetBytes(b int) int {
 	return b
 }
 
-// DefaultShutdownWait bounds how long Shutdown waits for a busy store when
-// its context has no deadline; past it, unwritten records go to the
-// store's spool.
+// DefaultShutdownWait bounds how long Shutdown waits for the store to
+// close when its context has no deadline.
 const DefaultShutdownWait = 5 * time.Second
 
 // busyWait bounds how long a background write waits for a store another
@@ -386,9 +387,9 @@ func (e *Exporter) backgroundFlush(life context.Context) error {
 }
 
 // close is Shutdown's work, in the loop: every span queued before it has
-// been routed, so the Recorder writes what remains (a store still busy
-// when ctx ends spools it) and closes the store; the forwarder sends what
-// it has queued.
+// been routed, so the Recorder writes what remains (a store another
+// process holds spools it at once) and closes the store; the forwarder
+// sends what it has queued.
 func (e *Exporter) close(ctx context.Context) error {
 	storeCtx := ctx
 	if _, ok := ctx.Deadline(); !ok {
@@ -396,7 +397,9 @@ func (e *Exporter) close(ctx context.Context) error {
 		storeCtx, cancel = context.WithTimeout(ctx, DefaultShutdownWait)
 		defer cancel()
 	}
-	return errors.Join(e.rec.Close(storeCtx), e.fwd.Shutdown(ctx))
+	err := errors.Join(e.rec.Close(storeCtx), e.fwd.Shutdown(ctx))
+	e.reportSpooled()
+	return err
 }
 
 // maxSpare is the largest queue array kept for reuse between takes.
@@ -408,11 +411,7 @@ const maxSpare = 1024
 // normal operation and reported by nobody (it is counted in
 // Stats.BusyWaits).
 func (e *Exporter) handle(err error) {
-	if n := e.rec.Stats().Spooled; n > 0 {
-		if _, seen := e.reported.Load("spooled"); !seen {
-			e.reportOnce("spooled", fmt.Errorf("otelrecords: the store %s stayed busy (another process held it for over %v, or until Shutdown's deadline); %d records were set aside in its spool, which the next process to open it writes (see Stats().Spooled)", e.dir, busyWait, n))
-		}
-	}
+	e.reportSpooled()
 	if err == nil {
 		e.failing = false
 		return
@@ -420,6 +419,16 @@ func (e *Exporter) handle(err error) {
 	if !e.failing {
 		e.failing = true
 		otel.Handle(fmt.Errorf("otelrecords: writing records: %w (records stay queued and are retried)", err))
+	}
+}
+
+// reportSpooled reports, once, that records went to the store's spool.
+func (e *Exporter) reportSpooled() {
+	if _, seen := e.reported.Load("spooled"); seen {
+		return
+	}
+	if n := e.rec.Stats().Spooled; n > 0 {
+		e.reportOnce("spooled", fmt.Errorf("otelrecords: another process held the store %s (for over %v, or at Shutdown); %d records were set aside in its spool, which the next process to open it writes (see Stats().Spooled)", e.dir, busyWait, n))
 	}
 }
 
@@ -514,8 +523,9 @@ type Stats struct {
 	BusyWaits int64
 	// Pending is how many records wait to be written on the next Flush.
 	Pending int64
-	// Spooled is how many records Close set aside in the store's spool
-	// because the store stayed busy; the next opener writes them.
+	// Spooled is how many records were set aside in the store's spool
+	// because another process held the store (past a write's wait, or at
+	// Shutdown); the next opener writes them.
 	Spooled int64
 	// Dropped is how many ended spans were dropped because the queue was
 	// full.

@@ -115,8 +115,8 @@ type Stats struct {
 	// process and waited for it: normal operation, not an error.
 	BusyWaits int64
 	// Spooled is how many records were set aside in the store's spool
-	// because the store stayed busy past a write's deadline; the next
-	// opener writes them.
+	// because another process held the store past a write's wait, or at
+	// Close; the next opener writes them.
 	Spooled int64
 }
 
@@ -333,12 +333,13 @@ func (r *Recorder) Label(label string) {
 func (r *Recorder) Flush(ctx context.Context) error {
 	r.flushing.Lock()
 	defer r.flushing.Unlock()
-	return r.flush(ctx)
+	return r.flush(ctx, true)
 }
 
 // flush runs with r.flushing held, so one flush at a time owns r.store and
-// r.needPrune.
-func (r *Recorder) flush(ctx context.Context) error {
+// r.needPrune. Without wait, a busy store is tried once and the batch
+// spooled.
+func (r *Recorder) flush(ctx context.Context, wait bool) error {
 	r.mu.Lock()
 	batch := r.batch
 	r.batch = nil
@@ -347,7 +348,7 @@ func (r *Recorder) flush(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	spooled, err := r.write(ctx, batch, needPrune)
+	spooled, err := r.write(ctx, batch, needPrune, wait)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
@@ -375,7 +376,7 @@ func records(es []sessions.Entry) int {
 	return n
 }
 
-func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune bool) (spooled int, err error) {
+func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune, wait bool) (spooled int, err error) {
 	if r.store == nil {
 		if r.open == nil {
 			return 0, errors.New("otelrecords: no store to write to")
@@ -400,13 +401,21 @@ func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune 
 		r.mu.Unlock()
 	}
 	if bs, ok := r.store.(BusyStore); ok {
+		if !wait {
+			// A closing Recorder's records do not wait for a busy store:
+			// one try, then the spool.
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			ctx = done
+		}
 		return bs.WriteContext(ctx, batch)
 	}
 	return 0, r.store.Write(batch)
 }
 
-// Close flushes and closes the store (if it was ever opened), within ctx:
-// a BusyStore still busy when ctx ends spools what it could not write.
+// Close flushes and closes the store (if it was ever opened), within ctx.
+// A BusyStore another process holds is not waited for: what it does not
+// take at once goes to its spool, for the next opener to merge.
 // Records given after Close are refused with ErrClosed. Calls after the
 // first return nil.
 func (r *Recorder) Close(ctx context.Context) error {
@@ -420,7 +429,11 @@ func (r *Recorder) Close(ctx context.Context) error {
 	r.closed = true
 	r.held.Reset()
 	r.mu.Unlock()
-	err := r.flush(ctx)
+	// The store is tried once: if another process holds it, the records go
+	// to the spool at once, so that they are safe whatever ctx leaves for
+	// the wait (issue 11.7: waiting first, a large backlog was still being
+	// spooled when the deadline came), and the next opener merges them.
+	err := r.flush(ctx, false)
 	if err != nil {
 		err = r.spool(err)
 	}
