@@ -38,9 +38,10 @@ type Exporter struct {
 	closed   bool   // Shutdown has queued its request: nothing more is taken
 	maxQueue int
 
-	wake chan struct{} // the queue went from empty to not, or the label changed
-	stop chan struct{} // closed by Shutdown: background writes stop waiting
-	done chan struct{} // closed by the loop when it has ended
+	wake  chan struct{} // the queue went from empty to not, or the label changed
+	press chan struct{} // the queue holds pressureAt spans or more: stop waiting for a busy store
+	stop  chan struct{} // closed by Shutdown: background writes stop waiting
+	done  chan struct{} // closed by the loop when it has ended
 
 	stopOnce sync.Once
 	stopped  atomic.Bool
@@ -93,6 +94,7 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	e := &Exporter{
 		maxQueue: c.maxQueue,
 		wake:     make(chan struct{}, 1),
+		press:    make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -210,11 +212,24 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 	first := len(e.queue) == 0
 	e.queue = append(e.queue, item{span: s, stamp: st})
+	pressed := len(e.queue) >= e.pressureAt()
 	e.mu.Unlock()
 	if first {
 		e.signal()
 	}
+	if pressed {
+		// Spans pile up behind a write waiting for a busy store: it stops
+		// waiting and spools, and the loop takes them.
+		select {
+		case e.press <- struct{}{}:
+		default:
+		}
+	}
 }
+
+// pressureAt is how many queued spans cut short a background write's
+// wait for a busy store (see backgroundFlush).
+func (e *Exporter) pressureAt() int { return max(min(e.maxQueue/2, pressureSpans), 1) }
 
 func (e *Exporter) signal() {
 	select {
@@ -289,6 +304,15 @@ const DefaultShutdownWait = 5 * time.Second
 // not pile up in memory behind a store that stays busy.
 const busyWait = 10 * time.Second
 
+// pressureSpans is how many spans may queue while a background write waits
+// for a busy store (half the queue, if that is less): past it the write
+// stops waiting and spools what it holds, and the loop takes the queue, so
+// that spans are neither dropped for a full queue nor held without bound
+// while another process holds the store (issue 11.11). 8,192 spans, a few
+// MiB; the records they make wait in the Recorder up to
+// recorder.SpillBytes.
+const pressureSpans = 8192
+
 // retryInterval is how long the loop waits before writing again after a
 // write failed for another reason than a busy store (a full disk, say):
 // the records stay queued meanwhile.
@@ -343,12 +367,21 @@ func (e *Exporter) loop() {
 		e.mu.Lock()
 		batch := e.queue
 		e.queue, e.spare = e.spare[:0], nil
+		select {
+		case <-e.press: // the spans it was about are taken
+		default:
+		}
 		e.mu.Unlock()
 		last := false
 		for i := range batch {
 			switch it := batch[i]; {
 			case it.req == nil:
 				e.process(it)
+				if !e.failing && e.rec.Full() {
+					// A long take makes many records: write them, or spool
+					// them if the store is busy, rather than hold them all.
+					e.backgroundFlush(life)
+				}
 			case it.req.shutdown:
 				it.req.reply <- e.close(it.req.ctx)
 				last = true
@@ -377,10 +410,19 @@ func (e *Exporter) loop() {
 }
 
 // backgroundFlush writes what the last take queued in the Recorder, waiting
-// for a busy store at most busyWait, and not past the exporter's life.
+// for a busy store at most busyWait, not past the exporter's life, and not
+// once pressureAt spans queue meanwhile: then, as at the end of the wait,
+// the store spools the records.
 func (e *Exporter) backgroundFlush(life context.Context) error {
 	ctx, cancel := context.WithTimeout(life, busyWait)
 	defer cancel()
+	go func() {
+		select {
+		case <-e.press:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	err := e.rec.Flush(ctx)
 	e.handle(err)
 	return err
@@ -428,7 +470,7 @@ func (e *Exporter) reportSpooled() {
 		return
 	}
 	if n := e.rec.Stats().Spooled; n > 0 {
-		e.reportOnce("spooled", fmt.Errorf("otelrecords: another process held the store %s (for over %v, or at Shutdown); %d records were set aside in its spool, which the next process to open it writes (see Stats().Spooled)", e.dir, busyWait, n))
+		e.reportOnce("spooled", fmt.Errorf("otelrecords: another process held the store %s (for over %v, while %d spans queued, or at Shutdown); %d records were set aside in its spool, which the next process to open it writes (see Stats().Spooled)", e.dir, busyWait, e.pressureAt(), n))
 	}
 }
 
@@ -524,8 +566,8 @@ type Stats struct {
 	// Pending is how many records wait to be written on the next Flush.
 	Pending int64
 	// Spooled is how many records were set aside in the store's spool
-	// because another process held the store (past a write's wait, or at
-	// Shutdown); the next opener writes them.
+	// because another process held the store (past a write's wait, past
+	// the memory bound, or at Shutdown); the next opener writes them.
 	Spooled int64
 	// Dropped is how many ended spans were dropped because the queue was
 	// full.

@@ -20,6 +20,14 @@ import (
 // holds in memory before its first change: 1 MiB.
 const DefaultPendingBudget = 1 << 20
 
+// SpillBytes bounds the records of a kept session that wait in memory for
+// a busy store: a Flush of this many bytes of keys and values or more
+// does not wait for a store another process holds but spools them at
+// once (a BusyStore's WriteContext with a context already ended), and
+// Full tells the caller to Flush before queueing more. About 35,000
+// records of 200 bytes; spooling them takes about 0.1 s.
+const SpillBytes = 8 << 20
+
 // Config says how much a session records and how long a store keeps it.
 // The zero Config is usable: level off (set Level to record), every
 // session kept, the default budget.
@@ -78,6 +86,7 @@ type Recorder struct {
 	needPrune bool
 	store     sessions.Store
 	batch     []sessions.Entry // written on the next Flush, in order
+	queued    int              // bytes of keys and values in batch
 	closed    bool
 	stats     Stats
 }
@@ -115,8 +124,9 @@ type Stats struct {
 	// process and waited for it: normal operation, not an error.
 	BusyWaits int64
 	// Spooled is how many records were set aside in the store's spool
-	// because another process held the store past a write's wait, or at
-	// Close; the next opener writes them.
+	// because another process held the store past a write's wait, or
+	// when the batch reached SpillBytes, or at Close; the next opener
+	// writes them.
 	Spooled int64
 }
 
@@ -279,8 +289,32 @@ func (r *Recorder) route(k string, effect sessions.Effect, st sessions.Stamp, va
 	if !r.kept {
 		r.keepSession()
 	}
-	r.batch = append(r.batch, sessions.Entry{Key: keys.Record(k, uint64(st.Session), st.Seq), Value: value})
+	r.queue(sessions.Entry{Key: keys.Record(k, uint64(st.Session), st.Seq), Value: value})
 	return nil
+}
+
+// queue appends e to the batch; r.mu is held.
+func (r *Recorder) queue(e sessions.Entry) {
+	r.batch = append(r.batch, e)
+	r.queued += len(e.Key) + len(e.Value)
+}
+
+// entryBytes counts the bytes of keys and values of es.
+func entryBytes(es []sessions.Entry) int {
+	n := 0
+	for _, e := range es {
+		n += len(e.Key) + len(e.Value)
+	}
+	return n
+}
+
+// Full reports whether the records queued for the next Flush have reached
+// SpillBytes: the caller should Flush before it records more, so that a
+// busy store does not make them pile up in memory.
+func (r *Recorder) Full() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.queued >= SpillBytes
 }
 
 // keepSession marks the session kept and queues the session row and the
@@ -292,6 +326,7 @@ func (r *Recorder) keepSession() {
 	r.stats.SessionsKept = 1
 	r.queueSession()
 	r.batch = r.appendHeld(r.batch)
+	r.queued = entryBytes(r.batch)
 	r.held.Reset()
 }
 
@@ -308,7 +343,7 @@ func (r *Recorder) queueSession() {
 		r.stats.WriteErrors++
 		return
 	}
-	r.batch = append(r.batch, sessions.Entry{Key: keys.Session(uint64(s.id)), Value: v})
+	r.queue(sessions.Entry{Key: keys.Session(uint64(s.id)), Value: v})
 }
 
 // Label names what the process is doing, for the session in progress. On a
@@ -326,7 +361,8 @@ func (r *Recorder) Label(label string) {
 // Flush writes every queued record and session row in one batch, opening
 // the store (and pruning it) first if the session was just kept. A store
 // that shares its database (BusyStore) waits for it until ctx ends, then
-// spools what it could not write; any other store is written as it is. On
+// spools what it could not write — at once, without waiting, when the
+// batch holds SpillBytes or more; any other store is written as it is. On
 // error the batch stays queued and the next Flush tries again; writing an
 // entry twice is harmless, since its key is its stamp. Flush holds no lock
 // that Record, Label or Stamp need while it does I/O.
@@ -342,7 +378,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 func (r *Recorder) flush(ctx context.Context, wait bool) error {
 	r.mu.Lock()
 	batch := r.batch
-	r.batch = nil
+	r.batch, r.queued = nil, 0
 	needPrune := r.needPrune
 	r.mu.Unlock()
 	if len(batch) == 0 {
@@ -356,6 +392,7 @@ func (r *Recorder) flush(ctx context.Context, wait bool) error {
 		// Put the batch back in front of whatever was queued meanwhile, so
 		// order is kept when the next Flush writes it.
 		r.batch = append(batch, r.batch...)
+		r.queued = entryBytes(r.batch)
 		return err
 	}
 	r.needPrune = false
@@ -401,9 +438,9 @@ func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune,
 		r.mu.Unlock()
 	}
 	if bs, ok := r.store.(BusyStore); ok {
-		if !wait {
-			// A closing Recorder's records do not wait for a busy store:
-			// one try, then the spool.
+		if !wait || entryBytes(batch) >= SpillBytes {
+			// So many records do not wait in memory for a busy store, nor
+			// do a closing Recorder's: one try, then the spool.
 			done, cancel := context.WithCancel(ctx)
 			cancel()
 			ctx = done
@@ -469,7 +506,7 @@ func (r *Recorder) spool(cause error) error {
 		return errors.Join(cause, err)
 	}
 	r.mu.Lock()
-	r.batch = nil
+	r.batch, r.queued = nil, 0
 	r.stats.Spooled += int64(records(batch))
 	r.mu.Unlock()
 	return nil
