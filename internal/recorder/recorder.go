@@ -211,7 +211,9 @@ func (r *Recorder) Session() (sessions.Session, bool) {
 }
 
 func (r *Recorder) row(s *start) sessions.Session {
-	return sessions.Session{
+	// Cut to fit: a row the store refuses would keep every record of the
+	// session out with it (issue 11.9).
+	return cutRow(sessions.Session{
 		ID:            s.id,
 		StartedUnixMs: s.at.UnixMilli(),
 		Version:       version.Module(),
@@ -220,7 +222,7 @@ func (r *Recorder) row(s *start) sessions.Session {
 		OS:            runtime.GOOS,
 		Arch:          runtime.GOARCH,
 		Resource:      r.resource,
-	}
+	})
 }
 
 // Kept reports whether the session has been kept (it recorded a change).
