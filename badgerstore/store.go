@@ -33,6 +33,7 @@ type Store struct {
 	db       *badger.DB
 	dir      string
 	readOnly bool
+	handle   func(error)
 
 	// closed is set (under mu) by the first Close; operations check it to
 	// fail fast, and a Scan checks it at every entry to end early.
@@ -45,7 +46,11 @@ type Store struct {
 }
 
 // Open opens the store in dir, creating it for a read-write open. A
-// directory Open creates (parents included) has mode 0700.
+// directory Open creates (parents included) has mode 0700, and so has an
+// existing directory a read-write Open creates a store in; the files of a
+// store whose directory is private are set to mode 0600 by every
+// read-write Open and Close (Badger creates some with 0666 less the
+// umask).
 //
 // Open fails at once, with an error matching ErrLocked, when another Store
 // holds the directory; with one matching fs.ErrNotExist for a read-only
@@ -72,7 +77,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("otelrecords: open store %s: %w", dir, err)
 		}
-	} else if err := makeDir(dir); err != nil {
+	} else if err := makePrivate(dir); err != nil {
 		return nil, fmt.Errorf("otelrecords: create store %s: %w", dir, err)
 	}
 	// Badger panics on some damaged files in goroutines no recover reaches,
@@ -92,9 +97,12 @@ func Open(dir string, opts ...Option) (*Store, error) {
 			return nil, err
 		}
 	}
-	s := &Store{db: db, dir: dir, readOnly: c.readOnly}
+	s := &Store{db: db, dir: dir, readOnly: c.readOnly, handle: c.handle}
 	s.cond.L = &s.mu
 	if !c.readOnly {
+		if err := privateFiles(dir); err != nil {
+			c.handle(err)
+		}
 		// Records a writer set aside while another process held the store
 		// go in first (docs/FORMAT.md §7). A merge that fails is reported
 		// and left for the next opener: this open is still good.
@@ -375,6 +383,12 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 
 	err := s.db.Close()
+	if !s.readOnly {
+		// Badger flushed its memtable into a table of 0666 less the umask.
+		if err := privateFiles(s.dir); err != nil {
+			s.handle(err)
+		}
+	}
 
 	s.mu.Lock()
 	s.released = true
