@@ -50,10 +50,16 @@
 // Open of a store whose writer crashed fails with an error matching
 // [ErrNeedsRecovery]; [OpenWait] reads it all the same.
 //
-// Records carry whatever the host put in its spans, so the directory Open
-// creates has mode 0700. Badger creates some files inside with mode 0666
-// less the umask; the directory's mode is what keeps other users out. A
-// directory that already exists keeps its mode.
+// Records carry whatever the host put in its spans, so the directory a
+// store is created in has mode 0700: one Open creates, and an existing
+// one (mkdir -p build/records) that holds no store yet. The directory's
+// mode is what keeps other users out. Badger creates some files inside
+// with mode 0666 less the umask (a umask of 000 makes them
+// world-writable), and the umask belongs to the host process; so every
+// read-write Open and Close of a store whose directory is private sets
+// its files to 0600, and a file Badger creates in between is 0600 from
+// the next Open or Close on. A directory that already holds a store keeps
+// its mode, and then so do its files.
 //
 // Open turns a panic of Badger in the calling goroutine (a corrupt file, a
 // bad option) into an error. Badger also opens tables in goroutines of its

@@ -35,6 +35,7 @@ type Store struct {
 	dir      string // as given to Open
 	path     string // dir with its links followed once: where the store is
 	readOnly bool
+	handle   func(error)
 
 	// spooled are the spool's entries, sorted by key, that a read-only
 	// Store on a store it cannot write yields from memory (OpenWait), and
@@ -55,7 +56,11 @@ type Store struct {
 }
 
 // Open opens the store in dir, creating it for a read-write open. A
-// directory Open creates (parents included) has mode 0700.
+// directory Open creates (parents included) has mode 0700, and so has an
+// existing directory a read-write Open creates a store in; the files of a
+// store whose directory is private are set to mode 0600 by every
+// read-write Open and Close (Badger creates some with 0666 less the
+// umask).
 //
 // Open fails at once, with an error matching ErrLocked, when another Store
 // holds the directory; with one matching fs.ErrNotExist for a read-only
@@ -95,7 +100,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("otelrecords: open store %s: %w", dir, err)
 		}
-	} else if err := makeDir(path); err != nil {
+	} else if err := makePrivate(path); err != nil {
 		return nil, fmt.Errorf("otelrecords: create store %s: %w", dir, err)
 	}
 	// Links, FIFOs and devices where a store keeps files are refused
@@ -121,7 +126,11 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		}
 	}
 	s := newStore(db, dir, path, c.readOnly)
+	s.handle = c.handle
 	if !c.readOnly {
+		if err := privateFiles(path); err != nil {
+			c.handle(err)
+		}
 		// Records a writer set aside while another process held the store
 		// go in first (docs/FORMAT.md §7). A merge that fails is reported
 		// and left for the next opener: this open is still good. A spool
@@ -506,6 +515,12 @@ func (s *Store) Close() error {
 	err := s.db.Close()
 	if s.release != nil {
 		s.release()
+	}
+	if !s.readOnly {
+		// Badger flushed its memtable into a table of 0666 less the umask.
+		if err := privateFiles(s.path); err != nil {
+			s.handle(err)
+		}
 	}
 
 	s.mu.Lock()

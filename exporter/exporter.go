@@ -39,9 +39,10 @@ type Exporter struct {
 	closed   bool   // Shutdown has queued its request: nothing more is taken
 	maxQueue int
 
-	wake chan struct{} // the queue went from empty to not, or the label changed
-	stop chan struct{} // closed by Shutdown: background writes stop waiting
-	done chan struct{} // closed by the loop when it has ended
+	wake  chan struct{} // the queue went from empty to not, or the label changed
+	press chan struct{} // the queue holds pressureAt spans or more: stop waiting for a busy store
+	stop  chan struct{} // closed by Shutdown: background writes stop waiting
+	done  chan struct{} // closed by the loop when it has ended
 
 	stopOnce sync.Once
 	stopped  atomic.Bool
@@ -99,6 +100,7 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 		marks:    DefaultMarks,
 		maxQueue: c.maxQueue,
 		wake:     make(chan struct{}, 1),
+		press:    make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -234,11 +236,24 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 	first := len(e.queue) == 0
 	e.queue = append(e.queue, item{span: s, stamp: o.stamp, inputs: o.inputs, encloses: o.encloses})
+	pressed := len(e.queue) >= e.pressureAt()
 	e.mu.Unlock()
 	if first {
 		e.signal()
 	}
+	if pressed {
+		// Spans pile up behind a write waiting for a busy store: it stops
+		// waiting and spools, and the loop takes them.
+		select {
+		case e.press <- struct{}{}:
+		default:
+		}
+	}
 }
+
+// pressureAt is how many queued spans cut short a background write's
+// wait for a busy store (see backgroundFlush).
+func (e *Exporter) pressureAt() int { return max(min(e.maxQueue/2, pressureSpans), 1) }
 
 func (e *Exporter) signal() {
 	select {
@@ -266,12 +281,14 @@ func (e *Exporter) ForceFlush(ctx context.Context) error {
 }
 
 // Shutdown writes every ended span's record, closes the store and stops
-// the background goroutine. A store another process holds is waited for
-// until ctx ends (DefaultShutdownWait when ctx has no deadline); what it
-// then would not take goes to its spool, for the next opener. If ctx ends
-// first Shutdown returns ctx's error and the goroutine finishes the work on
-// its own. Calls after the first return nil; spans ending after it are
-// ignored.
+// the background goroutine. A store another process holds is not waited
+// for: the records it does not take at once go to its spool, which the
+// next opener merges, so ctx has only to cover mapping the spans still
+// queued (a few microseconds each) and writing them out. Closing the
+// store waits at most until ctx ends (DefaultShutdownWait when ctx has no
+// deadline). If ctx ends first Shutdown returns ctx's error and the
+// goroutine finishes the work on its own. Calls after the first return
+// nil; spans ending after it are ignored.
 func (e *Exporter) Shutdown(ctx context.Context) error {
 	first := false
 	e.stopOnce.Do(func() { first = true })
@@ -302,15 +319,23 @@ func budgetBytes(b int) int {
 	return b
 }
 
-// DefaultShutdownWait bounds how long Shutdown waits for a busy store when
-// its context has no deadline; past it, unwritten records go to the
-// store's spool.
+// DefaultShutdownWait bounds how long Shutdown waits for the store to
+// close when its context has no deadline.
 const DefaultShutdownWait = 5 * time.Second
 
 // busyWait bounds how long a background write waits for a store another
 // process holds before the store spools the records, so that records do
 // not pile up in memory behind a store that stays busy.
 const busyWait = 10 * time.Second
+
+// pressureSpans is how many spans may queue while a background write waits
+// for a busy store (half the queue, if that is less): past it the write
+// stops waiting and spools what it holds, and the loop takes the queue, so
+// that spans are neither dropped for a full queue nor held without bound
+// while another process holds the store (issue 11.11). 8,192 spans, a few
+// MiB; the records they make wait in the Recorder up to
+// recorder.SpillBytes.
+const pressureSpans = 8192
 
 // retryInterval is how long the loop waits before writing again after a
 // write failed for another reason than a busy store (a full disk, say):
@@ -366,12 +391,21 @@ func (e *Exporter) loop() {
 		e.mu.Lock()
 		batch := e.queue
 		e.queue, e.spare = e.spare[:0], nil
+		select {
+		case <-e.press: // the spans it was about are taken
+		default:
+		}
 		e.mu.Unlock()
 		last := false
 		for i := range batch {
 			switch it := batch[i]; {
 			case it.req == nil:
 				e.process(it)
+				if !e.failing && e.rec.Full() {
+					// A long take makes many records: write them, or spool
+					// them if the store is busy, rather than hold them all.
+					e.backgroundFlush(life)
+				}
 			case it.req.shutdown:
 				it.req.reply <- e.close(it.req.ctx)
 				last = true
@@ -400,19 +434,28 @@ func (e *Exporter) loop() {
 }
 
 // backgroundFlush writes what the last take queued in the Recorder, waiting
-// for a busy store at most busyWait, and not past the exporter's life.
+// for a busy store at most busyWait, not past the exporter's life, and not
+// once pressureAt spans queue meanwhile: then, as at the end of the wait,
+// the store spools the records.
 func (e *Exporter) backgroundFlush(life context.Context) error {
 	ctx, cancel := context.WithTimeout(life, busyWait)
 	defer cancel()
+	go func() {
+		select {
+		case <-e.press:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	err := e.rec.Flush(ctx)
 	e.handle(err)
 	return err
 }
 
 // close is Shutdown's work, in the loop: every span queued before it has
-// been routed, so the Recorder writes what remains (a store still busy
-// when ctx ends spools it) and closes the store; the forwarder sends what
-// it has queued.
+// been routed, so the Recorder writes what remains (a store another
+// process holds spools it at once) and closes the store; the forwarder
+// sends what it has queued.
 func (e *Exporter) close(ctx context.Context) error {
 	// Waiting for a store another process holds is bounded even when ctx
 	// is not (DefaultShutdownWait); past it the store spools the records.
@@ -427,7 +470,9 @@ func (e *Exporter) close(ctx context.Context) error {
 	// A failed write is tried again by Close, which spools what it still
 	// cannot write: Close says what was lost, if anything.
 	_ = e.rec.Flush(busyCtx)
-	return errors.Join(e.rec.Close(ctx), e.fwd.Shutdown(ctx))
+	err := errors.Join(e.rec.Close(ctx), e.fwd.Shutdown(ctx))
+	e.reportSpooled()
+	return err
 }
 
 // maxSpare is the largest queue array kept for reuse between takes.
@@ -439,11 +484,7 @@ const maxSpare = 1024
 // normal operation and reported by nobody (it is counted in
 // Stats.BusyWaits).
 func (e *Exporter) handle(err error) {
-	if n := e.rec.Stats().Spooled; n > 0 {
-		if _, seen := e.reported.Load("spooled"); !seen {
-			e.reportOnce("spooled", fmt.Errorf("otelrecords: the store %s stayed busy (another process held it for over %v, or until Shutdown's deadline); %d records were set aside in its spool, which the next process to open it writes (see Stats().Spooled)", e.dir, busyWait, n))
-		}
-	}
+	e.reportSpooled()
 	if err == nil {
 		e.failing = false
 		return
@@ -451,6 +492,16 @@ func (e *Exporter) handle(err error) {
 	if !e.failing {
 		e.failing = true
 		otel.Handle(fmt.Errorf("otelrecords: writing records: %w (records stay queued and are retried)", err))
+	}
+}
+
+// reportSpooled reports, once, that records went to the store's spool.
+func (e *Exporter) reportSpooled() {
+	if _, seen := e.reported.Load("spooled"); seen {
+		return
+	}
+	if n := e.rec.Stats().Spooled; n > 0 {
+		e.reportOnce("spooled", fmt.Errorf("otelrecords: another process held the store %s (for over %v, while %d spans queued, or at Shutdown); %d records were set aside in its spool, which the next process to open it writes (see Stats().Spooled)", e.dir, busyWait, e.pressureAt(), n))
 	}
 }
 
@@ -561,8 +612,9 @@ type Stats struct {
 	BusyWaits int64
 	// Pending is how many records wait to be written on the next Flush.
 	Pending int64
-	// Spooled is how many records Close set aside in the store's spool
-	// because the store stayed busy; the next opener writes them.
+	// Spooled is how many records were set aside in the store's spool
+	// because another process held the store (past a write's wait, past
+	// the memory bound, or at Shutdown); the next opener writes them.
 	Spooled int64
 	// TrimmedSessions is how many other sessions were deleted to keep the
 	// store within WithMaxBytes.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -31,7 +33,21 @@ type Progress struct {
 	Sessions, Total int
 	// Spans is how many spans the exporter accepted.
 	Spans int
+	// Repaired is how many records held strings that are not UTF-8, which
+	// OTLP cannot carry: they were sent with each run of invalid bytes
+	// replaced by U+FFFD (spanbridge.RepairUTF8).
+	Repaired int
+	// FirstRepaired holds the stamps of the first min(Repaired,
+	// MaxFirstRepaired) of them, so a message can name them. (An array,
+	// so that Progress stays comparable.)
+	FirstRepaired [MaxFirstRepaired]sessions.Stamp
+	// RepairedSessions is how many session rows (label, Resource) were
+	// repaired likewise.
+	RepairedSessions int
 }
+
+// MaxFirstRepaired is how many repaired records Progress names.
+const MaxFirstRepaired = 5
 
 // Options narrow a replay and report on it. The zero Options replays every
 // session, silently.
@@ -58,7 +74,9 @@ var ErrNoSession = errors.New("no such session in the store")
 //
 // Records whose session row is gone (a process whose session another
 // process pruned while it ran) are replayed too, under a Resource that
-// only carries their session's id.
+// only carries their session's id. Strings that are not UTF-8, which a
+// store keeps as given and OTLP cannot carry, are sent repaired
+// (spanbridge.RepairUTF8) and counted in Progress.
 func Replay(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter, o Options) (Progress, error) {
 	ids := slices.Compact(slices.Sorted(slices.Values(o.Sessions)))
 	rows := map[sessions.SessionID]sessions.Session{}
@@ -99,10 +117,20 @@ func Replay(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter,
 				if o.Service != "" {
 					s.Resource = withService(s.Resource, o.Service)
 				}
+				if spanbridge.RepairSessionUTF8(&s) {
+					p.RepairedSessions++
+				}
 				res = spanbridge.Resource(s)
 				p.Sessions++
 			}
-			if err := b.add(spanbridge.Span(res, kr.Kind, kr.Stamped), size(kr.Record)); err != nil {
+			kind, rec := kr.Kind, kr.Stamped
+			if repairUTF8(&kind, &rec.Record) {
+				if p.Repaired < MaxFirstRepaired {
+					p.FirstRepaired[p.Repaired] = rec.Stamp
+				}
+				p.Repaired++
+			}
+			if err := b.add(spanbridge.Span(res, kind, rec), size(rec.Record)); err != nil {
 				return found, err
 			}
 		}
@@ -124,6 +152,16 @@ func Replay(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter,
 		}
 	}
 	return p, b.flush()
+}
+
+// repairUTF8 repairs a record and its kind for OTLP (spanbridge.RepairUTF8),
+// and reports whether it changed anything.
+func repairUTF8(kind *string, rec *sessions.Record) bool {
+	changed := spanbridge.RepairUTF8(rec)
+	if !utf8.ValidString(*kind) {
+		*kind, changed = strings.ToValidUTF8(*kind, spanbridge.Replacement), true
+	}
+	return changed
 }
 
 func withService(attrs sessions.Attrs, service string) sessions.Attrs {

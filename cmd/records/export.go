@@ -15,8 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
@@ -24,7 +22,6 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/otelrecords/otelrecords/replay"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -327,7 +324,8 @@ const otlpSpansPerResource = 10_000
 // a Client that keeps them rather than send them), so a file and a replay
 // carry the same spans. The request is written as it goes: its one field,
 // resourceSpans, is opened by hand, and every ResourceSpans in it is
-// marshalled by protojson.
+// marshalled by protojson. Strings that are not UTF-8, which OTLP cannot
+// carry, are repaired by package replay, as records replay repairs them.
 func exportOTLP(ctx context.Context, w io.Writer, r *sessions.Records, f sessionFlag, prog *progress) error {
 	if f.set {
 		// Say so before writing anything.
@@ -472,8 +470,6 @@ func mergeScopes(into, from *tracepb.ResourceSpans) {
 // encoding/json, which also makes it byte-stable: protojson varies its
 // whitespace on purpose.
 func otlpJSON(rs *tracepb.ResourceSpans) ([]byte, error) {
-	// Protobuf strings must be UTF-8, and records may hold any bytes.
-	validUTF8(rs.ProtoReflect())
 	b, err := protojson.MarshalOptions{UseEnumNumbers: true}.Marshal(rs)
 	if err != nil {
 		return nil, err
@@ -528,40 +524,4 @@ func hexIDs(v any) error {
 		}
 	}
 	return nil
-}
-
-// validUTF8 replaces, in place, every invalid UTF-8 sequence in the string
-// fields of m and of the messages in it with U+FFFD, as encoding/json does.
-func validUTF8(m protoreflect.Message) {
-	fix := func(v protoreflect.Value) (protoreflect.Value, bool) {
-		if s := v.String(); !utf8.ValidString(s) {
-			return protoreflect.ValueOfString(strings.ToValidUTF8(s, "\uFFFD")), true
-		}
-		return v, false
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList():
-			l := v.List()
-			for i := range l.Len() {
-				switch fd.Kind() {
-				case protoreflect.StringKind:
-					if nv, ok := fix(l.Get(i)); ok {
-						l.Set(i, nv)
-					}
-				case protoreflect.MessageKind, protoreflect.GroupKind:
-					validUTF8(l.Get(i).Message())
-				}
-			}
-		case fd.IsMap():
-			// OTLP's trace messages have no maps.
-		case fd.Kind() == protoreflect.StringKind:
-			if nv, ok := fix(v); ok {
-				m.Set(fd, nv)
-			}
-		case fd.Kind() == protoreflect.MessageKind, fd.Kind() == protoreflect.GroupKind:
-			validUTF8(v.Message())
-		}
-		return true
-	})
 }

@@ -226,6 +226,7 @@ func (f *replayFlags) run(ctx context.Context, cmd *cobra.Command, r *sessions.R
 	o.Progress = bar.show
 	p, err := replay.Replay(ctx, r, exp, o)
 	bar.done()
+	reportRepaired(cmd.ErrOrStderr(), p)
 	switch {
 	case errors.Is(err, replay.ErrNoSession):
 		return err
@@ -239,6 +240,31 @@ func (f *replayFlags) run(ctx context.Context, cmd *cobra.Command, r *sessions.R
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "replayed %s, %s, to %s\n", plural(p.Sessions, "session"), plural(p.Spans, "span"), f.where())
 	return err
+}
+
+// reportRepaired says on w, when a replay or an OTLP export repaired
+// strings that are not UTF-8 (OTLP carries only UTF-8), how many records
+// and session rows it repaired, naming the first records.
+func reportRepaired(w io.Writer, p replay.Progress) {
+	if p.Repaired == 0 && p.RepairedSessions == 0 {
+		return
+	}
+	var what []string
+	if p.Repaired > 0 {
+		first := make([]string, 0, replay.MaxFirstRepaired)
+		for _, st := range p.FirstRepaired[:min(p.Repaired, replay.MaxFirstRepaired)] {
+			first = append(first, fmt.Sprintf("session %d seq %d", st.Session, st.Seq))
+		}
+		more := ""
+		if p.Repaired > len(first) {
+			more = ", ..."
+		}
+		what = append(what, fmt.Sprintf("%s (%s%s)", plural(p.Repaired, "record"), strings.Join(first, ", "), more))
+	}
+	if p.RepairedSessions > 0 {
+		what = append(what, plural(p.RepairedSessions, "session row"))
+	}
+	fmt.Fprintf(w, "records: %s held strings that are not UTF-8, which OTLP cannot carry: sent with U+FFFD in place of each run of invalid bytes\n", strings.Join(what, " and "))
 }
 
 // progressLine redraws one line of progress on a terminal, and does

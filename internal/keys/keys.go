@@ -37,6 +37,17 @@ const MaxKindLen = 128
 // and other stores' overheads.
 const MaxRecordSize = 15 << 20
 
+// MaxSessionValue is the longest label, resource attribute key or
+// resource attribute value (a string's bytes, an array's elements) a
+// writer puts in a session row, in bytes; longer ones are cut, and the
+// row says so (docs/FORMAT.md §3.1). A session row must always be
+// writable: without it no record of the session is.
+const MaxSessionValue = 64 << 10
+
+// MaxSessionRow is the largest session row a writer writes, encoded, in
+// bytes: resource attributes past it are left out, and the row says so.
+const MaxSessionRow = 1 << 20
+
 // MaxValueSize is the largest value a reader decodes, in bytes; larger
 // ones are counted as undecodable. It is the largest value Badger stores,
 // above MaxRecordSize, which writers keep to.

@@ -20,6 +20,14 @@ import (
 // holds in memory before its first change: 1 MiB.
 const DefaultPendingBudget = 1 << 20
 
+// SpillBytes bounds the records of a kept session that wait in memory for
+// a busy store: a Flush of this many bytes of keys and values or more
+// does not wait for a store another process holds but spools them at
+// once (a BusyStore's WriteContext with a context already ended), and
+// Full tells the caller to Flush before queueing more. About 35,000
+// records of 200 bytes; spooling them takes about 0.1 s.
+const SpillBytes = 8 << 20
+
 // Config says how much a session records and how long a store keeps it.
 // The zero Config is usable: level off (set Level to record), every
 // session kept, the default budget.
@@ -94,6 +102,7 @@ type Recorder struct {
 	needPrune bool
 	store     sessions.Store
 	batch     []sessions.Entry // written on the next Flush, in order
+	queued    int              // bytes of keys and values in batch
 	closed    bool
 	stats     Stats
 }
@@ -131,8 +140,9 @@ type Stats struct {
 	// process and waited for it: normal operation, not an error.
 	BusyWaits int64
 	// Spooled is how many records were set aside in the store's spool
-	// because the store stayed busy past a write's deadline; the next
-	// opener writes them.
+	// because another process held the store past a write's wait, or
+	// when the batch reached SpillBytes, or at Close; the next opener
+	// writes them.
 	Spooled int64
 	// TrimmedSessions is how many other sessions were deleted to keep the
 	// store within MaxBytes.
@@ -279,7 +289,9 @@ func (r *Recorder) Session() (sessions.Session, bool) {
 }
 
 func (r *Recorder) row(s *start) sessions.Session {
-	return sessions.Session{
+	// Cut to fit: a row the store refuses would keep every record of the
+	// session out with it (issue 11.9).
+	return cutRow(sessions.Session{
 		ID:            s.id,
 		StartedUnixMs: s.at.UnixMilli(),
 		Version:       version.Module(),
@@ -288,7 +300,7 @@ func (r *Recorder) row(s *start) sessions.Session {
 		OS:            runtime.GOOS,
 		Arch:          runtime.GOARCH,
 		Resource:      r.resource,
-	}
+	})
 }
 
 // Kept reports whether the session has been kept (it recorded a change).
@@ -358,8 +370,32 @@ func (r *Recorder) route(k string, effect sessions.Effect, st sessions.Stamp, va
 	if !r.kept {
 		r.keepSession()
 	}
-	r.batch = append(r.batch, sessions.Entry{Key: keys.Record(k, uint64(st.Session), st.Seq), Value: value})
+	r.queue(sessions.Entry{Key: keys.Record(k, uint64(st.Session), st.Seq), Value: value})
 	return nil
+}
+
+// queue appends e to the batch; r.mu is held.
+func (r *Recorder) queue(e sessions.Entry) {
+	r.batch = append(r.batch, e)
+	r.queued += len(e.Key) + len(e.Value)
+}
+
+// entryBytes counts the bytes of keys and values of es.
+func entryBytes(es []sessions.Entry) int {
+	n := 0
+	for _, e := range es {
+		n += len(e.Key) + len(e.Value)
+	}
+	return n
+}
+
+// Full reports whether the records queued for the next Flush have reached
+// SpillBytes: the caller should Flush before it records more, so that a
+// busy store does not make them pile up in memory.
+func (r *Recorder) Full() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.queued >= SpillBytes
 }
 
 // keepSession marks the session kept and queues the session row and the
@@ -371,6 +407,7 @@ func (r *Recorder) keepSession() {
 	r.stats.SessionsKept = 1
 	r.queueSession()
 	r.batch = r.appendHeld(r.batch)
+	r.queued = entryBytes(r.batch)
 	r.held.Reset()
 }
 
@@ -387,7 +424,7 @@ func (r *Recorder) queueSession() {
 		r.stats.WriteErrors++
 		return
 	}
-	r.batch = append(r.batch, sessions.Entry{Key: keys.Session(uint64(s.id)), Value: v})
+	r.queue(sessions.Entry{Key: keys.Session(uint64(s.id)), Value: v})
 }
 
 // Label names what the process is doing, for the session in progress. On a
@@ -405,34 +442,37 @@ func (r *Recorder) Label(label string) {
 // Flush writes every queued record and session row in one batch, opening
 // the store (and pruning it) first if the session was just kept. A store
 // that shares its database (BusyStore) waits for it until ctx ends, then
-// spools what it could not write; any other store is written as it is. On
+// spools what it could not write — at once, without waiting, when the
+// batch holds SpillBytes or more; any other store is written as it is. On
 // error the batch stays queued and the next Flush tries again; writing an
 // entry twice is harmless, since its key is its stamp. Flush holds no lock
 // that Record, Label or Stamp need while it does I/O.
 func (r *Recorder) Flush(ctx context.Context) error {
 	r.flushing.Lock()
 	defer r.flushing.Unlock()
-	return r.flush(ctx)
+	return r.flush(ctx, true)
 }
 
 // flush runs with r.flushing held, so one flush at a time owns r.store and
-// r.needPrune.
-func (r *Recorder) flush(ctx context.Context) error {
+// r.needPrune. Without wait, a busy store is tried once and the batch
+// spooled.
+func (r *Recorder) flush(ctx context.Context, wait bool) error {
 	r.mu.Lock()
 	batch := r.batch
-	r.batch = nil
+	r.batch, r.queued = nil, 0
 	needPrune := r.needPrune
 	r.mu.Unlock()
 	if len(batch) == 0 {
 		return nil
 	}
-	spooled, err := r.write(ctx, batch, needPrune)
+	spooled, err := r.write(ctx, batch, needPrune, wait)
 	r.mu.Lock()
 	if err != nil {
 		r.stats.WriteErrors++
 		// Put the batch back in front of whatever was queued meanwhile, so
 		// order is kept when the next Flush writes it.
 		r.batch = append(batch, r.batch...)
+		r.queued = entryBytes(r.batch)
 		r.mu.Unlock()
 		return err
 	}
@@ -490,7 +530,7 @@ func records(es []sessions.Entry) int {
 	return n
 }
 
-func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune bool) (spooled int, err error) {
+func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune, wait bool) (spooled int, err error) {
 	if r.store == nil {
 		if r.open == nil {
 			return 0, errors.New("otelrecords: no store to write to")
@@ -523,13 +563,21 @@ func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune 
 		}
 	}
 	if bs, ok := r.store.(BusyStore); ok {
+		if !wait || entryBytes(batch) >= SpillBytes {
+			// So many records do not wait in memory for a busy store, nor
+			// do a closing Recorder's: one try, then the spool.
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			ctx = done
+		}
 		return bs.WriteContext(ctx, batch)
 	}
 	return 0, r.store.Write(batch)
 }
 
-// Close flushes and closes the store (if it was ever opened), within ctx:
-// a BusyStore still busy when ctx ends spools what it could not write.
+// Close flushes and closes the store (if it was ever opened), within ctx.
+// A BusyStore another process holds is not waited for: what it does not
+// take at once goes to its spool, for the next opener to merge.
 // Records given after Close are refused with ErrClosed. Calls after the
 // first return nil.
 func (r *Recorder) Close(ctx context.Context) error {
@@ -543,7 +591,11 @@ func (r *Recorder) Close(ctx context.Context) error {
 	r.closed = true
 	r.held.Reset()
 	r.mu.Unlock()
-	err := r.flush(ctx)
+	// The store is tried once: if another process holds it, the records go
+	// to the spool at once, so that they are safe whatever ctx leaves for
+	// the wait (issue 11.7: waiting first, a large backlog was still being
+	// spooled when the deadline came), and the next opener merges them.
+	err := r.flush(ctx, false)
 	if err != nil {
 		err = r.spool(err)
 	}
@@ -579,7 +631,7 @@ func (r *Recorder) spool(cause error) error {
 		return errors.Join(cause, err)
 	}
 	r.mu.Lock()
-	r.batch = nil
+	r.batch, r.queued = nil, 0
 	r.stats.Spooled += int64(records(batch))
 	r.mu.Unlock()
 	return nil

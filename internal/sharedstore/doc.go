@@ -17,11 +17,14 @@
 // turns the same way.
 //
 // WriteContext waits for a busy store itself, retrying with jittered
-// backoff (internal/backoff) until its context ends, and then sets the
-// entries aside in the spool (internal/spool), which the next opener
-// merges: records a writer acknowledged are not lost because another
-// process held the store at the wrong moment. Write, which has no context
-// to bound a wait, does not wait.
+// backoff (internal/backoff) until its context ends — or, for a context
+// with a deadline, until SpoolTime before it — and then sets the entries
+// aside in the spool (internal/spool), which the next opener merges:
+// records a writer acknowledged are not lost because another process held
+// the store at the wrong moment, and they are in the spool by the
+// deadline, not after it. A context already ended tries the store once
+// and spools (the Recorder's Close, and a batch of recorder.SpillBytes).
+// Write, which has no context to bound a wait, does not wait.
 //
 // The Writer's mutex guards its state only: opening and closing Badger,
 // reading the marker and writing the spool happen outside it, so a slow

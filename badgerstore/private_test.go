@@ -1,0 +1,130 @@
+//go:build unix
+
+package badgerstore_test
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// modes returns the permission bits of dir and of every file in it (not
+// below it), by name.
+func modes(t *testing.T, dir string) map[string]os.FileMode {
+	t.Helper()
+	out := map[string]os.FileMode{}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["."] = fi.Mode().Perm()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		if de.Type().IsRegular() {
+			info, err := de.Info()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[de.Name()] = info.Mode().Perm()
+		}
+	}
+	return out
+}
+
+// writeSome opens the store in dir read-write, writes a few entries and
+// closes it, which flushes Badger's memtable into a table.
+func writeSome(t *testing.T, dir string) {
+	t.Helper()
+	st, err := badgerstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Write([]sessions.Entry{{Key: []byte("records/v1/k"), Value: []byte("secret")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withUmask runs f with the process's umask set to mask. The umask is the
+// whole process's: no test of this package runs in parallel.
+func withUmask(mask int, f func()) {
+	old := syscall.Umask(mask)
+	defer syscall.Umask(old)
+	f()
+}
+
+// TestStoreIsPrivate: a store created in a directory that already existed
+// (mkdir -p build/records, mode 0755), or under a umask of 000, which
+// makes what Badger creates world-writable, ends with its directory 0700
+// and every file in it 0600. Before, the existing directory kept 0755 and
+// the files 0644 (0666 under umask 000): records readable, and writable,
+// by every user.
+func TestStoreIsPrivate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		umask  int
+		exists bool
+	}{
+		{"existing directory", 0o022, true},
+		{"new directory, umask 000", 0, false},
+		{"existing directory, umask 000", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "build", "records")
+			withUmask(tc.umask, func() {
+				if tc.exists {
+					if err := os.MkdirAll(dir, 0o777); err != nil {
+						t.Fatal(err)
+					}
+				}
+				writeSome(t, dir)
+				writeSome(t, dir) // a second spell, as a shared writer has
+			})
+			got := modes(t, dir)
+			if got["."] != 0o700 {
+				t.Errorf("directory mode %v, want 0700", got["."])
+			}
+			tables := 0
+			for name, m := range got {
+				if name != "." && m != 0o600 {
+					t.Errorf("%s: mode %v, want 0600", name, m)
+				}
+				if filepath.Ext(name) == ".sst" {
+					tables++
+				}
+			}
+			if tables == 0 {
+				t.Errorf("no table was written, so none was checked: %v", got)
+			}
+		})
+	}
+}
+
+// TestStoreKeepsItsOwnersMode: a directory that already holds a store
+// keeps the mode its owner gave it, and so do its files: a group that
+// reads the store goes on reading it.
+func TestStoreKeepsItsOwnersMode(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	writeSome(t, dir)
+	if err := os.Chmod(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(dir, "MANIFEST")
+	if err := os.Chmod(manifest, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	writeSome(t, dir)
+	got := modes(t, dir)
+	if got["."] != 0o750 || got["MANIFEST"] != 0o640 {
+		t.Errorf("directory %v, MANIFEST %v; want 0750 and 0640 as their owner set them", got["."], got["MANIFEST"])
+	}
+}

@@ -1,0 +1,98 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/otelrecords/otelrecords/internal/recorder"
+	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/replay"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// protoClient is an OTLP client that marshals what it is given to
+// protobuf, as the gRPC and HTTP clients do before sending, and keeps the
+// spans' names. Protobuf refuses a string that is not UTF-8.
+type protoClient struct{ names []string }
+
+func (*protoClient) Start(context.Context) error { return nil }
+func (*protoClient) Stop(context.Context) error  { return nil }
+
+func (c *protoClient) UploadTraces(_ context.Context, rss []*tracepb.ResourceSpans) error {
+	for _, rs := range rss {
+		if _, err := proto.Marshal(rs); err != nil {
+			return err
+		}
+		for _, ss := range rs.ScopeSpans {
+			for _, s := range ss.Spans {
+				c.names = append(c.names, s.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// TestReplayRepairsInvalidUTF8: records hold the bytes their spans were
+// given, UTF-8 or not, and OTLP carries only UTF-8. Replay sends every
+// record, with each run of invalid bytes replaced by U+FFFD, and says which
+// it repaired. Before, the OTLP exporter refused the first batch holding
+// such a record, after sending part of the store.
+func TestReplayRepairsInvalidUTF8(t *testing.T) {
+	mem := sessions.NewMemStore()
+	bad := "bad \xff\xfe"
+	res := sessions.Attrs{{Key: "service.name", Value: sessions.StringValue("svc " + bad)}}
+	var stamps []sessions.Stamp
+	testsupport.Write(t, func() (sessions.Store, error) { return mem, nil }, t0, recorder.Config{Label: bad, Resource: res}, func(s *testsupport.Session) {
+		put := func(kind string, e sessions.Effect, body sessions.Record) {
+			st := s.Stamp(time.Time{})
+			s.Put(kind, e, st, body)
+			stamps = append(stamps, st)
+		}
+		put("compile", sessions.Changed, sessions.Record{Name: "fine"})
+		for i := range 1200 { // past a batch, so the bad ones are not in the first
+			put("compile", sessions.Observed, sessions.Record{Name: fmt.Sprint("fine ", i)})
+		}
+		put("compile", sessions.Observed, sessions.Record{Name: bad})
+		put("compile", sessions.Observed, sessions.Record{Name: "attrs", Attributes: sessions.Attrs{
+			{Key: "key " + bad, Value: sessions.StringValue("v")},
+			{Key: "value", Value: sessions.StringValue(bad)},
+			{Key: "array", Value: sessions.StringSliceValue([]string{"ok", bad})},
+		}})
+		put("compile", sessions.Observed, sessions.Record{Name: "event", Events: []sessions.Event{{Name: bad, Attributes: sessions.Attrs{{Key: "k", Value: sessions.StringValue(bad)}}}}})
+		put("compile", sessions.Observed, sessions.Record{Name: "status", Status: sessions.Status{Code: "error", Description: bad}})
+		put("compile", sessions.Observed, sessions.Record{Name: "scope", Scope: sessions.Scope{Name: bad, Version: bad}})
+		put("kind \xff", sessions.Observed, sessions.Record{Name: "kind"})
+	})
+
+	client := &protoClient{}
+	exp, err := otlptrace.New(context.Background(), client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := replay.Replay(context.Background(), sessions.NewRecords(mem.Reopen()), exp, replay.Options{})
+	if err != nil {
+		t.Fatalf("Replay after %d spans: %v", p.Spans, err)
+	}
+	if len(client.names) != len(stamps) || p.Spans != len(stamps) {
+		t.Fatalf("sent %d spans (progress %d), want %d", len(client.names), p.Spans, len(stamps))
+	}
+	if p.Repaired != 6 || p.RepairedSessions != 1 {
+		t.Errorf("repaired %d records and %d sessions, want 6 and 1", p.Repaired, p.RepairedSessions)
+	}
+	// The first five, in stamp order: every kind's records of a session
+	// come in seq order.
+	for i, st := range p.FirstRepaired {
+		if want := stamps[len(stamps)-6+i]; st != want {
+			t.Errorf("FirstRepaired[%d] = %+v, want %+v", i, st, want)
+		}
+	}
+	if got := client.names[len(client.names)-6]; got != "bad \uFFFD" {
+		t.Errorf("repaired name %q", got)
+	}
+}
