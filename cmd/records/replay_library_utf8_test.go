@@ -1,4 +1,8 @@
-package replay_test
+package main
+
+// The replay package's own repair, through a real OTLP exporter that
+// marshals to protobuf. It lives in the records command's module, whose
+// go.mod carries the OTLP exporters, so that the library's does not.
 
 import (
 	"context"
@@ -43,12 +47,12 @@ func (c *protoClient) UploadTraces(_ context.Context, rss []*tracepb.ResourceSpa
 // record, with each run of invalid bytes replaced by U+FFFD, and says which
 // it repaired. Before, the OTLP exporter refused the first batch holding
 // such a record, after sending part of the store.
-func TestReplayRepairsInvalidUTF8(t *testing.T) {
+func TestReplayLibraryRepairsInvalidUTF8(t *testing.T) {
 	mem := sessions.NewMemStore()
 	bad := "bad \xff\xfe"
 	res := sessions.Attrs{{Key: "service.name", Value: sessions.StringValue("svc " + bad)}}
 	var stamps []sessions.Stamp
-	testsupport.Write(t, func() (sessions.Store, error) { return mem, nil }, t0, recorder.Config{Label: bad, Resource: res}, func(s *testsupport.Session) {
+	testsupport.Write(t, func() (sessions.Store, error) { return mem, nil }, libraryT0, recorder.Config{Label: bad, Resource: res}, func(s *testsupport.Session) {
 		put := func(kind string, e sessions.Effect, body sessions.Record) {
 			st := s.Stamp(time.Time{})
 			s.Put(kind, e, st, body)
@@ -96,3 +100,7 @@ func TestReplayRepairsInvalidUTF8(t *testing.T) {
 		t.Errorf("repaired name %q", got)
 	}
 }
+
+// libraryT0 is when the session of TestReplayLibraryRepairsInvalidUTF8
+// starts.
+var libraryT0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
