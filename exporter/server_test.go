@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
