@@ -10,6 +10,15 @@
 //	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 //	defer tp.Shutdown(ctx)
 //
+// Where the level can be off, use Register instead: at level off the
+// exporter is then not on the provider at all (the SDK copies every ended
+// span for any processor it carries, which alone costs about a third more
+// per span), and SetLevel takes it off and puts it back.
+//
+//	rec.Register(tp)
+//	defer rec.Shutdown(ctx) // tp.Shutdown reaches rec only while it is on tp
+//	defer tp.Shutdown(ctx)
+//
 // OnStart stamps each span (its session, its seq among all of the
 // session's records, its offset from the session's start), so a span's seq
 // is lower than that of every span started inside it. The session starts

@@ -33,6 +33,8 @@ type Exporter struct {
 	inflight atomic.Int64 // stamped spans not yet ended
 	marks    Marks
 
+	registration registration // where Register put the exporter (register.go)
+
 	mu       sync.Mutex // guards queue and closed
 	queue    []item
 	spare    []item // a drained array, reused by the next swap
@@ -173,7 +175,12 @@ func (e *Exporter) Dir() string { return e.dir }
 func (e *Exporter) Level() sessions.Level { return e.rec.Level() }
 
 // SetLevel changes the level. It does not end the session in progress.
-func (e *Exporter) SetLevel(l sessions.Level) { e.rec.SetLevel(l) }
+// After Register, level off takes the exporter off its provider and
+// another level puts it back.
+func (e *Exporter) SetLevel(l sessions.Level) {
+	e.rec.SetLevel(l)
+	e.levelChanged()
+}
 
 // Label names what the process is doing, for the session in progress: on a
 // kept session its row is rewritten at once (at the next write), otherwise
