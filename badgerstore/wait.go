@@ -62,6 +62,9 @@ func OpenWait(ctx context.Context, dir string, onWait func(error), opts ...Optio
 	for {
 		st, err := openMerged(dir, c, opts)
 		if err == nil || !errors.Is(err, ErrLocked) {
+			if waited {
+				turns.Withdraw(dir, turns.ReaderToken())
+			}
 			return st, err
 		}
 		// A store that cannot be written cannot be asked for, nor can one
@@ -72,6 +75,7 @@ func OpenWait(ctx context.Context, dir string, onWait func(error), opts ...Optio
 		}
 		waited = true
 		if werr := b.Wait(ctx); werr != nil {
+			turns.Withdraw(dir, turns.ReaderToken())
 			if askErr != nil {
 				return nil, fmt.Errorf("%w (gave up waiting: %w; could not ask the holder to let go: %w)", err, werr, askErr)
 			}

@@ -8,7 +8,9 @@ package proctest
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -258,6 +260,10 @@ func TestWritersAndReadersShareAStore(t *testing.T) {
 	work := readWork(t, dir)
 	exactlyOnce(t, "writer a", work["a"], n)
 	exactlyOnce(t, "writer b", work["b"], n)
+	// Once writers and readers are gone, no one's marker is left behind.
+	if _, err := os.Lstat(filepath.Join(dir, "otelrecords.waiting")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a waiting marker was left behind: %v", err)
+	}
 	// Taking turns is normal operation: nothing is reported, nothing is
 	// counted as a write error; the waits are counted as waits.
 	for _, p := range []*proc{a, b} {

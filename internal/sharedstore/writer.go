@@ -110,8 +110,12 @@ func (w *Writer) use() (*badgerstore.Store, error) {
 	w.mu.Unlock()
 
 	st, err := badgerstore.Open(w.dir, w.opts...)
-	if errors.Is(err, badgerstore.ErrLocked) {
+	switch {
+	case errors.Is(err, badgerstore.ErrLocked):
 		turns.Ask(w.dir, w.token)
+	case err == nil:
+		// Its turn came: the request it may have left is answered.
+		turns.Withdraw(w.dir, w.token)
 	}
 
 	w.mu.Lock()
@@ -279,6 +283,7 @@ func (w *Writer) WriteContext(ctx context.Context, entries []sessions.Entry) (sp
 			w.count(func(s *recorder.StoreStats) { s.BusyWaits++ })
 		}
 		if b.Wait(wait) != nil {
+			turns.Withdraw(w.dir, w.token) // it no longer waits
 			return w.spill(entries, err)
 		}
 	}

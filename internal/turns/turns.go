@@ -96,6 +96,25 @@ func Asked(dir, token string, since time.Time) bool {
 	return strings.TrimSpace(string(b)) != token
 }
 
+// Withdraw takes back token's request: it removes the marker if it still
+// holds token, so that no process leaves its marker behind once it has the
+// store or has given up waiting (the directory then holds what it would
+// hold had no one waited). A marker another opener wrote since is left to
+// it; one that is not a regular file, or cannot be removed (a read-only
+// store), is left as it is.
+func Withdraw(dir, token string) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	b, err := storefs.ReadFile(root, file, maxMarker)
+	if err != nil || strings.TrimSpace(string(b)) != token {
+		return
+	}
+	_ = root.Remove(file)
+}
+
 // maxMarker bounds the marker: a token is a pid, a slash and a counter,
 // well under it.
 const maxMarker = 64
