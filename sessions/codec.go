@@ -70,28 +70,42 @@ func (s Stamped[T]) MarshalCBOR() ([]byte, error) {
 	}{s.Stamp, s.Record})
 }
 
+// encodeRecord encodes a stamped record by hand (appendRecord), to the
+// bytes the library writes for its recordWire.
 func encodeRecord(st Stamp, r *Record) ([]byte, error) {
-	w := wires.Get().(*recordWire)
-	w.Stamp = st
-	w.Record.fromRecord(r)
-	b, err := encMode.Marshal(w)
-	w.Record.release()
-	*w = recordWire{}
-	wires.Put(w)
-	return b, err
+	bp := encodeBufs.Get().(*[]byte)
+	b, err := appendRecord((*bp)[:0], st, r)
+	var v []byte
+	if err == nil {
+		v = append(make([]byte, 0, len(b)), b...)
+	}
+	if cap(b) <= maxPooledBuf {
+		*bp = b
+		encodeBufs.Put(bp)
+	}
+	return v, err
 }
 
-// wires recycles the structs records are encoded through: the encoder
-// takes an interface, so a struct of the stack's would escape to the heap
-// at every record.
-var wires = sync.Pool{New: func() any { return new(recordWire) }}
+// encodeBufs recycles the buffers records are encoded into, so that a
+// record costs one allocation, of its own size: the value returned.
+var encodeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBuf is the largest buffer encodeBufs keeps: a rare large
+// record should not pin its buffer for the life of the process.
+const maxPooledBuf = 64 << 10
 
 // decodeRecord decodes a stored record value.
 func decodeRecord(b []byte) (Stamped[Record], error) {
-	var v Stamped[Record]
 	if len(b) > maxValueSize {
-		return v, fmt.Errorf("value of %d bytes exceeds %d", len(b), maxValueSize)
+		return Stamped[Record]{}, fmt.Errorf("value of %d bytes exceeds %d", len(b), maxValueSize)
 	}
+	return decodeRecordLibrary(b)
+}
+
+// decodeRecordLibrary decodes a stored record value through the library,
+// within the decoding budget.
+func decodeRecordLibrary(b []byte) (Stamped[Record], error) {
+	var v Stamped[Record]
 	if err := checkBudget(b); err != nil {
 		return v, err
 	}
@@ -105,13 +119,13 @@ func decodeRecord(b []byte) (Stamped[Record], error) {
 }
 
 // recordWire is Stamped[Record] as it is stored (docs/FORMAT.md, 3.2),
-// with every attribute set a plain map of plain values. Record, Attrs and
-// Value encode to the same bytes through their CBOR methods, but the
-// library calls a method per attribute set and per value, allocates and
-// checks the bytes each returns, and copies them; through this struct it
-// encodes and decodes a record in one pass. The exporter encodes every
-// span and a reader decodes every record, so this is where their time
-// goes (BENCHMARKS.md, figures 4 and 5).
+// with every attribute set a plain map of plain values: the reference
+// the hand-written encoder (appendRecord) must match to the byte, and
+// what a value decodes through. Record, Attrs and Value encode to the
+// same bytes through their CBOR methods, but the library calls a method
+// per attribute set and per value; through this struct it decodes a
+// record in one pass. Its tags are the format: keep the struct, Record
+// and appendRecord in step.
 type recordWire struct {
 	Stamp  Stamp    `cbor:"stamp"`
 	Record bodyWire `cbor:"record"`
@@ -152,77 +166,6 @@ type eventWire struct {
 	Name       string         `cbor:"name"`
 	Offset     time.Duration  `cbor:"offset_ns"`
 	Attributes map[string]any `cbor:"attrs,omitzero"`
-}
-
-// attrMaps recycles the maps a record's attributes are encoded through:
-// one per span would be the encoder's largest allocation.
-var attrMaps = sync.Pool{New: func() any { return make(map[string]any, 8) }}
-
-// wireAttrs returns a as a map for encoding: nil for nil (the key is
-// omitted), an empty map for empty attributes (encoded as an empty map, as
-// Attrs.MarshalCBOR does). A later duplicate key wins, as it does there.
-func wireAttrs(a Attrs) map[string]any {
-	if a == nil {
-		return nil
-	}
-	m := attrMaps.Get().(map[string]any)
-	for _, kv := range a {
-		m[kv.Key] = kv.Value.v
-	}
-	return m
-}
-
-func releaseAttrs(m map[string]any) {
-	if m != nil {
-		clear(m)
-		attrMaps.Put(m)
-	}
-}
-
-func (w *bodyWire) fromRecord(r *Record) {
-	*w = bodyWire{
-		Name:         r.Name,
-		Wall:         r.Wall,
-		Attributes:   wireAttrs(r.Attributes),
-		Status:       r.Status,
-		TraceID:      r.TraceID,
-		SpanID:       r.SpanID,
-		ParentSpanID: r.ParentSpanID,
-		Scope:        r.Scope,
-
-		SpanKind:          r.SpanKind,
-		TraceState:        r.TraceState,
-		DroppedAttributes: r.DroppedAttributes,
-		DroppedEvents:     r.DroppedEvents,
-		DroppedLinks:      r.DroppedLinks,
-		Inputs:            r.Inputs,
-	}
-	if r.Effect != Observed {
-		w.Effect = r.Effect.String()
-	}
-	if len(r.Events) > 0 {
-		w.Events = make([]eventWire, len(r.Events))
-		for i, e := range r.Events {
-			w.Events[i] = eventWire{Name: e.Name, Offset: e.Offset, Attributes: wireAttrs(e.Attributes)}
-		}
-	}
-	if len(r.Links) > 0 {
-		w.Links = make([]linkWire, len(r.Links))
-		for i, l := range r.Links {
-			w.Links[i] = linkWire{TraceID: l.TraceID, SpanID: l.SpanID, TraceState: l.TraceState, Attributes: wireAttrs(l.Attributes)}
-		}
-	}
-}
-
-// release gives the attribute maps back once the body is encoded.
-func (w *bodyWire) release() {
-	releaseAttrs(w.Attributes)
-	for _, e := range w.Events {
-		releaseAttrs(e.Attributes)
-	}
-	for _, l := range w.Links {
-		releaseAttrs(l.Attributes)
-	}
 }
 
 func (w *bodyWire) toRecord(r *Record) error {

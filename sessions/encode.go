@@ -1,0 +1,213 @@
+package sessions
+
+import (
+	"fmt"
+
+	cw "github.com/otelrecords/otelrecords/internal/cborwire"
+)
+
+// appendRecord appends the value a stamped record is stored as
+// (docs/FORMAT.md §3.2) to dst, and returns the extended slice. It writes
+// by hand what the library writes for recordWire, to the byte (the tests
+// and FuzzEncodeRecordDifferential hold it to that): keys in encoded
+// order, a key left out exactly where the wire structs' omitzero and
+// omitempty tags leave it out, attribute sets sorted by encoded key with
+// a later duplicate winning. The exporter encodes every span, and through
+// the library's reflection that was a quarter of its time; this allocates
+// nothing but the growth of dst.
+func appendRecord(dst []byte, st Stamp, r *Record) ([]byte, error) {
+	dst = append(dst, 0xa2) // {stamp, record}
+	dst = cw.AppendText(dst, cw.KeyStamp)
+	dst = append(dst, 0xa3) // every key of a stamp is always there
+	dst = cw.AppendUint(cw.AppendText(dst, cw.KeySeq), st.Seq)
+	dst = cw.AppendUint(cw.AppendText(dst, cw.KeySession), uint64(st.Session))
+	dst = cw.AppendInt(cw.AppendText(dst, cw.KeyOffset), int64(st.Offset))
+	dst = cw.AppendText(dst, cw.KeyRecord)
+	return appendBody(dst, r)
+}
+
+// appendBody appends a record's body, bodyWire's keys in encoded order.
+func appendBody(dst []byte, r *Record) ([]byte, error) {
+	hasStatus := r.Status != Status{}
+	hasScope := r.Scope != Scope{}
+	dst = cw.AppendMapHead(dst, 2+ // name and wall_ns are always there
+		count(r.Attributes != nil)+count(len(r.Links) > 0)+count(hasScope)+
+		count(r.Effect != Observed)+count(len(r.Events) > 0)+count(r.Inputs != nil)+
+		count(hasStatus)+count(!r.SpanID.IsZero())+count(!r.TraceID.IsZero())+
+		count(r.SpanKind != "")+count(r.TraceState != "")+count(r.DroppedAttributes != 0)+
+		count(r.DroppedLinks != 0)+count(r.DroppedEvents != 0)+count(!r.ParentSpanID.IsZero()))
+	dst = cw.AppendText(cw.AppendText(dst, cw.KeyName), r.Name)
+	var err error
+	if r.Attributes != nil {
+		if dst, err = appendAttrs(cw.AppendText(dst, cw.KeyAttrs), r.Attributes); err != nil {
+			return dst, err
+		}
+	}
+	if len(r.Links) > 0 {
+		dst = cw.AppendArrayHead(cw.AppendText(dst, cw.KeyLinks), len(r.Links))
+		for i := range r.Links {
+			if dst, err = appendLink(dst, &r.Links[i]); err != nil {
+				return dst, fmt.Errorf("link %d: %w", i, err)
+			}
+		}
+	}
+	if hasScope {
+		dst = appendPair(cw.AppendText(dst, cw.KeyScope), cw.KeyName, r.Scope.Name, cw.KeyVersion, r.Scope.Version)
+	}
+	if r.Effect != Observed {
+		dst = cw.AppendText(cw.AppendText(dst, cw.KeyEffect), r.Effect.String())
+	}
+	if len(r.Events) > 0 {
+		dst = cw.AppendArrayHead(cw.AppendText(dst, cw.KeyEvents), len(r.Events))
+		for i := range r.Events {
+			if dst, err = appendEvent(dst, &r.Events[i]); err != nil {
+				return dst, fmt.Errorf("event %d: %w", i, err)
+			}
+		}
+	}
+	if r.Inputs != nil {
+		dst = appendTexts(cw.AppendText(dst, cw.KeyInputs), r.Inputs)
+	}
+	if hasStatus {
+		dst = appendPair(cw.AppendText(dst, cw.KeyStatus), cw.KeyCode, r.Status.Code, cw.KeyDescription, r.Status.Description)
+	}
+	if !r.SpanID.IsZero() {
+		dst = cw.AppendBytes(cw.AppendText(dst, cw.KeySpanID), r.SpanID[:])
+	}
+	dst = cw.AppendInt(cw.AppendText(dst, cw.KeyWall), int64(r.Wall))
+	if !r.TraceID.IsZero() {
+		dst = cw.AppendBytes(cw.AppendText(dst, cw.KeyTraceID), r.TraceID[:])
+	}
+	if r.SpanKind != "" {
+		dst = cw.AppendText(cw.AppendText(dst, cw.KeySpanKind), r.SpanKind)
+	}
+	if r.TraceState != "" {
+		dst = cw.AppendText(cw.AppendText(dst, cw.KeyTraceState), r.TraceState)
+	}
+	if r.DroppedAttributes != 0 {
+		dst = cw.AppendInt(cw.AppendText(dst, cw.KeyDroppedAttrs), int64(r.DroppedAttributes))
+	}
+	if r.DroppedLinks != 0 {
+		dst = cw.AppendInt(cw.AppendText(dst, cw.KeyDroppedLinks), int64(r.DroppedLinks))
+	}
+	if r.DroppedEvents != 0 {
+		dst = cw.AppendInt(cw.AppendText(dst, cw.KeyDroppedEvents), int64(r.DroppedEvents))
+	}
+	if !r.ParentSpanID.IsZero() {
+		dst = cw.AppendBytes(cw.AppendText(dst, cw.KeyParentSpanID), r.ParentSpanID[:])
+	}
+	return dst, nil
+}
+
+// count is 1 for a key that is there, 0 for one left out.
+func count(there bool) int {
+	if there {
+		return 1
+	}
+	return 0
+}
+
+// appendPair appends a map of two text keys, each left out when its value
+// is empty: Scope and Status, whose keys are given in encoded order.
+func appendPair(dst []byte, k1, v1, k2, v2 string) []byte {
+	dst = cw.AppendMapHead(dst, count(v1 != "")+count(v2 != ""))
+	if v1 != "" {
+		dst = cw.AppendText(cw.AppendText(dst, k1), v1)
+	}
+	if v2 != "" {
+		dst = cw.AppendText(cw.AppendText(dst, k2), v2)
+	}
+	return dst
+}
+
+// appendEvent appends an event as eventWire encodes it.
+func appendEvent(dst []byte, e *Event) ([]byte, error) {
+	dst = cw.AppendMapHead(dst, 2+count(e.Attributes != nil))
+	dst = cw.AppendText(cw.AppendText(dst, cw.KeyName), e.Name)
+	if e.Attributes != nil {
+		var err error
+		if dst, err = appendAttrs(cw.AppendText(dst, cw.KeyAttrs), e.Attributes); err != nil {
+			return dst, err
+		}
+	}
+	return cw.AppendInt(cw.AppendText(dst, cw.KeyOffset), int64(e.Offset)), nil
+}
+
+// appendLink appends a link as linkWire encodes it.
+func appendLink(dst []byte, l *Link) ([]byte, error) {
+	dst = cw.AppendMapHead(dst, count(l.Attributes != nil)+count(!l.SpanID.IsZero())+
+		count(!l.TraceID.IsZero())+count(l.TraceState != ""))
+	if l.Attributes != nil {
+		var err error
+		if dst, err = appendAttrs(cw.AppendText(dst, cw.KeyAttrs), l.Attributes); err != nil {
+			return dst, err
+		}
+	}
+	if !l.SpanID.IsZero() {
+		dst = cw.AppendBytes(cw.AppendText(dst, cw.KeySpanID), l.SpanID[:])
+	}
+	if !l.TraceID.IsZero() {
+		dst = cw.AppendBytes(cw.AppendText(dst, cw.KeyTraceID), l.TraceID[:])
+	}
+	if l.TraceState != "" {
+		dst = cw.AppendText(cw.AppendText(dst, cw.KeyTraceState), l.TraceState)
+	}
+	return dst, nil
+}
+
+// appendAttrs appends an attribute set as one map, keys in encoded order,
+// a later duplicate winning, as the Go map the library encoded held them.
+func appendAttrs(dst []byte, a Attrs) ([]byte, error) {
+	var stack [16]int // a record's sets are small: sorting them allocates nothing
+	order := cw.SortKeys(stack[:0], len(a), func(i int) string { return a[i].Key })
+	dst = cw.AppendMapHead(dst, len(order))
+	for _, i := range order {
+		var err error
+		if dst, err = appendValue(cw.AppendText(dst, a[i].Key), a[i].Value.v); err != nil {
+			return dst, fmt.Errorf("attribute %q: %w", a[i].Key, err)
+		}
+	}
+	return dst, nil
+}
+
+// appendValue appends an attribute's value as the plain CBOR item it
+// holds. A nil slice is null, as the library writes it, though no Value
+// holds one.
+func appendValue(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return cw.AppendNull(dst), nil
+	case bool:
+		return cw.AppendBool(dst, x), nil
+	case int64:
+		return cw.AppendInt(dst, x), nil
+	case float64:
+		return cw.AppendFloat(dst, x), nil
+	case string:
+		return cw.AppendText(dst, x), nil
+	case []bool:
+		return appendArray(dst, x, cw.AppendBool), nil
+	case []int64:
+		return appendArray(dst, x, cw.AppendInt), nil
+	case []float64:
+		return appendArray(dst, x, cw.AppendFloat), nil
+	case []string:
+		return appendTexts(dst, x), nil
+	}
+	// Value's constructors and decoder make none of these.
+	return dst, fmt.Errorf("value of Go type %T is not an attribute value", v)
+}
+
+func appendTexts(dst []byte, xs []string) []byte { return appendArray(dst, xs, cw.AppendText) }
+
+// appendArray appends xs as an array, null when it is nil.
+func appendArray[T any](dst []byte, xs []T, appendOne func([]byte, T) []byte) []byte {
+	if xs == nil {
+		return cw.AppendNull(dst)
+	}
+	dst = cw.AppendArrayHead(dst, len(xs))
+	for _, x := range xs {
+		dst = appendOne(dst, x)
+	}
+	return dst
+}
