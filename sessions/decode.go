@@ -26,16 +26,26 @@ import (
 // the library's allocations stay within the budget, and no value makes
 // the two allocate twice.
 func decodeByHand(b []byte, v *Stamped[Record]) bool {
-	d := recordReader{Reader: cw.NewReader(b)}
 	var scratch Stamped[Record]
-	if !d.stamped(&scratch) || d.Len() != 0 || d.cost > budget(len(b)) {
+	if _, ok := checkByHand(b, &scratch); !ok {
 		return false
 	}
 	// Every string of the record is a piece of one copy of the value: one
 	// allocation instead of one a string.
-	d = recordReader{Reader: cw.NewReader(b), fill: true, s: string(b)}
+	d := recordReader{Reader: cw.NewReader(b), fill: true, s: string(b)}
 	*v = Stamped[Record]{}
 	return d.stamped(v)
+}
+
+// checkByHand is decodeByHand's first pass, which allocates nothing. It
+// reports whether the value is one the hand-written decoder reads, and
+// within its budget; it leaves in v what it read without allocating (the
+// stamp, the wall time and the other numbers), and in the reader it
+// returns where the body's name and attributes are.
+func checkByHand(b []byte, v *Stamped[Record]) (recordReader, bool) {
+	d := recordReader{Reader: cw.NewReader(b)}
+	ok := d.stamped(v) && d.Len() == 0 && d.cost <= budget(len(b))
+	return d, ok
 }
 
 // recordReader reads the record shape in place. Its methods return false
@@ -45,14 +55,22 @@ type recordReader struct {
 	// fill is set in the second pass: the first only checks and charges,
 	// and makes nothing that allocates (no string, slice or boxed value).
 	fill bool
-	s    string // the value, in the second pass
-	cost int64  // the budget's charges so far
+	// s is the value as a string, whose pieces the strings read are; when
+	// it is empty each string read is a copy of its own.
+	s    string
+	cost int64 // the budget's charges so far
+	// nameAt and attrsAt are where the body's name and attributes are, 0
+	// when it has none.
+	nameAt, attrsAt int
 }
 
 // str returns the string whose bytes are p, a piece of the value.
 func (d *recordReader) str(p []byte) string {
-	if !d.fill || len(p) == 0 {
+	switch {
+	case !d.fill || len(p) == 0:
 		return ""
+	case d.s == "":
+		return string(p)
 	}
 	off := d.Offset() - len(p) // p was the last thing read
 	return d.s[off : off+len(p)]
@@ -207,8 +225,10 @@ func (d *recordReader) body(r *Record) bool {
 	return d.fields(bodyKeys, func(i int) (ok bool) {
 		switch bodyKeys[i] {
 		case cw.KeyName:
+			d.nameAt = d.Offset()
 			r.Name, ok = d.text()
 		case cw.KeyAttrs:
+			d.attrsAt = d.Offset()
 			r.Attributes, ok = d.attrs()
 		case cw.KeyLinks:
 			r.Links, ok = list(d, d.link)
@@ -336,6 +356,29 @@ func (d *recordReader) attrs() (Attrs, bool) {
 		sortAttrs(out)
 	}
 	return out, ok
+}
+
+// attrsOnly reads an attribute set, checked already, keeping only the
+// attributes whose key is one of keys, appended to dst in the order they
+// come.
+func (d *recordReader) attrsOnly(keys []string, dst Attrs) Attrs {
+	n, _ := d.mapHead()
+	for range n {
+		k, _ := d.bytesOf(cw.MajorText)
+		d.fill = false
+		for _, want := range keys {
+			if string(k) == want {
+				d.fill = true
+				break
+			}
+		}
+		key := d.str(k)
+		if v, _ := d.value(); d.fill {
+			dst = append(dst, Attr{key, v})
+		}
+	}
+	d.fill = true
+	return dst
 }
 
 // scalar is the kind of a plain CBOR item that an attribute's value, or

@@ -3,11 +3,13 @@ package sessions
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // withoutNaN returns v with every NaN of its attributes replaced by
@@ -114,6 +116,7 @@ func FuzzDecodeRecordDifferential(f *testing.F) {
 				t.Fatalf("the hand-written decoder and the library read\n%#v\n%#v\nfrom %x", hand, ref, b)
 			}
 		}
+		checkTyped(t, b)
 		got, err := decodeRecord(b)
 		if (err == nil) != (refErr == nil) && len(b) <= maxValueSize {
 			t.Fatalf("decodeRecord says %v, the library %v\n%x", err, refErr, b)
@@ -145,5 +148,50 @@ func TestDecodeByHandReadsWhatWritersWrite(t *testing.T) {
 		if !decodeByHand(b, &v) {
 			t.Errorf("seed %d is left to the library:\n%x", i, b)
 		}
+	}
+}
+
+// typedProbe is a typed read of the attributes fuzzRecord and everyKind
+// make, into fields of every kind.
+type typedProbe struct {
+	Name  string        `record:",name"`
+	Wall  time.Duration `record:",wall"`
+	S     string        `record:"s"`
+	I     int8          `record:"i"`
+	F     float32       `record:"f"`
+	B     bool          `record:"b"`
+	SS    []string      `record:"ss"`
+	IS    []uint16      `record:"is"`
+	V     Value         `record:"fs"`
+	A     any           `record:"bs"`
+	K     string        `record:"k"`
+	Tried int           `record:"tried"`
+	E     any           `record:"a"`
+}
+
+// checkTyped checks that a typed read, which decodes only what its fields
+// take (decodeFor), fails and fills as a typed read of the whole record.
+func checkTyped(t *testing.T, b []byte) {
+	t.Helper()
+	plan, err := planFor(reflect.TypeFor[typedProbe]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lazy, whole typedProbe
+	var rec Stamped[Record]
+	lazyErr := decodeFor(plan, b, &rec, nil)
+	if lazyErr == nil {
+		lazyErr = plan.fill(reflect.ValueOf(&lazy).Elem(), &rec.Record)
+	}
+	full, wholeErr := decodeRecord(b)
+	if wholeErr == nil {
+		wholeErr = plan.fill(reflect.ValueOf(&whole).Elem(), &full.Record)
+	}
+	if (lazyErr == nil) != (wholeErr == nil) {
+		t.Fatalf("a typed read says %v, of the whole record %v\n%x", lazyErr, wholeErr, b)
+	}
+	// Printed, NaNs compare equal.
+	if l, w := fmt.Sprintf("%#v %v", lazy, rec.Stamp), fmt.Sprintf("%#v %v", whole, full.Stamp); lazyErr == nil && l != w {
+		t.Fatalf("a typed read fills\n%s\nof the whole record\n%s", l, w)
 	}
 }

@@ -103,10 +103,16 @@ func recordAt(session, seq uint64, value []byte) (Stamped[Record], error) {
 	if err != nil {
 		return v, err
 	}
-	if !fromKey((*uint64)(&v.Stamp.Session), session) || !fromKey(&v.Stamp.Seq, seq) {
-		return v, errDisagrees
+	return v, fromKeys(&v.Stamp, session, seq)
+}
+
+// fromKeys checks a stamp read from a value against its key's session
+// and seq, as fromKey does each.
+func fromKeys(st *Stamp, session, seq uint64) error {
+	if !fromKey((*uint64)(&st.Session), session) || !fromKey(&st.Seq, seq) {
+		return errDisagrees
 	}
-	return v, nil
+	return nil
 }
 
 // sessionAt decodes the session row stored under the key of the given id.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/otelrecords/otelrecords/internal/keys"
 )
 
 // Typed yields every record of a kind in stamp order, decoded into T, a
@@ -34,22 +36,69 @@ func Typed[T any](r *Records, kind string, opts ...ReadOption) iter.Seq2[Stamped
 			yield(Stamped[T]{}, err)
 			return
 		}
-		for rec, err := range r.All(kind, opts...) {
-			if err != nil {
-				yield(Stamped[T]{}, err)
-				return
-			}
-			var out Stamped[T]
-			out.Stamp = rec.Stamp
-			if err := plan.fill(reflect.ValueOf(&out.Record).Elem(), &rec.Record); err != nil {
-				r.skipped.Add(1)
-				continue
-			}
-			if !yield(out, nil) {
-				return
-			}
+		k, err := keys.CheckKind(kind)
+		if err != nil {
+			yield(Stamped[T]{}, err)
+			return
 		}
+		// One record and one T serve every value: a typed read decodes
+		// only what T's fields take, and nothing of it is kept but what
+		// is copied into the T yielded.
+		var (
+			rec   Stamped[Record]
+			attrs Attrs
+			out   = new(Stamped[T])
+			dst   = reflect.ValueOf(&out.Record).Elem()
+		)
+		start, end := bounds(keys.Namespace(k), opts)
+		decodeRange(r, start, end, func(session, seq uint64, value []byte) (Stamped[T], error) {
+			if err := decodeFor(plan, value, &rec, attrs[:0]); err != nil {
+				return Stamped[T]{}, err
+			}
+			if rec.Record.Attributes != nil {
+				attrs = rec.Record.Attributes
+			}
+			if err := fromKeys(&rec.Stamp, session, seq); err != nil {
+				return Stamped[T]{}, err
+			}
+			*out = Stamped[T]{Stamp: rec.Stamp}
+			if err := plan.fill(dst, &rec.Record); err != nil {
+				return Stamped[T]{}, err
+			}
+			return *out, nil
+		}, yield)
 	}
+}
+
+// decodeFor decodes of a stored record value what the plan's fields take:
+// its stamp, its name and wall time, and those of its attributes the
+// plan names, which it appends to attrs. A value the hand-written decoder
+// leaves to the library is decoded whole. It fails where decodeRecord
+// fails, and what the plan fills from it is what it fills from the whole
+// record.
+func decodeFor(p *structPlan, b []byte, rec *Stamped[Record], attrs Attrs) error {
+	if len(b) > maxValueSize {
+		_, err := decodeRecord(b)
+		return err
+	}
+	*rec = Stamped[Record]{}
+	d, ok := checkByHand(b, rec)
+	if !ok {
+		var err error
+		*rec, err = decodeRecordLibrary(b)
+		return err
+	}
+	d.fill = true
+	if p.name && d.nameAt > 0 {
+		d.Seek(d.nameAt)
+		rec.Record.Name, _ = d.text()
+	}
+	rec.Record.Attributes = nil
+	if d.attrsAt > 0 && len(p.keys) > 0 {
+		d.Seek(d.attrsAt)
+		rec.Record.Attributes = d.attrsOnly(p.keys, attrs)
+	}
+	return nil
 }
 
 // Decode fills the struct pointed to by dst from a record, as Typed does.
@@ -71,7 +120,11 @@ type fieldPlan struct {
 	from  string // "", "name" or "wall"
 }
 
-type structPlan struct{ fields []fieldPlan }
+type structPlan struct {
+	fields []fieldPlan
+	keys   []string // the attributes the fields take
+	name   bool     // whether a field takes the record's name
+}
 
 var plans sync.Map // reflect.Type -> *structPlan or error
 
@@ -133,6 +186,12 @@ func makePlan(t reflect.Type) (*structPlan, error) {
 			return nil, fmt.Errorf("otelrecords: field %s: type %v cannot hold an attribute value", f.Name, f.Type)
 		}
 		p.fields = append(p.fields, fp)
+		switch fp.from {
+		case "":
+			p.keys = append(p.keys, fp.key)
+		case "name":
+			p.name = true
+		}
 	}
 	return p, nil
 }
