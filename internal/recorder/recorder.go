@@ -439,13 +439,14 @@ func (r *Recorder) queueRecord(kind string, session, seq uint64, value []byte) {
 	r.queue(sessions.Entry{Key: r.arena[start:mid:mid], Value: r.arena[mid:end:end]})
 }
 
-// PendingBytes returns the bytes of keys and values queued for the next
-// Flush: the exporter writes early once they pass a bound, rather than
-// wait for its interval.
-func (r *Recorder) PendingBytes() int {
+// Pending returns how many entries (records and session rows) are queued
+// for the next Flush, and their bytes of keys and values: the exporter
+// writes early once they pass a bound, rather than wait for its interval,
+// and counts them among what waits behind a busy store.
+func (r *Recorder) Pending() (entries, bytes int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.queued
+	return len(r.batch), r.queued
 }
 
 // queue appends e to the batch; r.mu is held.
