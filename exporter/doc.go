@@ -23,9 +23,10 @@
 // session's records, its offset from the session's start), so a span's seq
 // is lower than that of every span started inside it. The session starts
 // at its first span's start time, so offsets are exact and spans that
-// followed each other never overlap in the record. OnEnd hands the ended
-// span to a background goroutine and returns: mapping, encoding,
-// retention and every write happen there, never on the caller's span call.
+// followed each other never overlap in the record. OnEnd encodes the
+// ended span's record, in parallel on the goroutines that end spans, and
+// hands the bytes to a background goroutine: retention and every write
+// happen there, never on the caller's span call.
 //
 // A span with records.kind is a record (records.kind=marks: an explicit
 // mark, a phase the caller named); a span with neither records.kind nor

@@ -35,16 +35,24 @@ type Exporter struct {
 
 	registration registration // where Register put the exporter (register.go)
 
-	mu       sync.Mutex // guards queue and closed
-	queue    []item
-	spare    []item // a drained array, reused by the next swap
-	closed   bool   // Shutdown has queued its request: nothing more is taken
+	queue    spanQueue
 	maxQueue int
 
-	wake  chan struct{} // the queue went from empty to not, or the label changed
-	press chan struct{} // the queue holds pressureAt spans or more: stop waiting for a busy store
-	stop  chan struct{} // closed by Shutdown: background writes stop waiting
-	done  chan struct{} // closed by the loop when it has ended
+	mu       sync.Mutex  // guards requests
+	requests []*request  // ForceFlush and Shutdown calls waiting for the loop
+	closed   atomic.Bool // Shutdown has queued its request: nothing more is taken
+
+	wake      chan struct{}                 // the queue went from empty to not, or is full enough to take; a request; a label
+	press     chan struct{}                 // the queue holds pressAt spans or more: stop waiting for a busy store
+	stop      chan struct{}                 // closed by Shutdown: background writes stop waiting
+	done      chan struct{}                 // closed by the loop when it has ended
+	room      atomic.Pointer[chan struct{}] // closed, and replaced, when the loop routes spans while some wait
+	waiting   atomic.Int32                  // spans waiting for room (waitRoom)
+	pressAt   atomic.Int64                  // queued spans that press a background write (see backgroundFlush)
+	saturated atomic.Bool                   // a wait for room ended without it: drop until the queue drains to half
+
+	resourceOnce sync.Once
+	resourceSet  atomic.Bool // resourceOnce has run
 
 	stopOnce sync.Once
 	stopped  atomic.Bool
@@ -56,23 +64,12 @@ type Exporter struct {
 	metricErr error // set while registering metrics, in New
 
 	// owned by the loop goroutine
-	resourceSet bool
-	failing     bool // the last write failed; report again only after a success
+	failing bool                    // the last write failed; report again only after a success
+	taken   [queueShards]queueBatch // what the loop took from the queue, or the empty batches it swaps in
 }
 
-// item is what the loop takes from the queue, in order: an ended span with
-// its stamp, or a request (ForceFlush, Shutdown) that every span queued
-// before it precedes.
-type item struct {
-	span     sdktrace.ReadOnlySpan
-	stamp    sessions.Stamp
-	inputs   int  // attributes the span started with (spanbridge.Map)
-	encloses bool // a record started inside the span (MarksEnclosing)
-	req      *request
-}
-
-// request is a ForceFlush or Shutdown waiting in the queue: the loop writes
-// everything before it, within ctx, and replies.
+// request is a ForceFlush or Shutdown waiting for the loop: the loop takes
+// every span queued before it, writes, within ctx, and replies.
 type request struct {
 	ctx      context.Context
 	shutdown bool
@@ -106,6 +103,9 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	room := make(chan struct{})
+	e.room.Store(&room)
+	e.pressAt.Store(int64(e.pressureAt()))
 	open := func() (sessions.Store, error) { return c.store, nil }
 	if c.store == nil {
 		if dir == "" {
@@ -215,51 +215,62 @@ func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	e.stamps.put(k, o)
 }
 
-// OnEnd queues the ended span for the background goroutine, which maps it
-// to a record and routes it through the retention rules. It never blocks
-// on disk: when the queue is full the span is dropped and counted.
+// OnEnd maps the ended span to its record and encodes it, here, on the
+// goroutine that ended it (CPU, not disk, and in parallel across
+// goroutines), then queues the record's bytes for the background goroutine,
+// which routes them through the retention rules and writes. It never
+// waits on disk: when the queue is full (WithMaxQueueSize) it waits at
+// most fullWait (20 ms) for the background goroutine to take spans, and
+// otherwise drops the span and counts it; once such a wait ends without
+// room it drops spans without waiting until the queue has drained to half.
 func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 	if e.inflight.Load() == 0 {
 		return // level off, or a span started before the exporter
 	}
-	o, ok := e.stamps.take(keyOf(s))
+	k := keyOf(s)
+	o, ok := e.stamps.take(k)
 	if !ok {
 		return
 	}
 	e.inflight.Add(-1)
-	e.mu.Lock()
-	if e.closed || len(e.queue) >= e.maxQueue {
-		closed := e.closed
-		e.mu.Unlock()
-		if !closed {
-			e.dropped.Add(1)
-			// Format the report only the first time: a full queue drops
-			// spans by the thousand, each on the caller's span call.
-			if _, seen := e.reported.Load("queue"); !seen {
-				e.reportOnce("queue", fmt.Errorf("otelrecords: span queue full (%d spans); dropping spans until it drains (see Stats().Dropped)", e.maxQueue))
-			}
+	if e.closed.Load() || isStoreSpan(s) {
+		return
+	}
+	if !e.resourceSet.Load() {
+		e.resourceOnce.Do(func() { e.useResource(s) })
+	}
+	record, forward := e.recorded(s, o.encloses), e.fwd != nil
+	if !record && !forward {
+		return // an implicit mark the policy lets go
+	}
+	if !e.reserve() {
+		e.dropped.Add(1)
+		// Format the report only the first time: a full queue drops spans
+		// by the thousand, each on the caller's span call.
+		if _, seen := e.reported.Load("queue"); !seen {
+			e.reportOnce("queue", fmt.Errorf("otelrecords: span queue full (%d spans); dropping spans until it drains (see Stats().Dropped)", e.maxQueue))
 		}
 		return
 	}
-	first := len(e.queue) == 0
-	e.queue = append(e.queue, item{span: s, stamp: o.stamp, inputs: o.inputs, encloses: o.encloses})
-	pressed := len(e.queue) >= e.pressureAt()
-	e.mu.Unlock()
-	if first {
-		e.signal()
-	}
-	if pressed {
-		// Spans pile up behind a write waiting for a busy store: it stops
-		// waiting and spools, and the loop takes them.
-		select {
-		case e.press <- struct{}{}:
-		default:
-		}
+	if !e.enqueue(s, k, o, record, forward) {
+		e.routed(1) // its place goes back: nothing was queued
 	}
 }
 
-// pressureAt is how many queued spans cut short a background write's
-// wait for a busy store (see backgroundFlush).
+// useResource sets the session's resource, and its label if no option
+// gave one, from the first span's Resource: every span of a provider has
+// the same.
+func (e *Exporter) useResource(s sdktrace.ReadOnlySpan) {
+	res := s.Resource()
+	e.rec.SetResource(spanbridge.Attrs(res.Attributes()))
+	if v, ok := res.Set().Value(spanbridge.SessionLabelKey); ok && !e.labelSet.Load() {
+		e.rec.Label(v.Emit())
+	}
+	e.resourceSet.Store(true)
+}
+
+// pressureAt is how many queued spans and records being written cut
+// short a background write's wait for a busy store (see backgroundFlush).
 func (e *Exporter) pressureAt() int { return max(min(e.maxQueue/2, pressureSpans), 1) }
 
 func (e *Exporter) signal() {
@@ -272,8 +283,8 @@ func (e *Exporter) signal() {
 // ForceFlush returns once every record of every span ended before the call
 // is durable in the store (written, or — when another process holds the
 // store until ctx ends — in its spool), or held in memory for a session
-// not yet kept. It is a marker in the span queue, as in the SDK's
-// BatchSpanProcessor: what ended before it is written first, and a steady
+// not yet kept. The background goroutine answers it after one take of
+// the whole queue, which holds every span ended before the call: a steady
 // stream of spans after it cannot starve it. It returns the error of the
 // write, if it failed, or ctx's error if ctx ends first. After Shutdown
 // it returns nil.
@@ -290,8 +301,8 @@ func (e *Exporter) ForceFlush(ctx context.Context) error {
 // Shutdown writes every ended span's record, closes the store and stops
 // the background goroutine. A store another process holds is not waited
 // for: the records it does not take at once go to its spool, which the
-// next opener merges, so ctx has only to cover mapping the spans still
-// queued (a few microseconds each) and writing them out. Closing the
+// next opener merges, so ctx has only to cover routing the spans still
+// queued (their records are encoded already) and writing them out. Closing the
 // store waits at most until ctx ends (DefaultShutdownWait when ctx has no
 // deadline). If ctx ends first Shutdown returns ctx's error and the
 // goroutine finishes the work on its own. Calls after the first return
@@ -335,13 +346,13 @@ const DefaultShutdownWait = 5 * time.Second
 // not pile up in memory behind a store that stays busy.
 const busyWait = 10 * time.Second
 
-// pressureSpans is how many spans may queue while a background write waits
-// for a busy store (half the queue, if that is less): past it the write
-// stops waiting and spools what it holds, and the loop takes the queue, so
-// that spans are neither dropped for a full queue nor held without bound
-// while another process holds the store (issue 11.11). 8,192 spans, a few
-// MiB; the records they make wait in the Recorder up to
-// recorder.SpillBytes.
+// pressureSpans is how many spans, and records of the write, may wait in
+// memory while a background write waits for a busy store (half the queue,
+// if that is less; and no more spans than make the loop take them,
+// wakeAt): past it the write stops waiting and spools what it holds, and
+// the loop takes the queue, so that spans are neither dropped for a full
+// queue nor held without bound while another process holds the store
+// (issue 11.11). 8,192 spans, a few MiB.
 const pressureSpans = 8192
 
 // retryInterval is how long the loop waits before writing again after a
@@ -349,17 +360,19 @@ const pressureSpans = 8192
 // the records stay queued meanwhile.
 const retryInterval = time.Second
 
-// request queues a ForceFlush or Shutdown marker and waits for the loop's
+// request hands the loop a ForceFlush or Shutdown and waits for its
 // reply, or for ctx.
 func (e *Exporter) request(ctx context.Context, shutdown bool) error {
 	req := &request{ctx: ctx, shutdown: shutdown, reply: make(chan error, 1)}
 	e.mu.Lock()
-	if e.closed {
+	if e.closed.Load() {
 		e.mu.Unlock()
 		return nil
 	}
-	e.closed = shutdown
-	e.queue = append(e.queue, item{req: req})
+	if shutdown {
+		e.closed.Store(true)
+	}
+	e.requests = append(e.requests, req)
 	e.mu.Unlock()
 	if shutdown {
 		close(e.stop)
@@ -373,9 +386,25 @@ func (e *Exporter) request(ctx context.Context, shutdown bool) error {
 	}
 }
 
-// loop is the one goroutine that owns the Recorder's writes: it takes what
-// the queue holds, in order — ended spans, which it maps and routes
-// through the retention rules, and requests — and writes after each take.
+// writeInterval is how long a kept session's records wait to be written
+// with those that follow them: one write (a Badger batch, a statfs, a
+// commit) per interval rather than per wake costs a third less CPU per
+// span at 20,000 spans a second (issue 12). ForceFlush, Shutdown and
+// writeAt bytes of records write at once.
+const writeInterval = 50 * time.Millisecond
+
+// writeAt is how many bytes of records (keys and values) are written
+// without waiting for writeInterval: about 2,500 records, which Badger
+// writes in a few milliseconds, so that spans waiting for room in a full
+// queue (fullWait) find it after one such write.
+const writeAt = 512 << 10
+
+// loop is the one goroutine that owns the Recorder's writes. The first
+// span queued after it took the queue arms writeInterval; then, or at
+// once when wakeAt spans are queued or a request comes, it takes every
+// span queued, routes them through the retention rules in the order they
+// ended (a session not kept holds them), and writes what the session
+// keeps: every writeInterval, every writeAt bytes, and for each request.
 func (e *Exporter) loop() {
 	defer close(e.done)
 	// Background writes wait for a busy store until Shutdown, no longer:
@@ -389,64 +418,108 @@ func (e *Exporter) loop() {
 		case <-life.Done():
 		}
 	}()
-	var retry <-chan time.Time // set while a write failed
+	timer := time.NewTimer(writeInterval)
+	timer.Stop()
+	armed := false
+	arm := func(d time.Duration) {
+		timer.Reset(d)
+		armed = true
+	}
 	for {
+		due := false
 		select {
 		case <-e.wake:
-		case <-retry:
+		case <-timer.C:
+			armed, due = false, true
 		}
 		e.mu.Lock()
-		batch := e.queue
-		e.queue, e.spare = e.spare[:0], nil
-		select {
-		case <-e.press: // the spans it was about are taken
-		default:
-		}
+		reqs := e.requests
+		e.requests = nil
 		e.mu.Unlock()
-		last := false
-		for i := range batch {
-			switch it := batch[i]; {
-			case it.req == nil:
-				e.process(it)
-				if !e.failing && e.rec.Full() {
-					// A long take makes many records: write them, or spool
-					// them if the store is busy, rather than hold them all.
-					e.backgroundFlush(life)
-				}
-			case it.req.shutdown:
-				it.req.reply <- e.close(it.req.ctx)
-				last = true
-			default:
-				err := e.rec.Flush(it.req.ctx)
-				e.handle(err)
-				it.req.reply <- err
+		if len(reqs) == 0 && !due && e.queue.n.Load() < int64(e.wakeAt()) {
+			// The first span since the last take, or a label: written
+			// within writeInterval, with what follows.
+			if !armed {
+				arm(writeInterval)
 			}
-			batch[i] = item{}
+			continue
 		}
-		if last {
-			return
+		e.drain(life)
+		for _, req := range reqs {
+			if req.shutdown {
+				req.reply <- e.close(req.ctx)
+				return
+			}
+			err := e.rec.Flush(req.ctx)
+			e.handle(err)
+			req.reply <- err
 		}
-		e.mu.Lock()
-		// Keep one small array for the next swap; a burst's large one goes,
-		// so a quiet program holds no more than its budget.
-		if cap(batch) <= maxSpare {
-			e.spare = batch[:0]
+		// After a failed write, the next waits for retryInterval.
+		if due || (!e.failing && e.pendingBytes() >= writeAt) {
+			if err := e.backgroundFlush(life); err != nil {
+				arm(retryInterval)
+				continue
+			}
 		}
-		e.mu.Unlock()
-		retry = nil
-		if err := e.backgroundFlush(life); err != nil {
-			retry = time.After(retryInterval)
+		if !armed && (e.queue.n.Load() > 0 || e.pendingBytes() > 0) {
+			arm(writeInterval)
 		}
 	}
 }
 
-// backgroundFlush writes what the last take queued in the Recorder, waiting
-// for a busy store at most busyWait, not past the exporter's life, and not
-// once pressureAt spans queue meanwhile: then, as at the end of the wait,
-// the store spools the records.
+// drain takes every queued span and routes them, in the order they
+// ended, giving back their places in the queue as it goes; it writes
+// every writeAt bytes, so that a full queue makes room while it writes.
+func (e *Exporter) drain(life context.Context) {
+	if e.queue.take(&e.taken) == 0 {
+		return
+	}
+	select {
+	case <-e.press: // the spans it was about are taken
+	default:
+	}
+	n := 0
+	merged(&e.taken, func(b *queueBatch, i int) {
+		e.route(b, i)
+		if n++; n < 256 {
+			return
+		}
+		e.routed(n)
+		n = 0
+		if !e.failing && e.pendingBytes() >= writeAt {
+			// A long take makes many records: write them, or spool them
+			// if the store is busy, rather than hold them all.
+			e.backgroundFlush(life)
+		}
+	})
+	e.routed(n)
+	empty(&e.taken)
+}
+
+// backgroundFlush writes what the Recorder has queued, waiting for a busy
+// store at most busyWait, not past the exporter's life, and not once
+// spans pile up behind it: as many as make the loop take them (wakeAt),
+// or as make pressureAt with the records it writes. Then, as at the end
+// of the wait, the store spools the records, and the loop takes the spans.
 func (e *Exporter) backgroundFlush(life context.Context) error {
+	pending, _ := e.rec.Pending()
+	if pending == 0 {
+		return nil // no write, and no goroutine to watch it
+	}
 	ctx, cancel := context.WithTimeout(life, busyWait)
 	defer cancel()
+	// The loop takes wakeAt spans at once when it is free; and what waits
+	// in memory is the write's records and the spans queued behind it.
+	at := int64(max(min(e.pressureAt()-pending, e.wakeAt()), 1))
+	e.pressAt.Store(at)
+	defer e.pressAt.Store(int64(e.pressureAt()))
+	select {
+	case <-e.press: // left by an earlier write, about spans since taken
+	default:
+	}
+	if e.queue.n.Load() >= at {
+		cancel() // spans already wait: a busy store spools at once
+	}
 	go func() {
 		select {
 		case <-e.press:
@@ -457,6 +530,12 @@ func (e *Exporter) backgroundFlush(life context.Context) error {
 	err := e.rec.Flush(ctx)
 	e.handle(err)
 	return err
+}
+
+// pendingBytes is how many bytes of records the Recorder has queued.
+func (e *Exporter) pendingBytes() int {
+	_, b := e.rec.Pending()
+	return b
 }
 
 // close is Shutdown's work, in the loop: every span queued before it has
@@ -481,9 +560,6 @@ func (e *Exporter) close(ctx context.Context) error {
 	e.reportSpooled()
 	return err
 }
-
-// maxSpare is the largest queue array kept for reuse between takes.
-const maxSpare = 1024
 
 // handle reports a write error that no caller is waiting for, once per
 // failing streak, and — once — that a store stayed busy so long that
@@ -512,50 +588,30 @@ func (e *Exporter) reportSpooled() {
 	}
 }
 
-func (e *Exporter) process(it item) {
-	defer func() {
-		if p := recover(); p != nil {
-			e.problems.Add(1)
-			otel.Handle(fmt.Errorf("otelrecords: recording span %q failed: %v", it.span.Name(), p))
-		}
-	}()
-	if isStoreSpan(it.span) {
-		return
+// route hands the Recorder the record of the span at i in b, and the
+// forwarder the span.
+func (e *Exporter) route(b *queueBatch, i int) {
+	q := &b.recs[i]
+	var err error
+	switch q.what {
+	case spanRecord:
+		err = e.rec.RecordEncoded(q.kind, q.effect, q.stamp, b.bytes[q.start:q.end])
+	case spanTooLarge:
+		tl := b.tooLarge[q.start]
+		err = e.rec.RecordTooLarge(q.kind, q.effect, tl.name, tl.err)
 	}
-	if !e.resourceSet {
-		e.resourceSet = true
-		res := it.span.Resource()
-		e.rec.SetResource(spanbridge.Attrs(res.Attributes()))
-		if v, ok := res.Set().Value(spanbridge.SessionLabelKey); ok && !e.labelSet.Load() {
-			e.rec.Label(v.Emit())
-		}
-	}
-	if e.recorded(it) {
-		e.record(it)
-	}
-	// The marks policy is about what the store keeps: a forwarded session
-	// sends every span, as a trace backend expects.
-	e.fwd.Add(it.span, e.rec.Level())
-}
-
-// record maps an ended span to a record and routes it through the
-// retention rules.
-func (e *Exporter) record(it item) {
-	m := spanbridge.Map(it.span, max(e.rec.Level(), sessions.LevelBasic), it.inputs)
-	if m.Record.DroppedAttributes > 0 {
-		e.cut.Add(1)
-	}
-	if m.Problem != nil {
-		e.problems.Add(1)
-		e.reportOnce(problemClass(m.Problem), m.Problem)
-	}
-	if err := e.rec.Record(m.Kind, m.Effect, it.stamp, m.Record); err != nil && !errors.Is(err, sessions.ErrClosed) {
+	if err != nil && !errors.Is(err, sessions.ErrClosed) {
 		e.problems.Add(1)
 		class := "record"
 		if errors.Is(err, recorder.ErrTooLarge) {
 			class = "too large" // its own report: it says what was dropped
 		}
 		e.reportOnce(class, err)
+	}
+	if b.spans != nil {
+		// The marks policy is about what the store keeps: a forwarded
+		// session sends every span, as a trace backend expects.
+		e.fwd.Add(b.spans[i], e.rec.Level())
 	}
 }
 
@@ -650,9 +706,7 @@ type Stats struct {
 
 // Stats returns the exporter's counters.
 func (e *Exporter) Stats() Stats {
-	e.mu.Lock()
-	q := len(e.queue)
-	e.mu.Unlock()
+	q := max(e.queue.n.Load(), 0)
 	r := e.rec.Stats()
 	return Stats{
 		Written: r.Written, Held: r.Held, HeldBytes: r.HeldBytes, Evicted: r.Evicted,
@@ -660,7 +714,7 @@ func (e *Exporter) Stats() Stats {
 		SessionsKept: r.SessionsKept, StoreOpens: r.StoreOpens, BusyWaits: r.BusyWaits, Pending: r.Pending,
 		Spooled: r.Spooled, StoreBytes: r.StoreBytes,
 		TrimmedSessions: r.TrimmedSessions, TrimmedRecords: r.TrimmedRecords,
-		Dropped: e.dropped.Load(), Problems: e.problems.Load(), Queued: int64(q),
+		Dropped: e.dropped.Load(), Problems: e.problems.Load(), Queued: q,
 		AttributesDropped: e.cut.Load(),
 	}
 }

@@ -120,10 +120,10 @@ func (e *Exporter) enclose(s sdktrace.ReadWriteSpan, k spanKey, o *openSpan) {
 }
 
 // recorded reports whether an ended span becomes a record under the marks
-// policy.
-func (e *Exporter) recorded(it item) bool {
-	if e.marks == MarksAll || speaksRecords(it.span.Attributes()) {
+// policy; encloses says a record started inside it.
+func (e *Exporter) recorded(s sdktrace.ReadOnlySpan, encloses bool) bool {
+	if e.marks == MarksAll || speaksRecords(s.Attributes()) {
 		return true
 	}
-	return e.marks == MarksEnclosing && it.encloses
+	return e.marks == MarksEnclosing && encloses
 }

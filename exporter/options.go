@@ -19,10 +19,12 @@ const (
 	// session's first change.
 	DefaultPendingBudget = recorder.DefaultPendingBudget
 	// DefaultMaxQueueSize is how many ended spans may wait for the
-	// background goroutine; past it, spans are dropped and counted
-	// (Stats.Dropped) rather than the caller blocked. The goroutine maps a
-	// span in a few microseconds, so the queue fills only under a burst
-	// far beyond what a build's spans are.
+	// background goroutine, encoded (about 200 bytes each); past it, a
+	// span waits a moment for room and is then dropped and counted
+	// (Stats.Dropped) rather than the caller blocked (see
+	// WithMaxQueueSize). The goroutine routes and writes a span in a few
+	// microseconds, so the queue fills only under a burst far beyond what
+	// a build's spans are.
 	DefaultMaxQueueSize = 1 << 16
 )
 
@@ -114,6 +116,10 @@ func WithStore(s sessions.Store) Option { return func(c *config) { c.store = s }
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithMaxQueueSize sets how many ended spans may wait for the background
-// goroutine before further ones are dropped and counted. Default
-// DefaultMaxQueueSize.
+// goroutine. Past half of it, a goroutine ending a span yields to the
+// background goroutine first (runtime.Gosched); when it is full, OnEnd
+// waits for room, at most 20 ms, and then drops the span and counts it
+// (Stats.Dropped). After such a wait ends without room, spans are dropped
+// without waiting until the queue has drained to half, so a stalled store
+// costs one short wait, not one per span. Default DefaultMaxQueueSize.
 func WithMaxQueueSize(n int) Option { return func(c *config) { c.maxQueue = max(n, 1) } }

@@ -26,7 +26,7 @@ type stampTable struct {
 type stampShard struct {
 	mu sync.Mutex
 	m  map[spanKey]openSpan
-	_  [40]byte // keep shards on separate cache lines
+	_  [64]byte // keep shards on separate cache lines (a shard is less than one)
 }
 
 type spanKey struct {

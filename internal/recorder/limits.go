@@ -17,22 +17,27 @@ import (
 // would make it unreadable once written.
 var ErrTooLarge = errors.New("record too large")
 
-// encodeWithin encodes a record of kind k, or returns an error wrapping
-// ErrTooLarge when it is beyond what a store holds or a reader decodes.
-// The counts are checked before encoding, so a record with a million
-// attributes is not encoded to be thrown away.
-func encodeWithin(k string, st sessions.Stamp, body *sessions.Record) ([]byte, error) {
+// AppendEncoded appends the value of a record of kind k stamped st (its
+// body's Effect set) to dst, or returns dst and an error wrapping
+// ErrTooLarge when the record is beyond what a store holds or a reader
+// decodes. The counts are checked before encoding, so a record with a
+// million attributes is not encoded to be thrown away. It is the one
+// encoding of a record the Recorder and the exporter share.
+func AppendEncoded(dst []byte, k string, st sessions.Stamp, body *sessions.Record) ([]byte, error) {
 	if err := checkLimits(body); err != nil {
-		return nil, err
+		return dst, err
 	}
 	value, err := sessions.Stamped[sessions.Record]{Stamp: st, Record: *body}.MarshalCBOR()
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	if n := keys.Size(k) + len(value); n > keys.MaxRecordSize {
-		return nil, fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, n, keys.MaxRecordSize)
+		return dst, fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, n, keys.MaxRecordSize)
 	}
-	return value, nil
+	if dst == nil {
+		return value, nil // nothing to append to: the encoding is the value
+	}
+	return append(dst, value...), nil
 }
 
 // checkLimits returns an error wrapping ErrTooLarge when a reader would

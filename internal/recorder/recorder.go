@@ -103,8 +103,16 @@ type Recorder struct {
 	store     sessions.Store
 	batch     []sessions.Entry // written on the next Flush, in order
 	queued    int              // bytes of keys and values in batch
-	closed    bool
-	stats     Stats
+	// arena holds the keys and values of the records in batch, which
+	// point into it (or into the arrays it outgrew), so that queueing a
+	// record allocates nothing; spare is the last written batch and arena,
+	// emptied for the next. Stores do not retain what they were given to
+	// write (sessions.Store), so a written arena may be written over.
+	arena      []byte
+	spareBatch []sessions.Entry
+	spareArena []byte
+	closed     bool
+	stats      Stats
 }
 
 type start struct {
@@ -322,21 +330,65 @@ func (r *Recorder) Kept() bool {
 // ErrTooLarge and counted in Stats.TooLarge; if it was Changed, it still
 // keeps the session.
 func (r *Recorder) Record(kind string, effect sessions.Effect, st sessions.Stamp, body sessions.Record) error {
+	k, err := r.checkKind(kind)
+	if err != nil {
+		return err
+	}
+	body.Effect = effect // the record says what it did (FORMAT.md §3.5)
+	value, err := AppendEncoded(nil, k, st, &body)
+	if errors.Is(err, ErrTooLarge) {
+		return r.routeLocked(k, effect, st, nil, err, body.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("otelrecords: encode %s record: %w", k, err)
+	}
+	return r.routeLocked(k, effect, st, value, nil, "")
+}
+
+// RecordEncoded is Record for a record already encoded, as AppendEncoded
+// encodes it (with its stamp st, and effect in its body): the exporter
+// encodes on the goroutine that ended the span and hands the loop bytes.
+// The value is copied (into the held records, or into the batch's arena),
+// so the caller may reuse it at once; routing it allocates nothing once
+// the buffers have grown to the session's pace.
+func (r *Recorder) RecordEncoded(kind string, effect sessions.Effect, st sessions.Stamp, value []byte) error {
+	k, err := r.checkKind(kind)
+	if err != nil {
+		return err
+	}
+	return r.routeLocked(k, effect, st, value, nil, "")
+}
+
+// RecordTooLarge routes a record that could not be encoded within what a
+// store holds (cause wraps ErrTooLarge, as AppendEncoded returns it): it
+// is dropped and counted in Stats.TooLarge, and if it was Changed it still
+// keeps the session. The error it returns names the record (name) and
+// says why.
+func (r *Recorder) RecordTooLarge(kind string, effect sessions.Effect, name string, cause error) error {
+	k, err := r.checkKind(kind)
+	if err != nil {
+		return err
+	}
+	return r.routeLocked(k, effect, sessions.Stamp{}, nil, cause, name)
+}
+
+// checkKind returns kind in canonical form, or counts it Invalid.
+func (r *Recorder) checkKind(kind string) (string, error) {
 	k, err := keys.CheckKind(kind)
 	if err != nil {
 		r.mu.Lock()
 		r.stats.Invalid++
 		r.mu.Unlock()
-		return err
 	}
-	body.Effect = effect // the record says what it did (FORMAT.md §3.5)
-	value, err := encodeWithin(k, st, &body)
-	if err != nil && !errors.Is(err, ErrTooLarge) {
-		return fmt.Errorf("otelrecords: encode %s record: %w", k, err)
-	}
+	return k, err
+}
+
+// routeLocked routes under r.mu and calls the keep hook, outside it, if
+// this record kept the session.
+func (r *Recorder) routeLocked(k string, effect sessions.Effect, st sessions.Stamp, value []byte, encErr error, name string) error {
 	r.mu.Lock()
 	wasKept := r.kept
-	err = r.route(k, effect, st, value, err, body.Name)
+	err := r.route(k, effect, st, value, encErr, name)
 	keptNow := !wasKept && r.kept
 	r.mu.Unlock()
 	if keptNow && r.onKeep != nil {
@@ -370,8 +422,31 @@ func (r *Recorder) route(k string, effect sessions.Effect, st sessions.Stamp, va
 	if !r.kept {
 		r.keepSession()
 	}
-	r.queue(sessions.Entry{Key: keys.Record(k, uint64(st.Session), st.Seq), Value: value})
+	r.queueRecord(k, uint64(st.Session), st.Seq, value)
 	return nil
+}
+
+// queueRecord appends a record's key and a copy of its value to the
+// arena, and the entry to the batch; r.mu is held. Entries queued before
+// the arena grew keep pointing into the array it outgrew, which stays
+// theirs.
+func (r *Recorder) queueRecord(kind string, session, seq uint64, value []byte) {
+	start := len(r.arena)
+	r.arena = keys.AppendRecord(r.arena, kind, session, seq)
+	mid := len(r.arena)
+	r.arena = append(r.arena, value...)
+	end := len(r.arena)
+	r.queue(sessions.Entry{Key: r.arena[start:mid:mid], Value: r.arena[mid:end:end]})
+}
+
+// Pending returns how many entries (records and session rows) are queued
+// for the next Flush, and their bytes of keys and values: the exporter
+// writes early once they pass a bound, rather than wait for its interval,
+// and counts them among what waits behind a busy store.
+func (r *Recorder) Pending() (entries, bytes int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.batch), r.queued
 }
 
 // queue appends e to the batch; r.mu is held.
@@ -406,8 +481,7 @@ func (r *Recorder) keepSession() {
 	r.needPrune = r.keep > 0
 	r.stats.SessionsKept = 1
 	r.queueSession()
-	r.batch = r.appendHeld(r.batch)
-	r.queued = entryBytes(r.batch)
+	r.appendHeld()
 	r.held.Reset()
 }
 
@@ -458,13 +532,15 @@ func (r *Recorder) Flush(ctx context.Context) error {
 // spooled.
 func (r *Recorder) flush(ctx context.Context, wait bool) error {
 	r.mu.Lock()
-	batch := r.batch
-	r.batch, r.queued = nil, 0
-	needPrune := r.needPrune
-	r.mu.Unlock()
+	batch, arena := r.batch, r.arena
 	if len(batch) == 0 {
+		r.mu.Unlock()
 		return nil
 	}
+	r.batch, r.arena, r.queued = r.spareBatch, r.spareArena, 0
+	r.spareBatch, r.spareArena = nil, nil
+	needPrune := r.needPrune
+	r.mu.Unlock()
 	spooled, err := r.write(ctx, batch, needPrune, wait)
 	r.mu.Lock()
 	if err != nil {
@@ -484,7 +560,28 @@ func (r *Recorder) flush(ctx context.Context, wait bool) error {
 	if r.bound != nil {
 		r.keepWithin(batch)
 	}
+	r.spare(batch, arena)
 	return nil
+}
+
+// The largest batch and arena a Recorder keeps for reuse once written:
+// what a busy second of a steady session takes, so that a session
+// writing at its pace allocates nothing for its batches, and a burst's
+// large arrays go once written.
+const (
+	maxSpareEntries = 16 << 10
+	maxSpareArena   = 4 << 20
+)
+
+// spare keeps a written batch and its arena, emptied, for the next batch.
+func (r *Recorder) spare(batch []sessions.Entry, arena []byte) {
+	if cap(batch) > maxSpareEntries || cap(arena) > maxSpareArena {
+		return
+	}
+	clear(batch) // let go of the session rows' keys and values
+	r.mu.Lock()
+	r.spareBatch, r.spareArena = batch[:0], arena[:0]
+	r.mu.Unlock()
 }
 
 // keepWithin counts what a flush wrote against MaxBytes and deletes what
@@ -684,21 +781,18 @@ func (r *Recorder) holdRecord(kind string, st sessions.Stamp, value []byte) (dro
 	return r.held.Hold(struct{}{}, keys.Size(kind)+len(value), pre[:], []byte(kind), value)
 }
 
-// appendHeld appends the held records, oldest first, to es as entries to
-// write: keys rebuilt, values copied out of the buffer into one array.
-func (r *Recorder) appendHeld(es []sessions.Entry) []sessions.Entry {
+// appendHeld queues the held records, oldest first, as entries to write:
+// keys rebuilt, values copied out of the buffer into the arena; r.mu is
+// held.
+func (r *Recorder) appendHeld() {
 	if r.held.Len() == 0 {
-		return es
+		return
 	}
 	id := uint64(r.start.Load().id)
-	total := 0
-	r.held.Each(func(_ struct{}, p []byte) { total += len(p) - 9 - int(p[8]) })
-	values := make([]byte, 0, total)
 	r.held.Each(func(_ struct{}, p []byte) {
-		seq, kind, value := binary.BigEndian.Uint64(p), string(p[9:9+int(p[8])]), p[9+int(p[8]):]
-		start := len(values)
-		values = append(values, value...)
-		es = append(es, sessions.Entry{Key: keys.Record(kind, id, seq), Value: values[start:len(values):len(values)]})
+		seq, n := binary.BigEndian.Uint64(p), int(p[8])
+		kind, value := p[9:9+n], p[9+n:]
+		r.queueRecord(string(kind), id, seq, value) // once, at the keep
+
 	})
-	return es
 }

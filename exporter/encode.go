@@ -1,0 +1,107 @@
+package exporter
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/otelrecords/otelrecords/internal/recorder"
+	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
+)
+
+// encoded is what encodeRecord tells of the record it encoded.
+type encoded struct {
+	kind    string
+	effect  sessions.Effect
+	problem error  // the span's control attributes were wrong (spanbridge.Mapped.Problem)
+	cut     bool   // the SDK dropped some of the span's attributes
+	err     error  // nothing was appended; wraps recorder.ErrTooLarge for a record no store holds
+	name    string // the record's name, when it was too large: its report names it
+}
+
+// encodeRecord appends the value of the record of the ended span s,
+// stamped st, to dst: the one place a span becomes the bytes that are
+// stored. It runs on the goroutine that ended the span, where it costs
+// CPU and no disk, and in parallel across goroutines. A codec that writes
+// a span's record straight into dst replaces its two calls.
+func encodeRecord(dst []byte, s sdktrace.ReadOnlySpan, level sessions.Level, inputs int, st sessions.Stamp) ([]byte, encoded) {
+	m := spanbridge.Map(s, level, inputs)
+	out := encoded{kind: m.Kind, effect: m.Effect, problem: m.Problem, cut: m.Record.DroppedAttributes > 0}
+	dst, out.err = recorder.AppendEncoded(dst, m.Kind, st, &m.Record)
+	if errors.Is(out.err, recorder.ErrTooLarge) {
+		out.name = m.Record.Name
+	}
+	return dst, out
+}
+
+// scratch holds the buffers spans are encoded into before they are copied
+// into the queue, outside its locks.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxScratch is the largest buffer given back to scratch: a huge record's
+// goes with it.
+const maxScratch = 64 << 10
+
+// enqueue encodes the record of the ended span s (when the marks policy
+// records it) and queues it, with s itself when forwarding, in the place
+// reserve took; false means nothing was queued. A panic in the mapping or
+// the encoding (a hostile span, a bug) is recovered, counted and reported
+// once, and the span dropped, rather than raised into the caller.
+func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, record, forward bool) (queued bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.problems.Add(1)
+			if _, seen := e.reported.Load("panic"); !seen {
+				e.reportOnce("panic", fmt.Errorf("otelrecords: recording span %q failed: %v", s.Name(), p))
+			}
+			queued = false
+		}
+	}()
+	q := queuedSpan{stamp: o.stamp, what: spanForward}
+	var tl tooLarge
+	var value []byte
+	if record {
+		buf := scratch.Get().(*[]byte)
+		defer func() {
+			if cap(*buf) <= maxScratch {
+				scratch.Put(buf)
+			}
+		}()
+		var enc encoded
+		*buf, enc = encodeRecord((*buf)[:0], s, max(e.rec.Level(), sessions.LevelBasic), o.inputs, o.stamp)
+		switch {
+		case !e.noted(enc):
+			if !forward {
+				return false
+			}
+		case enc.err != nil:
+			q.what, q.kind, q.effect, tl = spanTooLarge, enc.kind, enc.effect, tooLarge{enc.name, enc.err}
+		default:
+			q.what, q.kind, q.effect, value = spanRecord, enc.kind, enc.effect, *buf
+		}
+	}
+	e.queue.put(int(k.span[6])%queueShards, q, value, tl, s, forward)
+	return true
+}
+
+// noted counts and reports, once per class, what encoding found wrong with
+// a span; it reports whether the span still makes a record (or a
+// too-large one, which the loop counts).
+func (e *Exporter) noted(enc encoded) bool {
+	if enc.cut {
+		e.cut.Add(1)
+	}
+	if enc.problem != nil {
+		e.problems.Add(1)
+		e.reportOnce(problemClass(enc.problem), enc.problem)
+	}
+	if enc.err != nil && !errors.Is(enc.err, recorder.ErrTooLarge) {
+		e.problems.Add(1)
+		e.reportOnce("record", fmt.Errorf("otelrecords: encode %s record: %w", enc.kind, enc.err))
+		return false
+	}
+	return true
+}
