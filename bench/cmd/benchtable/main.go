@@ -206,67 +206,26 @@ func count(v float64) string     { return fmt.Sprintf("%.0f", v) }
 
 // The figures of issue 12, then the extra ones that stayed (7 to 9).
 var figures = []figure{
-	{
-		title: "1 level off, Register", format: ns, target: "<= 1.03x none",
-		ours: metric{"LevelOff", "off-cpu-ns/op"}, ref: metric{"LevelOff", "none-cpu-ns/op"}, pass: atMost(1.03),
-	},
-	{
-		title: "1 (info) empty processor", format: ns, target: "-", info: true,
-		ours: metric{"LevelOff", "empty-cpu-ns/op"}, ref: metric{"LevelOff", "none-cpu-ns/op"},
-	},
-	{
-		title: "1 (info) level off, WithSpanProcessor", format: ns, target: "-", info: true,
-		ours: metric{"LevelOff", "offproc-cpu-ns/op"}, ref: metric{"LevelOff", "none-cpu-ns/op"},
-	},
-	{
-		title: "2 warm session, process CPU", format: ns, target: "<= 1.25x BSP",
-		ours: metric{"SpanCPU/warm", "cpu-ns/op"}, ref: metric{"SpanCPU/bsp", "cpu-ns/op"}, pass: atMost(1.25),
-		extraChecks: []check{noneDropped("SpanCPU/warm", "dropped/op")},
-	},
-	{
-		title: "2 warm session, allocs", format: allocs, target: "<= BSP + 3",
-		ours: metric{"SpanCPU/warm", "allocs/op"}, ref: metric{"SpanCPU/bsp", "allocs/op"},
-		compare: difference, shown: plusCount, pass: func(_, d float64) bool { return d <= 3 },
-	},
-	{
-		title: "3 kept session, process CPU", format: ns, target: "<= 1.8x BSP",
-		ours: metric{"SpanCPU/kept", "cpu-ns/op"}, ref: metric{"SpanCPU/bsp", "cpu-ns/op"}, pass: atMost(1.8),
-		extraChecks: []check{noneDropped("SpanCPU/kept", "dropped/op")},
-	},
-	{
-		title: "3 (info) kept vs BSP + raw Badger", format: ns, target: "-", info: true,
-		ours: metric{"SpanCPU/kept", "cpu-ns/op"}, ref: metric{"SpanCPU/bspbadger", "cpu-ns/op"},
-	},
-	{
-		title: "3 (info) BSP + raw Badger vs BSP", format: ns, target: "-", info: true,
-		ours: metric{"SpanCPU/bspbadger", "cpu-ns/op"}, ref: metric{"SpanCPU/bsp", "cpu-ns/op"},
-	},
-	{
-		title: "3 (info) kept session, allocs", format: allocs, target: "-", info: true,
-		ours: metric{"SpanCPU/kept", "allocs/op"}, ref: metric{"SpanCPU/bsp", "allocs/op"},
-		compare: difference, shown: plusCount,
-	},
-	{
-		title: "3 steady 20k spans/s, CPU per span", format: ns, target: "<= 2x none",
-		ours: metric{"Footprint/otelrecords", "cpu-ns/span"}, ref: metric{"Footprint/none", "cpu-ns/span"}, pass: atMost(2),
-		extraChecks: []check{noneDropped("Footprint/otelrecords", "dropped")},
-	},
-	{
-		title: "3 (info) steady, BSP + raw Badger", format: ns, target: "-", info: true,
-		ours: metric{"Footprint/badger", "cpu-ns/span"}, ref: metric{"Footprint/none", "cpu-ns/span"},
-	},
+	timesOver("1 level off, Register", metric{"LevelOff", "off-cpu-ns/op"}, metric{"LevelOff", "none-cpu-ns/op"}, 1.03, "none"),
+	timesOver("1 (info) empty processor", metric{"LevelOff", "empty-cpu-ns/op"}, metric{"LevelOff", "none-cpu-ns/op"}, 0, ""),
+	timesOver("1 (info) level off, WithSpanProcessor", metric{"LevelOff", "offproc-cpu-ns/op"}, metric{"LevelOff", "none-cpu-ns/op"}, 0, ""),
+	withChecks(timesOver("2 warm session, process CPU", metric{"SpanCPU/warm", "cpu-ns/op"}, metric{"SpanCPU/bsp", "cpu-ns/op"}, 1.25, "BSP"),
+		noneDropped("SpanCPU/warm", "dropped/op")),
+	allocsOver("2 warm session, allocs", "SpanCPU/warm", "SpanCPU/bsp", 3),
+	withChecks(timesOver("3 kept session, process CPU", metric{"SpanCPU/kept", "cpu-ns/op"}, metric{"SpanCPU/bsp", "cpu-ns/op"}, 1.8, "BSP"),
+		noneDropped("SpanCPU/kept", "dropped/op")),
+	timesOver("3 (info) kept vs BSP + raw Badger", metric{"SpanCPU/kept", "cpu-ns/op"}, metric{"SpanCPU/bspbadger", "cpu-ns/op"}, 0, ""),
+	timesOver("3 (info) BSP + raw Badger vs BSP", metric{"SpanCPU/bspbadger", "cpu-ns/op"}, metric{"SpanCPU/bsp", "cpu-ns/op"}, 0, ""),
+	allocsOver("3 (info) kept session, allocs", "SpanCPU/kept", "SpanCPU/bsp", -1),
+	withChecks(timesOver("3 steady 20k spans/s, CPU per span", metric{"Footprint/otelrecords", "cpu-ns/span"}, metric{"Footprint/none", "cpu-ns/span"}, 2, "none"),
+		noneDropped("Footprint/otelrecords", "dropped")),
+	timesOver("3 (info) steady, BSP + raw Badger", metric{"Footprint/badger", "cpu-ns/span"}, metric{"Footprint/none", "cpu-ns/span"}, 0, ""),
 	{
 		title: "4 8 goroutines x 300k, spans dropped", format: count, target: "= 0", worst: true,
 		ours: metric{"Parallel/kept", "dropped-spans"}, pass: func(o, _ float64) bool { return o == 0 },
 	},
-	{
-		title: "4 (info) 8 goroutines, time per span", format: ns, target: "-", info: true,
-		ours: metric{"Parallel/kept", "ns/span"}, ref: metric{"Parallel/bsp", "ns/span"},
-	},
-	{
-		title: "4 (info) 8 goroutines, CPU per span", format: ns, target: "-", info: true,
-		ours: metric{"Parallel/kept", "cpu-ns/span"}, ref: metric{"Parallel/bsp", "cpu-ns/span"},
-	},
+	timesOver("4 (info) 8 goroutines, time per span", metric{"Parallel/kept", "ns/span"}, metric{"Parallel/bsp", "ns/span"}, 0, ""),
+	timesOver("4 (info) 8 goroutines, CPU per span", metric{"Parallel/kept", "cpu-ns/span"}, metric{"Parallel/bsp", "cpu-ns/span"}, 0, ""),
 	withChecks(mibOver("5 footprint 10 s, peak RSS over none", metric{"Footprint/otelrecords", "VmHWM-B"}, metric{"Footprint/none", "VmHWM-B"}, 64),
 		noneDropped("Footprint/otelrecords", "dropped")),
 	mibOver("5 (info) raw Badger, same records", metric{"Footprint/badger", "VmHWM-B"}, metric{"Footprint/none", "VmHWM-B"}, 0),
@@ -308,6 +267,32 @@ var figures = []figure{
 		ours: metric{"Open/ro/otelrecords", "median-ns/open"}, ref: metric{"Open/ro/badger", "median-ns/open"},
 		pass: func(o, _ float64) bool { return o <= 20e6 },
 	},
+}
+
+// timesOver is a figure of nanoseconds against a reference: at most limit
+// times the reference (named refName in the target), or an info line when
+// limit is 0.
+func timesOver(title string, ours, ref metric, limit float64, refName string) figure {
+	f := figure{title: title, format: ns, ours: ours, ref: ref, target: "-", info: true}
+	if limit > 0 {
+		f.target, f.info = "<= "+strconv.FormatFloat(limit, 'f', -1, 64)+"x "+refName, false
+		f.pass = atMost(limit)
+	}
+	return f
+}
+
+// allocsOver is a figure of allocations per op over a reference's: at
+// most limit more, or an info line when limit is negative.
+func allocsOver(title, ours, ref string, limit float64) figure {
+	f := figure{
+		title: title, format: allocs, ours: metric{ours, "allocs/op"}, ref: metric{ref, "allocs/op"},
+		compare: difference, shown: plusCount, target: "-", info: true,
+	}
+	if limit >= 0 {
+		f.target, f.info = fmt.Sprintf("<= BSP + %.0f", limit), false
+		f.pass = func(_, d float64) bool { return d <= limit }
+	}
+	return f
 }
 
 // mibOver is a figure of bytes over a reference, run by run: at most
