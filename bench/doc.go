@@ -9,6 +9,6 @@
 // figures, their targets and the numbers measured are in BENCHMARKS.md at
 // the root of the module.
 //
-//	bench/run                                   # every figure, 4 to 8 minutes on 2 cores
-//	go test -tags bench -run '^$' -bench HotPath ./bench   # one figure by hand
+//	bench/run                                   # every figure, about 10 minutes on 2 cores
+//	go test -tags bench -run '^$' -bench SpanCPU -benchtime 200000x ./bench   # one figure by hand
 package bench

@@ -25,7 +25,7 @@ import (
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// BenchmarkPersist is figure 4: records per second from span end to
+// BenchmarkPersist is figure 7 (an extra one): records per second from span end to
 // durable (ForceFlush returned) in a kept session, against raw Badger
 // writing the same keys and value bytes in one WriteBatch with the store's
 // options. Run it with -benchtime 1x: one op is a million records.
@@ -129,20 +129,14 @@ type benchRecord struct {
 	Wall time.Duration `record:",wall"`
 }
 
-// BenchmarkRead is figure 5: a typed read of a million records through the
+// BenchmarkRead is figure 6: a typed read of a million records through the
 // Records reader, against a raw Badger prefix iteration over the same keys
 // that copies each value. The store is opened before the clock starts.
 func BenchmarkRead(b *testing.B) {
 	dir := recordsStore(b)
 	b.Run("otelrecords", func(b *testing.B) {
-		st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		r := sessions.NewRecords(st)
-		b.ResetTimer()
-		for range b.N {
+		r := openRecords(b, dir)
+		perRecords(b, func() {
 			n := 0
 			var sum int64
 			for rec, err := range sessions.Typed[benchRecord](r, workload.Kind) {
@@ -155,18 +149,12 @@ func BenchmarkRead(b *testing.B) {
 			if n != records || r.Skipped() != 0 {
 				b.Fatalf("read %d records, skipped %d; want %d", n, r.Skipped(), records)
 			}
-		}
-		b.ReportMetric(float64(records*b.N)/b.Elapsed().Seconds(), "records/s")
+		})
 	})
 	b.Run("badger", func(b *testing.B) {
-		db, err := badger.Open(workload.BadgerOptions(dir, true))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer db.Close()
+		db := openBadger(b, dir)
 		prefix := []byte(keys.Namespace(workload.Kind) + "\x00")
-		b.ResetTimer()
-		for range b.N {
+		perRecords(b, func() {
 			n := 0
 			var buf []byte
 			err := db.View(func(txn *badger.Txn) error {
@@ -189,9 +177,129 @@ func BenchmarkRead(b *testing.B) {
 			if n != records {
 				b.Fatalf("read %d records, want %d", n, records)
 			}
-		}
-		b.ReportMetric(float64(records*b.N)/b.Elapsed().Seconds(), "records/s")
+		})
 	})
+}
+
+// BenchmarkCount is the info line of figure 6: counting every session's
+// records per kind as `records sessions` does (its sessions, then each
+// kind's records through Records.All, counted by session), against raw
+// Badger iterating the same keys without their values and counting them
+// by kind and session.
+func BenchmarkCount(b *testing.B) {
+	dir := recordsStore(b)
+	b.Run("otelrecords", func(b *testing.B) {
+		r := openRecords(b, dir)
+		perRecords(b, func() {
+			counts := map[sessions.SessionID]map[string]int{}
+			for s, err := range r.Sessions() {
+				if err != nil {
+					b.Fatal(err)
+				}
+				count(counts, s.ID, "")
+			}
+			kinds, err := r.Kinds()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, kind := range kinds {
+				for rec, err := range r.All(kind) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					count(counts, rec.Stamp.Session, kind)
+				}
+			}
+			checkCounts(b, counts)
+		})
+	})
+	b.Run("badger", func(b *testing.B) {
+		db := openBadger(b, dir)
+		perRecords(b, func() {
+			counts := map[sessions.SessionID]map[string]int{}
+			err := db.View(func(txn *badger.Txn) error {
+				opts := badger.DefaultIteratorOptions
+				opts.PrefetchValues = false
+				opts.Prefix = []byte(keys.Root + "/")
+				it := txn.NewIterator(opts)
+				defer it.Close()
+				for it.Rewind(); it.Valid(); it.Next() {
+					key := it.Item().Key()
+					if keys.IsSession(key) {
+						count(counts, sessions.SessionID(binary.BigEndian.Uint64(key[len(key)-8:])), "")
+						continue
+					}
+					kind, session, _, err := keys.Parse(key)
+					if err != nil {
+						return err
+					}
+					count(counts, sessions.SessionID(session), kind)
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			checkCounts(b, counts)
+		})
+	})
+}
+
+// perRecords runs read b.N times, each a read of the records store's
+// million records, and reports records read per second.
+func perRecords(b *testing.B, read func()) {
+	b.ResetTimer()
+	for range b.N {
+		read()
+	}
+	b.ReportMetric(float64(records*b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// count counts a record of kind in session, or with kind "" only the
+// session.
+func count(counts map[sessions.SessionID]map[string]int, session sessions.SessionID, kind string) {
+	c := counts[session]
+	if c == nil {
+		c = map[string]int{}
+		counts[session] = c
+	}
+	if kind != "" {
+		c[kind]++
+	}
+}
+
+// checkCounts fails unless counts holds one session with the records of
+// the records store.
+func checkCounts(b *testing.B, counts map[sessions.SessionID]map[string]int) {
+	total := 0
+	for _, c := range counts {
+		total += c[workload.Kind]
+	}
+	if len(counts) != 1 || total != records {
+		b.Fatalf("counted %d sessions, %d records of %s; want 1 and %d", len(counts), total, workload.Kind, records)
+	}
+}
+
+// openRecords returns a reader of the store in dir, opened read-only
+// until the benchmark ends.
+func openRecords(b *testing.B, dir string) *sessions.Records {
+	st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return sessions.NewRecords(st)
+}
+
+// openBadger returns the Badger database in dir, opened read-only with the
+// store's options until the benchmark ends.
+func openBadger(b *testing.B, dir string) *badger.DB {
+	db, err := badger.Open(workload.BadgerOptions(dir, true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
 }
 
 // pruneKinds are the kinds a figure-6 session's records are spread over.
@@ -200,7 +308,7 @@ var pruneKinds = []string{"autotune", "compile", "marks"}
 // perSession is how many records each session of figure 6 holds.
 const perSession = 10_000
 
-// BenchmarkPrune is figure 6: pruning the oldest session (10,000 records
+// BenchmarkPrune is figure 8 (an extra one): pruning the oldest session (10,000 records
 // over 3 kinds) from a store of 10 sessions and from one of 100. Each op
 // prunes once, from a fresh copy of a store built once: no op walks the
 // tombstones an earlier op left. Only the prune is timed; the clone, the open and the
@@ -325,7 +433,7 @@ func writeSession(tb testing.TB, st sessions.Store, a *arena, id uint64) {
 	}
 }
 
-// BenchmarkOpen is figure 8: open and close of an existing store of a
+// BenchmarkOpen is figure 9 (an extra one): open and close of an existing store of a
 // million records, read-write and read-only, through the Store and
 // through raw Badger with the same options. Run it with a fixed
 // -benchtime (15x): the metric is the median open + close.

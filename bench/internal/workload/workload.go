@@ -42,6 +42,17 @@ func Attrs(i int) []attribute.KeyValue {
 	}
 }
 
+// Options returns n span start options, the i-th carrying Attrs(i): the
+// CPU figures cycle through them, so records differ from span to span as
+// in a real program while the loop builds no attributes of its own.
+func Options(n int) []trace.SpanStartOption {
+	opts := make([]trace.SpanStartOption, n)
+	for i := range opts {
+		opts[i] = trace.WithAttributes(Attrs(i)...)
+	}
+	return opts
+}
+
 // Span starts and ends one benchmark span with the given start options.
 func Span(ctx context.Context, tr trace.Tracer, opts ...trace.SpanStartOption) {
 	_, s := tr.Start(ctx, SpanName, opts...)
