@@ -156,14 +156,18 @@ func merged(taken *[queueShards]queueBatch, f func(b *queueBatch, i int)) {
 	}
 }
 
-// fullWait is the longest OnEnd waits for room in a full queue before it
-// drops the span: long enough for the loop to take and route a write's
-// worth of spans, so 8 goroutines ending spans as fast as they can wait
-// for the store rather than lose spans; short enough that a span call
-// never waits long on a stalled store. Once a wait ends without room, the
-// queue is saturated: spans are dropped without waiting until it drains to
-// half, so a stalled store costs one such wait, not one per span.
-const fullWait = 20 * time.Millisecond
+// fullWait is the longest OnEnd waits for room in a full queue while the
+// loop makes no progress, before it drops the span: long enough for the
+// loop to write a batch on a loaded machine (Badger pauses writes while it
+// flushes a memtable), so 8 goroutines ending spans as fast as they can
+// wait for the store rather than lose spans; short enough that a span call
+// never waits long on a stalled store. Each time the loop routes spans out
+// of the queue the wait starts over: a store that writes, however slowly,
+// slows the span calls down rather than losing their spans. Once a wait
+// ends without progress, the queue is saturated: spans are dropped without
+// waiting until it drains to half, so a stalled store costs one such wait,
+// not one per span.
+const fullWait = 100 * time.Millisecond
 
 // reserve takes a place in the queue for one span, waiting for the loop
 // (at most fullWait) when the queue is full; false means the span is to
@@ -200,8 +204,9 @@ func (e *Exporter) reserve() bool {
 	return e.waitRoom()
 }
 
-// waitRoom waits, at most fullWait, for the loop to route spans out of the
-// full queue, and reserves a place when it has.
+// waitRoom waits for the loop to route spans out of the full queue, and
+// reserves a place when it has; it gives up when the loop has routed
+// nothing for fullWait.
 func (e *Exporter) waitRoom() bool {
 	e.waiting.Add(1)
 	defer e.waiting.Add(-1)
@@ -216,6 +221,10 @@ func (e *Exporter) waitRoom() bool {
 		e.queue.n.Add(-1)
 		select {
 		case <-room:
+			// Progress: other waiters may take the room, but the loop
+			// is writing, so the wait starts over.
+			// (Since Go 1.23 Reset leaves no stale tick in t.C.)
+			t.Reset(fullWait)
 		case <-t.C:
 			e.saturated.Store(true)
 			return false
