@@ -285,7 +285,9 @@ func TestEncodeRecordAllocatesNothing(t *testing.T) {
 	if ref, err := encodeRecordLibrary(v.Stamp, &v.Record); err != nil || !bytes.Equal(hand, ref) {
 		t.Fatalf("the hand-written encoder and the library differ:\n%x\n%x (%v)", hand, ref, err)
 	}
-	if allocs := testing.AllocsPerRun(100, func() { encodeRecord(v.Stamp, &v.Record) }); allocs != 1 {
+	// The race detector makes sync.Pool drop items at random, so only a
+	// normal build can count on the pooled buffer.
+	if allocs := testing.AllocsPerRun(100, func() { encodeRecord(v.Stamp, &v.Record) }); allocs != 1 && !raceEnabled {
 		t.Fatalf("encodeRecord allocated %v times, want 1: the value", allocs)
 	}
 }

@@ -70,9 +70,9 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(attrsOfArrays([]byte{0xc6, 0xc6, 0x00}, 400))
 	f.Add(recordWith("events", append(arrayOf(300), bytes.Repeat([]byte{0xa0}, 300)...)))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		before := heapAllocated()
-		v, err := sessions.DecodeRecord(b)
-		if n := heapAllocated() - before; int64(n) > sessions.DecodeBudget(len(b)) {
+		var v sessions.Stamped[sessions.Record]
+		var err error
+		if n := allocatedBy(func() { v, err = sessions.DecodeRecord(b) }); int64(n) > sessions.DecodeBudget(len(b)) {
 			t.Fatalf("decoding %d bytes allocated %d, over the budget of %d", len(b), n, sessions.DecodeBudget(len(b)))
 		}
 		werr := sessions.WalkBudget(b)
@@ -119,9 +119,9 @@ func FuzzDecodeRecord(f *testing.F) {
 // FuzzDecodeSession is FuzzDecodeRecord for session rows.
 func FuzzDecodeSession(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
-		before := heapAllocated()
-		s, err := sessions.DecodeSession(b)
-		if n := heapAllocated() - before; int64(n) > sessions.DecodeBudget(len(b)) {
+		var s sessions.Session
+		var err error
+		if n := allocatedBy(func() { s, err = sessions.DecodeSession(b) }); int64(n) > sessions.DecodeBudget(len(b)) {
 			t.Fatalf("decoding %d bytes allocated %d, over the budget of %d", len(b), n, sessions.DecodeBudget(len(b)))
 		}
 		werr := sessions.WalkBudget(b)
