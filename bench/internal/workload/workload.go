@@ -67,11 +67,14 @@ func BadgerOptions(dir string, readOnly bool) badger.Options {
 	return badger.DefaultOptions(dir).
 		WithReadOnly(readOnly).
 		WithLogger(nil).
-		WithMemTableSize(8 << 20).
+		WithMemTableSize(2 << 20).
 		WithNumMemtables(2).
-		WithValueThreshold(1 << 20).
+		WithValueThreshold(256 << 10).
+		WithBaseTableSize(512 << 10).
+		WithNumLevelZeroTables(3).
+		WithNumLevelZeroTablesStall(40).
 		WithValueLogFileSize(16 << 20).
-		WithBlockCacheSize(8 << 20).
+		WithBlockCacheSize(1 << 20).
 		WithIndexCacheSize(0).
 		WithNumCompactors(2).
 		WithNumVersionsToKeep(1).
