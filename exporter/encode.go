@@ -23,27 +23,41 @@ type encoded struct {
 }
 
 // encodeRecord appends the value of the record of the ended span s,
-// stamped st, to dst: the one place a span becomes the bytes that are
-// stored. It runs on the goroutine that ended the span, where it costs
-// CPU and no disk, and in parallel across goroutines. A codec that writes
-// a span's record straight into dst replaces its two calls.
-func encodeRecord(dst []byte, s sdktrace.ReadOnlySpan, level sessions.Level, inputs int, st sessions.Stamp) ([]byte, encoded) {
-	m := spanbridge.Map(s, level, inputs)
+// stamped st, to w's buffer, mapping it into w's record: the one place a
+// span becomes the bytes that are stored. It runs on the goroutine that
+// ended the span, where it costs CPU and no disk, and in parallel across
+// goroutines.
+func encodeRecord(w *scratchSpace, s sdktrace.ReadOnlySpan, level sessions.Level, inputs int, st sessions.Stamp) encoded {
+	spanbridge.MapTo(&w.m, s, level, inputs)
+	m := &w.m
 	out := encoded{kind: m.Kind, effect: m.Effect, problem: m.Problem, cut: m.Record.DroppedAttributes > 0}
-	dst, out.err = recorder.AppendEncoded(dst, m.Kind, st, &m.Record)
+	w.buf, out.err = recorder.AppendEncoded(w.buf[:0], m.Kind, st, &m.Record)
 	if errors.Is(out.err, recorder.ErrTooLarge) {
 		out.name = m.Record.Name
 	}
-	return dst, out
+	return out
 }
 
-// scratch holds the buffers spans are encoded into before they are copied
-// into the queue, outside its locks.
-var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+// A scratchSpace is what encoding a span uses and gives back: the buffer
+// its record is encoded into before it is copied into the queue, outside
+// its locks, and the mapped record, whose attribute and input slices are
+// reused.
+type scratchSpace struct {
+	buf []byte
+	m   spanbridge.Mapped
+}
+
+// scratch recycles scratch spaces, so that encoding a span allocates
+// nothing of its own.
+var scratch = sync.Pool{New: func() any { return &scratchSpace{buf: make([]byte, 0, 1024)} }}
 
 // maxScratch is the largest buffer given back to scratch: a huge record's
 // goes with it.
 const maxScratch = 64 << 10
+
+// maxScratchAttrs is the most attributes a scratch space given back to
+// scratch holds: the SDK's default limit, 128.
+const maxScratchAttrs = 128
 
 // enqueue encodes the record of the ended span s (when the marks policy
 // records it) and queues it, with s itself when forwarding, in the place
@@ -64,14 +78,13 @@ func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, recor
 	var tl tooLarge
 	var value []byte
 	if record {
-		buf := scratch.Get().(*[]byte)
+		w := scratch.Get().(*scratchSpace)
 		defer func() {
-			if cap(*buf) <= maxScratch {
-				scratch.Put(buf)
+			if cap(w.buf) <= maxScratch && cap(w.m.Record.Attributes) <= maxScratchAttrs {
+				scratch.Put(w)
 			}
 		}()
-		var enc encoded
-		*buf, enc = encodeRecord((*buf)[:0], s, max(e.rec.Level(), sessions.LevelBasic), o.inputs, o.stamp)
+		enc := encodeRecord(w, s, max(e.rec.Level(), sessions.LevelBasic), o.inputs, o.stamp)
 		switch {
 		case !e.noted(enc):
 			if !forward {
@@ -80,7 +93,7 @@ func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, recor
 		case enc.err != nil:
 			q.what, q.kind, q.effect, tl = spanTooLarge, enc.kind, enc.effect, tooLarge{enc.name, enc.err}
 		default:
-			q.what, q.kind, q.effect, value = spanRecord, enc.kind, enc.effect, *buf
+			q.what, q.kind, q.effect, value = spanRecord, enc.kind, enc.effect, w.buf
 		}
 	}
 	e.queue.put(int(k.span[6])%queueShards, q, value, tl, s, forward)

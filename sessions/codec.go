@@ -70,6 +70,25 @@ func (s Stamped[T]) MarshalCBOR() ([]byte, error) {
 	}{s.Stamp, s.Record})
 }
 
+// AppendCBOR appends the encoding MarshalCBOR returns to dst and returns
+// the extended buffer, as an [encoding.BinaryAppender] does, so that a
+// writer encoding many records into one buffer allocates nothing per
+// record. On an error dst is returned as it was.
+func (s Stamped[T]) AppendCBOR(dst []byte) ([]byte, error) {
+	if r, ok := any(&s.Record).(*Record); ok {
+		b, err := appendRecord(dst, s.Stamp, r)
+		if err != nil {
+			return dst, err
+		}
+		return b, nil
+	}
+	v, err := s.MarshalCBOR()
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, v...), nil
+}
+
 // encodeRecord encodes a stamped record by hand (appendRecord), to the
 // bytes the library writes for its recordWire.
 func encodeRecord(st Stamp, r *Record) ([]byte, error) {

@@ -316,3 +316,34 @@ func everyKind() Stamped[Record] {
 		},
 	}
 }
+
+// TestAppendCBOR checks that AppendCBOR appends exactly MarshalCBOR's
+// bytes after what dst held, without an allocation when dst has room, and
+// that a record that cannot be encoded leaves dst as it was.
+func TestAppendCBOR(t *testing.T) {
+	v := everyKind()
+	want, err := v.MarshalCBOR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := append(make([]byte, 0, 64<<10), "prefix"...)
+	got, err := v.AppendCBOR(dst)
+	if err != nil || string(got[:6]) != "prefix" || !bytes.Equal(got[6:], want) {
+		t.Fatalf("AppendCBOR = %x, %v; want prefix then %x", got, err, want)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { v.AppendCBOR(dst) }); allocs != 0 {
+		t.Errorf("AppendCBOR into a buffer with room allocated %v times", allocs)
+	}
+	bad := v
+	bad.Record.Attributes = Attrs{{"k", Value{v: struct{}{}}}} // no CBOR form
+	if got, err := bad.AppendCBOR(dst); err == nil || !bytes.Equal(got, dst) {
+		t.Errorf("AppendCBOR of an unencodable record = %q, %v; want dst unchanged and an error", got, err)
+	}
+	other, err := Stamped[map[string]int]{Record: map[string]int{"a": 1}}.MarshalCBOR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := (Stamped[map[string]int]{Record: map[string]int{"a": 1}}).AppendCBOR(dst); err != nil || !bytes.Equal(got[6:], other) {
+		t.Errorf("AppendCBOR of another record type = %x, %v; want %x", got[6:], err, other)
+	}
+}

@@ -3,6 +3,7 @@ package spanbridge
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -28,6 +29,11 @@ type Mapped struct {
 	// handled; the record is still stored. The exporter reports it
 	// through otel.Handle.
 	Problem error
+
+	// attrs and inputs are the buffers MapTo reuses for Record.Attributes
+	// and Record.Inputs.
+	attrs  sessions.Attrs
+	inputs []string
 }
 
 // ErrAttributesDropped is in a Mapped's Problem when the span dropped
@@ -60,7 +66,20 @@ func InputCount(s sdktrace.ReadOnlySpan) int { return len(s.Attributes()) }
 // InputCount said in OnStart; the record's Inputs are their keys. A
 // negative inputs means it is not known: the record has no Inputs.
 func Map(s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) Mapped {
-	m := Mapped{Kind: sessions.MarksKind}
+	var m Mapped
+	MapTo(&m, s, level, inputs)
+	return m
+}
+
+// MapTo is Map into m, for a caller that maps many spans and encodes each
+// record before it maps the next: it reuses the memory m's Record.Attributes
+// and Record.Inputs had from an earlier call, so that mapping a span
+// allocates nothing for them. Everything else in m is replaced; the
+// Attributes and Inputs of the record m held before are overwritten, so
+// keep neither past the next call.
+func MapTo(m *Mapped, s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) {
+	attrBuf, inputBuf := m.attrs[:0], m.inputs[:0]
+	*m = Mapped{Kind: sessions.MarksKind, attrs: attrBuf, inputs: inputBuf}
 	attrs := s.Attributes()
 	var rawKind *attribute.Value
 	hasEffect := false
@@ -85,7 +104,6 @@ func Map(s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) Mapped {
 	m.Record = sessions.Record{
 		Name:         s.Name(),
 		Wall:         max(s.EndTime().Sub(start), 0),
-		Attributes:   convertAttrs(attrs, level),
 		Status:       recordStatus(s.Status()),
 		TraceID:      sessions.TraceID(s.SpanContext().TraceID()),
 		SpanID:       sessions.SpanID(s.SpanContext().SpanID()),
@@ -98,11 +116,20 @@ func Map(s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) Mapped {
 		DroppedLinks:      s.DroppedLinks(),
 		Effect:            m.Effect,
 	}
+	if m.attrs = appendAttrs(m.attrs, attrs, level); len(m.attrs) > 0 {
+		m.Record.Attributes = m.attrs
+	}
 	if k := s.SpanKind(); k != trace.SpanKindUnspecified {
 		m.Record.SpanKind = k.String()
 	}
 	if inputs >= 0 && len(m.Record.Attributes) > 0 {
-		m.Record.Inputs = inputKeys(attrs[:min(inputs, len(attrs))], level)
+		m.inputs = appendInputKeys(m.inputs, attrs[:min(inputs, len(attrs))], level)
+		// Started with none (its inputs all control attributes) is
+		// an empty list, not an unknown one.
+		m.Record.Inputs = m.inputs
+		if m.Record.Inputs == nil {
+			m.Record.Inputs = []string{}
+		}
 	}
 	if links := s.Links(); len(links) > 0 {
 		m.Record.Links = make([]sessions.Link, len(links))
@@ -132,14 +159,12 @@ func Map(s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) Mapped {
 		m.Problem = errors.Join(m.Problem, fmt.Errorf("otelrecords: span %q: %w (%d dropped); %s may have been lost: start the span with spanbridge.Record(...), which sets it first, or raise the limit (sdktrace.WithSpanLimits, OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT)",
 			s.Name(), ErrAttributesDropped, m.Record.DroppedAttributes, EffectKey))
 	}
-	return m
 }
 
-// inputKeys returns the keys the attributes a span started with are stored
+// appendInputKeys appends to dst the keys the attributes a span started with are stored
 // under: without control attributes, and without heavy ones below level
 // full (which are not stored), in the order the span was given them.
-func inputKeys(started []attribute.KeyValue, level sessions.Level) []string {
-	keys := make([]string, 0, len(started))
+func appendInputKeys(keys []string, started []attribute.KeyValue, level sessions.Level) []string {
 	for _, kv := range AtLevel(started, level) {
 		if isControl(kv.Key) {
 			continue
@@ -172,25 +197,27 @@ func cut(s string, n int) string {
 }
 
 // convertAttrs converts span attributes to record attributes: control
-// attributes go, heavy ones stay (unprefixed) only at level full.
+// attributes are dropped, and heavy ones kept, without their prefix, only
+// at sessions.LevelFull. It returns nil when none is left.
 func convertAttrs(kvs []attribute.KeyValue, level sessions.Level) sessions.Attrs {
-	kvs = AtLevel(kvs, level)
-	n := 0
-	for _, kv := range kvs {
-		if !isControl(kv.Key) {
-			n++
-		}
-	}
-	if n == 0 {
+	out := appendAttrs(nil, kvs, level)
+	if len(out) == 0 {
 		return nil
 	}
-	out := make(sessions.Attrs, 0, n)
+	return out
+}
+
+// appendAttrs appends the record attributes of kvs (as convertAttrs
+// converts them) to dst.
+func appendAttrs(dst sessions.Attrs, kvs []attribute.KeyValue, level sessions.Level) sessions.Attrs {
+	kvs = AtLevel(kvs, level)
+	dst = slices.Grow(dst, len(kvs))
 	for _, kv := range kvs {
 		if isControl(kv.Key) {
 			continue
 		}
 		k, _ := strings.CutPrefix(string(kv.Key), FullPrefix)
-		out = append(out, sessions.Attr{Key: k, Value: Value(kv.Value)})
+		dst = append(dst, sessions.Attr{Key: k, Value: Value(kv.Value)})
 	}
-	return out
+	return dst
 }

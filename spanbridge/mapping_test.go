@@ -2,6 +2,7 @@ package spanbridge_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,31 @@ func TestValueTypes(t *testing.T) {
 		if got := spanbridge.Value(c.in).Kind(); got != c.kind {
 			t.Errorf("Value(%s) kind = %s, want %s", c.in.Type(), got, c.kind)
 		}
+	}
+}
+
+// TestMapToReusesItsRecord checks that MapTo gives what Map gives, span
+// after span into one Mapped, Inputs and Attributes included (empty inputs
+// stay an empty list, no attributes stay none), and that once its slices
+// have grown mapping a span allocates nothing of its own.
+func TestMapToReusesItsRecord(t *testing.T) {
+	wide := span("wide", spanbridge.Kind("compile"), attribute.Bool("hit", true), attribute.Int("n", 7), attribute.Bool("cold", false))
+	controls := span("controls", spanbridge.Kind("compile"), spanbridge.Changed(), attribute.Bool("late", true))
+	bare := span("bare")
+	var m spanbridge.Mapped
+	for _, c := range []struct {
+		s      tracetest.SpanStub
+		inputs int
+	}{{wide, 3}, {controls, 2}, {bare, 0}, {wide, -1}, {controls, 2}} {
+		ro := c.s.Snapshot()
+		spanbridge.MapTo(&m, ro, sessions.LevelBasic, c.inputs)
+		want := spanbridge.Map(ro, sessions.LevelBasic, c.inputs)
+		if m.Kind != want.Kind || m.Effect != want.Effect || !reflect.DeepEqual(m.Record, want.Record) {
+			t.Fatalf("MapTo(%s, inputs %d) = %+v, want Map's %+v", c.s.Name, c.inputs, m.Record, want.Record)
+		}
+	}
+	ro := wide.Snapshot()
+	if allocs := testing.AllocsPerRun(100, func() { spanbridge.MapTo(&m, ro, sessions.LevelBasic, 3) }); allocs != 0 {
+		t.Errorf("MapTo of a span of bools and small ints allocated %v times, want 0", allocs)
 	}
 }

@@ -27,17 +27,37 @@ func AppendEncoded(dst []byte, k string, st sessions.Stamp, body *sessions.Recor
 	if err := checkLimits(body); err != nil {
 		return dst, err
 	}
-	value, err := sessions.Stamped[sessions.Record]{Stamp: st, Record: *body}.MarshalCBOR()
-	if err != nil {
-		return dst, err
-	}
-	if n := keys.Size(k) + len(value); n > keys.MaxRecordSize {
-		return dst, fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, n, keys.MaxRecordSize)
-	}
+	v := sessions.Stamped[sessions.Record]{Stamp: st, Record: *body}
 	if dst == nil {
-		return value, nil // nothing to append to: the encoding is the value
+		// Nothing to append to: the encoding, in a buffer of its own size, is
+		// the value.
+		value, err := v.MarshalCBOR()
+		if err != nil {
+			return nil, err
+		}
+		if err := checkSize(k, len(value)); err != nil {
+			return nil, err
+		}
+		return value, nil
 	}
-	return append(dst, value...), nil
+	n := len(dst)
+	dst, err := v.AppendCBOR(dst)
+	if err != nil {
+		return dst[:n], err
+	}
+	if err := checkSize(k, len(dst)-n); err != nil {
+		return dst[:n], err
+	}
+	return dst, nil
+}
+
+// checkSize returns an error wrapping ErrTooLarge when a record of kind k
+// whose value is n bytes is beyond what a store holds.
+func checkSize(k string, n int) error {
+	if size := keys.Size(k) + n; size > keys.MaxRecordSize {
+		return fmt.Errorf("%w: %d bytes encoded, at most %d", ErrTooLarge, size, keys.MaxRecordSize)
+	}
+	return nil
 }
 
 // checkLimits returns an error wrapping ErrTooLarge when a reader would
