@@ -92,6 +92,17 @@ func (m *MemStore) Scan(start, end []byte) iter.Seq2[Entry, error] {
 	}
 }
 
+// ScanKeys yields the keys of Scan, from the same snapshot.
+func (m *MemStore) ScanKeys(start, end []byte) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		for e, err := range m.Scan(start, end) {
+			if !yield(e.Key, err) {
+				return
+			}
+		}
+	}
+}
+
 // DeleteRange deletes the keys in [start, end) that match.
 func (m *MemStore) DeleteRange(start, end []byte, match func([]byte) bool) (int, error) {
 	m.mu.Lock()

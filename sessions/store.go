@@ -39,3 +39,12 @@ type Store interface {
 	// Close releases the store. Calls after the first return nil.
 	Close() error
 }
+
+// A KeyScanner is a Store that can yield the keys of a range without
+// reading their values, as Scan yields them: the same keys, in the same
+// order, each valid until the next iteration, an error yielded once as the
+// last element. Records.Counts uses it when the store has it, and Scan
+// otherwise; the Badger store has it.
+type KeyScanner interface {
+	ScanKeys(start, end []byte) iter.Seq2[[]byte, error]
+}

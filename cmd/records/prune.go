@@ -99,7 +99,7 @@ func prune(cmd *cobra.Command, r *sessions.Records, keep int, dryRun, asJSON boo
 	records := 0
 	if len(gone) > 0 {
 		newest := plan[len(plan)-1]
-		all, err := countRecords(r)
+		all, err := r.Counts()
 		if err != nil {
 			return err
 		}

@@ -60,7 +60,7 @@ func listSessions(cmd *cobra.Command, r *sessions.Records, asJSON bool) error {
 		}
 		rows = append(rows, s)
 	}
-	counts, err := countRecords(r)
+	counts, err := r.Counts()
 	if err != nil {
 		return err
 	}
@@ -98,31 +98,6 @@ func listSessions(cmd *cobra.Command, r *sessions.Records, asJSON bool) error {
 		return err
 	}
 	return out.Flush()
-}
-
-// countRecords counts every session's records per kind, scanning each
-// kind once. Records whose session has no row (left by a process whose
-// session was pruned while it ran) are counted too, and not shown.
-func countRecords(r *sessions.Records) (map[sessions.SessionID]map[string]int, error) {
-	kinds, err := r.Kinds()
-	if err != nil {
-		return nil, err
-	}
-	counts := map[sessions.SessionID]map[string]int{}
-	for _, kind := range kinds {
-		for rec, err := range r.All(kind) {
-			if err != nil {
-				return nil, err
-			}
-			c := counts[rec.Stamp.Session]
-			if c == nil {
-				c = map[string]int{}
-				counts[rec.Stamp.Session] = c
-			}
-			c[kind]++
-		}
-	}
-	return counts, nil
 }
 
 // formatCounts formats counts per kind as "kind=n" pairs in kind order.

@@ -27,6 +27,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) sessions.Store) {
 		{"Replace", testReplace},
 		{"ScanBounds", testScanBounds},
 		{"ScanStopsEarly", testScanStopsEarly},
+		{"ScanKeys", testScanKeys},
 		{"DeleteRange", testDeleteRange},
 		{"DeleteMatching", testDeleteMatching},
 		{"DeleteWhileScanning", testDeleteWhileScanning},
@@ -106,6 +107,41 @@ func testScanBounds(t *testing.T, s sessions.Store) {
 	}
 	if got := scanAll(t, s, []byte("c"), []byte("b")); len(got) != 0 {
 		t.Errorf("Scan with end before start = %q, want nothing", keys(got))
+	}
+}
+
+// testScanKeys checks that a store which is a sessions.KeyScanner yields
+// from ScanKeys exactly the keys Scan yields, bounds included, and stops
+// when told; a store that is not one is not asked to be.
+func testScanKeys(t *testing.T, s sessions.Store) {
+	ks, ok := s.(sessions.KeyScanner)
+	if !ok {
+		t.Skip("not a sessions.KeyScanner")
+	}
+	write(t, s, "a", "1", "b", "", "b\x00", "22", "c", "333", "d", "4444")
+	for _, r := range [][2][]byte{{nil, nil}, {[]byte("b"), []byte("c")}, {[]byte("c"), nil}, {[]byte("x"), []byte("y")}, {[]byte("c"), []byte("b")}} {
+		var got []string
+		for k, err := range ks.ScanKeys(r[0], r[1]) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, string(k))
+		}
+		if want := keys(scanAll(t, s, r[0], r[1])); !slices.Equal(got, want) {
+			t.Errorf("ScanKeys[%q, %q) = %q, want Scan's keys %q", r[0], r[1], got, want)
+		}
+	}
+	n := 0
+	for _, err := range ks.ScanKeys(nil, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 2 {
+			break
+		}
+	}
+	if n != 2 {
+		t.Fatalf("broke out of ScanKeys after %d keys, want 2", n)
 	}
 }
 
