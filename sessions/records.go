@@ -143,7 +143,7 @@ func fromKey(v *uint64, key uint64) bool {
 // their key. decode gets the session and seq the key names.
 func decodeRange[T any](r *Records, start, end []byte, decode func(session, seq uint64, value []byte) (T, error), yield func(T, error) bool) {
 	var zero T
-	for e, err := range r.store.Scan(start, end) {
+	for e, err := range r.scan(start, end) {
 		if err != nil {
 			yield(zero, err)
 			return
