@@ -46,8 +46,23 @@ func main() {
 	name := flag.String("name", "Footprint", "the benchmark name of the line printed: Benchmark<name>/<processor>")
 	memprofile := flag.String("memprofile", "", "write a heap profile (allocations and what is in use) to this file at the end")
 	memtable := flag.Int64("memtable", 0, "with -processor badger: the memtable size in bytes, instead of the store's")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "footprint:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "footprint:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*processor, *dir, *name, *rate, *d, *memprofile, *memtable); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "footprint:", err)
 		os.Exit(1)
 	}
