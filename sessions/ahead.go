@@ -5,13 +5,17 @@ import (
 	"runtime"
 )
 
-// A long read spends about as long in the store (Badger's iterator,
-// decompressing blocks) as in decoding what it yields, so on more than one
-// CPU decodeRange reads ahead: a goroutine scans and copies entries in
+// A typed read of a kind spends about as long in the store (Badger's
+// iterator, decompressing blocks) as in decoding what it yields, so on more
+// than one CPU Typed reads ahead: a goroutine scans and copies entries in
 // batches while the caller's goroutine decodes the batch before. A typed
 // read of a million records then runs at about 1.3x a raw Badger
 // iteration that copies each value, against 0.8x in one goroutine
 // (BENCHMARKS.md, figure 6); the CPU per record is the same, plus the copy.
+// All and Sessions do not: their readers merge many kinds at once
+// (InStampOrder, package explain), where a goroutine and up to
+// aheadBatches*aheadBytes of entries per kind read before they are wanted
+// would cost more than they save.
 const (
 	// aheadEntries is how many entries a batch holds at most.
 	aheadEntries = 256
@@ -55,11 +59,11 @@ func (b *aheadBatch) reset() {
 	b.buf, b.offsets, b.err = b.buf[:0], b.offsets[:0], nil
 }
 
-// scan yields the entries of the store in [start, end) as Store.Scan does,
+// scanAhead yields the entries of the store in [start, end) as Store.Scan does,
 // reading ahead on a second goroutine when the process has more than one
 // CPU to run it on. The goroutine has ended when the sequence returns, by
 // the end of the range or a break.
-func (r *Records) scan(start, end []byte) iter.Seq2[Entry, error] {
+func (r *Records) scanAhead(start, end []byte) iter.Seq2[Entry, error] {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return r.store.Scan(start, end)
 	}

@@ -58,7 +58,7 @@ func TestScanAheadYieldsWhatTheStoreDoes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := collect(t, r.scan(b[0], b[1]))
+		got, err := collect(t, r.scanAhead(b[0], b[1]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestScanAheadYieldsWhatTheStoreDoes(t *testing.T) {
 			}
 		}
 	}
-	for e, err := range r.scan(nil, nil) {
+	for e, err := range r.scanAhead(nil, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestScanAheadStops(t *testing.T) {
 	r := NewRecords(aheadStore(t, 4*aheadEntries))
 	for _, at := range []int{1, aheadEntries - 1, aheadEntries, aheadEntries + 1, 3*aheadEntries + 5} {
 		n := 0
-		for _, err := range r.scan(nil, nil) {
+		for _, err := range r.scanAhead(nil, nil) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +110,7 @@ func TestScanAheadStops(t *testing.T) {
 				t.Fatal("the panic did not reach the caller")
 			}
 		}()
-		for range r.scan(nil, nil) {
+		for range r.scanAhead(nil, nil) {
 			panic("in the loop body")
 		}
 	}()
@@ -126,7 +126,7 @@ func TestScanAheadError(t *testing.T) {
 	boom := errors.New("disk gone")
 	r := NewRecords(failingAfter{aheadStore(t, 3*aheadEntries), aheadEntries + 10, boom})
 	n, errs := 0, 0
-	for _, err := range r.scan(nil, nil) {
+	for _, err := range r.scanAhead(nil, nil) {
 		if err != nil {
 			if !errors.Is(err, boom) {
 				t.Fatalf("error %v, want %v", err, boom)

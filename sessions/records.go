@@ -66,7 +66,7 @@ func bounds(namespace string, opts []ReadOption) (start, end []byte) {
 func (r *Records) Sessions(opts ...ReadOption) iter.Seq2[Session, error] {
 	return func(yield func(Session, error) bool) {
 		start, end := bounds(keys.Sessions, opts)
-		decodeRange(r, start, end, sessionAt, yield)
+		decodeRange(r, start, end, false, sessionAt, yield)
 	}
 }
 
@@ -88,7 +88,7 @@ func (r *Records) All(kind string, opts ...ReadOption) iter.Seq2[Stamped[Record]
 			return
 		}
 		start, end := bounds(keys.Namespace(k), opts)
-		decodeRange(r, start, end, recordAt, yield)
+		decodeRange(r, start, end, false, recordAt, yield)
 	}
 }
 
@@ -140,10 +140,15 @@ func fromKey(v *uint64, key uint64) bool {
 
 // decodeRange yields the decoded values of the keys of ours in [start,
 // end), skipping (and counting) those that do not decode or disagree with
-// their key. decode gets the session and seq the key names.
-func decodeRange[T any](r *Records, start, end []byte, decode func(session, seq uint64, value []byte) (T, error), yield func(T, error) bool) {
+// their key. decode gets the session and seq the key names. With ahead, the
+// range is read ahead on a second goroutine (scanAhead).
+func decodeRange[T any](r *Records, start, end []byte, ahead bool, decode func(session, seq uint64, value []byte) (T, error), yield func(T, error) bool) {
 	var zero T
-	for e, err := range r.scan(start, end) {
+	scan := r.store.Scan
+	if ahead {
+		scan = r.scanAhead
+	}
+	for e, err := range scan(start, end) {
 		if err != nil {
 			yield(zero, err)
 			return

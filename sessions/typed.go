@@ -51,7 +51,7 @@ func Typed[T any](r *Records, kind string, opts ...ReadOption) iter.Seq2[Stamped
 			dst   = reflect.ValueOf(&out.Record).Elem()
 		)
 		start, end := bounds(keys.Namespace(k), opts)
-		decodeRange(r, start, end, func(session, seq uint64, value []byte) (Stamped[T], error) {
+		decodeRange(r, start, end, true, func(session, seq uint64, value []byte) (Stamped[T], error) {
 			if err := decodeFor(plan, value, &rec, attrs[:0]); err != nil {
 				return Stamped[T]{}, err
 			}
