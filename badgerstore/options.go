@@ -15,14 +15,18 @@ import (
 // writes and scans fast. Most of a writing Store's memory is Badger's table
 // builders (each starts with twice its table's size and compresses blocks
 // beside it) and its memtables, so the sizes below bound those. Measured with
-// bench/cmd/footprint at 20,000 records/s for 10 s, these values hold raw
-// Badger to about half the peak RSS of 8 MiB memtables, 2 MiB tables and
-// five level-0 tables, for about 10% more CPU per record (BENCHMARKS.md).
+// bench/cmd/footprint at 20,000 records/s for 10 s, these values hold a
+// writing store to about half the peak RSS of 8 MiB memtables, 2 MiB
+// tables and five level-0 tables, for about 10% more CPU per record
+// (BENCHMARKS.md, figure 5).
 const (
 	// memTableSize is the size of one memtable, Badger's write buffer
 	// (Badger's default: 64 MiB). A memtable is mapped twice its size in its
-	// log file, and is the unit flushed to a level-0 table.
-	memTableSize = 2 << 20
+	// log file, and is the unit flushed to a level-0 table. The table
+	// builder of a flush grows to a few times it, and Badger keeps up to 8
+	// of its builders' buffers for reuse: 1 MiB costs about 3% more CPU per
+	// record than 2 MiB, and 15-20 MiB less peak RSS.
+	memTableSize = 1 << 20
 
 	// numMemtables is how many memtables may exist at once, the one being
 	// written and those waiting to flush (Badger's default: 5). Two let
@@ -33,8 +37,8 @@ const (
 	// log rather than inline beside its key (Badger's default: 1 MiB).
 	// Records are small, so nearly all stay inline, where a scan reads them
 	// without a second lookup. Badger requires it to be at most 15% of
-	// memTableSize (its largest transaction): 256 KiB <= 307 KiB.
-	valueThreshold = 256 << 10
+	// memTableSize (its largest transaction): 128 KiB <= 153 KiB.
+	valueThreshold = 128 << 10
 
 	// baseTableSize is the size of a table below level 0 (Badger's
 	// default: 2 MiB). A compaction holds several table builders at once,
@@ -50,11 +54,14 @@ const (
 
 	// numLevelZeroTablesStall is how many level-0 tables stop writes until
 	// compaction catches up (Badger's default: 15). Small memtables make
-	// level-0 tables four times as fast as 8 MiB ones did, and under a burst
-	// (8 goroutines ending spans as fast as they can) compaction fell behind
-	// for longer than the exporter's queue waits, so spans were dropped;
-	// waiting tables cost disk and mapped pages, not heap.
-	numLevelZeroTablesStall = 40
+	// level-0 tables eight times as fast as 8 MiB ones did; under a burst
+	// (8 goroutines ending spans as fast as they can) compaction fell
+	// behind, and a stall outlasted the exporter's wait on a full queue, so
+	// spans were dropped: at 15 tables always, at 40 in two runs of five,
+	// at 100 in none of five (TestEightGoroutinesDropNothing). Waiting
+	// tables cost disk and mapped pages, not heap, and at a steady rate
+	// compaction keeps level 0 at a few tables.
+	numLevelZeroTablesStall = 100
 
 	// valueLogFileSize is the size of one value-log file (Badger's default:
 	// 1 GiB, mapped twice over). It also bounds the largest value a Store

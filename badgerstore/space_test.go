@@ -37,10 +37,10 @@ func TestNoSpace(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	filler := testsupport.Fill(t, mnt, 3<<20)
+	filler := testsupport.Fill(t, mnt, 1<<20)
 	refused := testEntries(1, 100, 100)
 	if err := s.Write(refused); !errors.Is(err, ErrNoSpace) {
-		t.Fatalf("Write with 3 MiB free = %v, want ErrNoSpace", err)
+		t.Fatalf("Write with 1 MiB free = %v, want ErrNoSpace", err)
 	}
 	if got := scan(t, s); len(got) != len(first) {
 		t.Errorf("after a refused Write the store holds %d entries, want %d", len(got), len(first))

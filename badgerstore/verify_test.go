@@ -26,7 +26,7 @@ import (
 )
 
 // bigValueSize is the size of the one value a test store keeps in the
-// value log (values from valueThreshold, 256 KiB, go there).
+// value log (values from valueThreshold, 128 KiB, go there).
 const bigValueSize = 2 << 20
 
 // testEntries returns n record entries of one session, starting at seq

@@ -468,14 +468,14 @@ func TestHostileFullFilesystem(t *testing.T) {
 	p.flushResumes(t)
 
 	// Full again while the writer runs: a write is refused, not crashed.
-	filler := testsupport.Fill(t, mnt, 3<<20)
+	filler := testsupport.Fill(t, mnt, 1<<20)
 	for i := range 100 {
 		p.do(fmt.Sprintf("refilled %d", i), spanbridge.Kind("compile"), attribute.String("pad", strings.Repeat("p", 1000)))
 	}
 	err = p.flushFails(t)
-	t.Logf("ForceFlush with 3 MiB free: %v", err)
+	t.Logf("ForceFlush with 1 MiB free: %v", err)
 	if !errors.Is(err, badgerstore.ErrNoSpace) {
-		t.Errorf("ForceFlush with 3 MiB free = %v, want an error matching badgerstore.ErrNoSpace", err)
+		t.Errorf("ForceFlush with 1 MiB free = %v, want an error matching badgerstore.ErrNoSpace", err)
 	}
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@
 // What CheckForOpen reads is what Badger's Open reads, so that it costs
 // about as much again and no more: the MANIFEST, the index and last block
 // of every table it lists, and every entry of the logs (.mem files only
-// exist after a crash; .vlog files hold values of 256 KiB or more, rare in
+// exist after a crash; .vlog files hold values of 128 KiB or more, rare in
 // records). [CheckAll] reads the data blocks of the tables as well, as
 // `records doctor` does: reading them all at every open would cost as
 // much as reading the whole store.

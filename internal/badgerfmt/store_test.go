@@ -18,17 +18,17 @@ import (
 )
 
 // The stores of these tests are written with Badger itself, shaped as
-// badgerstore's are: tables of one open's records each, values of 256 KiB
+// badgerstore's are: tables of one open's records each, values of 128 KiB
 // or more in the value log, and after a kill, a write-ahead log that
 // Badger has not replayed.
 
 // options returns Badger's options with the sizes badgerstore gives the
 // files (its options.go): small write-ahead and value logs, values of
-// 256 KiB or more in the value log.
+// 128 KiB or more in the value log.
 func options(dir string) badger.Options {
 	return badger.DefaultOptions(dir).WithLogger(nil).
-		WithMemTableSize(2 << 20).
-		WithValueThreshold(256 << 10).
+		WithMemTableSize(1 << 20).
+		WithValueThreshold(128 << 10).
 		WithValueLogFileSize(16 << 20)
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // The value log (.vlog files) holds the values too large to sit beside
-// their keys (256 KiB or more in a store of badgerstore's). A table or
+// their keys (128 KiB or more in a store of badgerstore's). A table or
 // memtable entry then holds a value pointer in place of its value, and
 // the value is an entry of the value log, in the log format of log.go.
 

@@ -67,12 +67,12 @@ func BadgerOptions(dir string, readOnly bool) badger.Options {
 	return badger.DefaultOptions(dir).
 		WithReadOnly(readOnly).
 		WithLogger(nil).
-		WithMemTableSize(2 << 20).
+		WithMemTableSize(1 << 20).
 		WithNumMemtables(2).
-		WithValueThreshold(256 << 10).
+		WithValueThreshold(128 << 10).
 		WithBaseTableSize(512 << 10).
 		WithNumLevelZeroTables(3).
-		WithNumLevelZeroTablesStall(40).
+		WithNumLevelZeroTablesStall(100).
 		WithValueLogFileSize(16 << 20).
 		WithBlockCacheSize(1 << 20).
 		WithIndexCacheSize(0).
