@@ -57,8 +57,9 @@ const (
 	// level-0 tables eight times as fast as 8 MiB ones did; under a burst
 	// (8 goroutines ending spans as fast as they can) compaction fell
 	// behind, and a stall outlasted the exporter's wait on a full queue, so
-	// spans were dropped: at 15 tables always, at 40 in two runs of five,
-	// at 100 in none of five (TestEightGoroutinesDropNothing). Waiting
+	// spans were dropped (TestEightGoroutinesDropNothing: at 15 tables in
+	// every run with 2 MiB memtables; with 1 MiB at 40 in two runs of five,
+	// at 100 in none of five). Waiting
 	// tables cost disk and mapped pages, not heap, and at a steady rate
 	// compaction keeps level 0 at a few tables.
 	numLevelZeroTablesStall = 100
