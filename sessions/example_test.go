@@ -71,3 +71,31 @@ func ExampleTyped() {
 	// Output:
 	// matmul/128 -> tiled in 3ms
 }
+
+// Counts says how many records of each kind every session holds, from the
+// keys alone, as `records sessions` shows them.
+func ExampleRecords_Counts() {
+	store := sessions.NewMemStore()
+	rec, _ := exporter.New("", exporter.WithStore(store))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tracer := tp.Tracer("example")
+	for _, name := range []string{"tune matmul", "tune conv2d"} {
+		_, span := tracer.Start(context.Background(), name, spanbridge.Record("autotune", spanbridge.Changed())...)
+		span.End()
+	}
+	_, span := tracer.Start(context.Background(), "compile kernel", spanbridge.Record("compile", spanbridge.Changed())...)
+	span.End()
+	tp.Shutdown(context.Background())
+
+	r := sessions.NewRecords(store.Reopen())
+	counts, _ := r.Counts()
+	for s, err := range r.Sessions() {
+		if err != nil {
+			return
+		}
+		c := counts[s.ID]
+		fmt.Println("autotune:", c["autotune"], "compile:", c["compile"])
+	}
+	// Output:
+	// autotune: 2 compile: 1
+}
