@@ -346,9 +346,9 @@ func (s *Store) Scan(start, end []byte) iter.Seq2[sessions.Entry, error] {
 	return s.scan(start, end, true)
 }
 
-// ScanKeys yields the keys Scan would, without reading a value: Badger
-// keeps keys apart from their values' blocks, so counting records by their
-// keys (sessions.Records.Counts) costs a fraction of decoding them. The
+// ScanKeys yields the keys Scan would, without reading a value: no value
+// is copied or looked up in the value log, so counting records by their
+// keys (sessions.Records.Counts) costs about what iterating keys does. The
 // rules are Scan's: a snapshot, each key valid until the next iteration,
 // an error yielded once as the last element, and Close not to be called
 // from the loop body.
