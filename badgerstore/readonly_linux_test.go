@@ -126,3 +126,43 @@ func TestReaderOnAFullDisk(t *testing.T) {
 		t.Fatalf("read %v (%d unmerged), want %v with the spooled entry left for a writer", got, st.Unmerged(), want)
 	}
 }
+
+// TestReaderOverEmptyLogsOnReadOnlyMedia reads, from a read-only file
+// system, a store holding the empty logs a writer killed as it created
+// them leaves (TestEmptyLogsAKillLeft), closed cleanly or crashed: the
+// reader cannot remove them, so it replays the store without them, reads
+// every acknowledged record, and changes nothing.
+func TestReaderOverEmptyLogsOnReadOnlyMedia(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		t.Run(map[bool]string{false: "closed cleanly", true: "writer crashed"}[crash], func(t *testing.T) {
+			mnt := filepath.Join(t.TempDir(), "mnt")
+			testsupport.MountTmpfs(t, mnt, "160m")
+			dir := filepath.Join(mnt, "store")
+			if crash {
+				crashedAt(t, dir)
+			} else {
+				closedStore(t, dir, "k", "acknowledged")
+			}
+			for _, name := range []string{"00050.mem", "000050.vlog"} {
+				if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := badgerfmttest.FilesIn(t, dir)
+			testsupport.RemountReadOnly(t, mnt)
+			st, err := OpenWait(context.Background(), dir, nil, WithReadOnly(), WithErrorHandler(func(err error) { t.Errorf("badger: %v", err) }))
+			if err != nil {
+				t.Fatalf("OpenWait on read-only media over empty logs: %v", err)
+			}
+			if got := scan(t, st); got["k"] != "acknowledged" {
+				t.Errorf("read %v, want k=acknowledged among them", got)
+			}
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if after := badgerfmttest.FilesIn(t, dir); !maps.Equal(before, after) {
+				t.Errorf("the store changed")
+			}
+		})
+	}
+}

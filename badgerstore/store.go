@@ -110,7 +110,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	// Badger panics on some damaged files in goroutines no recover reaches,
 	// and silently drops data over others: read them first (verify.go).
-	if err := checkBeforeOpen(path, c.readOnly); err != nil {
+	if err := checkBeforeOpen(path, c.readOnly, false); err != nil {
 		return nil, err
 	}
 	db, err := openBadger(badgerOptions(path, c))

@@ -82,7 +82,12 @@ func corrupt(found []*badgerfmt.Damage) []*CorruptError {
 // exclusive otherwise, so that a live writer's files are never mistaken
 // for damaged ones; when the lock is busy it checks nothing and leaves
 // Badger to report the busy lock.
-func checkBeforeOpen(dir string, readOnly bool) error {
+//
+// A read-write open also removes the empty logs a killed writer can leave
+// (clearEmptyLogs), under the same lock; a read-only one, unless it is a
+// replay (which skips them), fails over them with an error matching
+// ErrNeedsRecovery, as it does over a log that needs replaying.
+func checkBeforeOpen(dir string, readOnly, replay bool) error {
 	unlock, err := lockDir(dir, !readOnly)
 	if err != nil {
 		return nil // busy, or not a directory: Badger says which
@@ -94,10 +99,68 @@ func checkBeforeOpen(dir string, readOnly bool) error {
 		}
 	}
 	found, err := badgerfmt.CheckForOpen(dir)
-	if err != nil || len(found) == 0 {
+	if err != nil {
 		return nil // a directory that cannot be read is Badger's to report
 	}
-	return corrupt(found[:1])[0]
+	if len(found) > 0 {
+		return corrupt(found[:1])[0]
+	}
+	if replay {
+		return nil
+	}
+	return clearEmptyLogs(dir, readOnly)
+}
+
+// emptyLog reports whether e is a log Badger opens (a .mem or .vlog file
+// named by its id) of zero bytes.
+func emptyLog(e fs.DirEntry) bool {
+	name := e.Name()
+	if !e.Type().IsRegular() {
+		return false
+	}
+	if _, mem := badgerfmt.ParseFileID(name, badgerfmt.MemFileExt); !mem {
+		if _, vlog := badgerfmt.ParseFileID(name, badgerfmt.ValueLogFileExt); !vlog {
+			return false
+		}
+	}
+	fi, err := e.Info()
+	return err == nil && fi.Size() == 0
+}
+
+// clearEmptyLogs removes the empty logs (.mem and .vlog files of zero
+// bytes) in the store in dir, which its caller holds locked. A writer
+// killed between creating a log and giving it its size leaves one; it
+// holds nothing, and Badger, which takes an empty file for one it has just
+// created, fails to open the store over it ("Create a new file"). A
+// read-only open changes nothing: its error, matching ErrNeedsRecovery,
+// names the file, and the next read-write open removes it.
+func clearEmptyLogs(dir string, readOnly bool) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // Badger's to report
+	}
+	removed := false
+	for _, e := range entries {
+		if !emptyLog(e) {
+			continue
+		}
+		name := e.Name()
+		path := filepath.Join(dir, name)
+		if readOnly {
+			return fmt.Errorf("%w: %s: %s is empty, left by a writer killed as it created it", ErrNeedsRecovery, dir, name)
+		}
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("otelrecords: open store %s: remove the empty log %s a killed writer left: %w", dir, name, err)
+		}
+		removed = true
+	}
+	if removed {
+		if d, err := os.Open(dir); err == nil {
+			_ = d.Sync()
+			d.Close()
+		}
+	}
+	return nil
 }
 
 // Verify reads every file of the store in dir that Badger reads — the

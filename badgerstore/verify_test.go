@@ -226,6 +226,50 @@ func TestHealthyStoresPass(t *testing.T) {
 	}
 }
 
+// TestEmptyLogsAKillLeft checks a store in which a writer was killed
+// between creating a write-ahead log or a value-log file and giving it its
+// size (TestKilledWriterPasses met one): the files are empty, Badger takes
+// them for ones it has just created and refuses to open the store. A
+// read-only Open says which file is in the way and changes nothing; a
+// read-write Open removes them, and every entry is there.
+func TestEmptyLogsAKillLeft(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		t.Run(map[bool]string{false: "closed", true: "killed"}[crash], func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			written := buildStore(t, dir, 2, crash)
+			for _, name := range []string{"00050.mem", "000050.vlog"} {
+				if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := Open(dir, WithReadOnly()); err == nil || !strings.Contains(err.Error(), "0050.") || !strings.Contains(err.Error(), "read-write open") {
+				t.Fatalf("read-only Open = %v, want an error naming the empty log", err)
+			}
+			for _, name := range []string{"00050.mem", "000050.vlog"} {
+				if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() != 0 {
+					t.Fatalf("after a read-only Open, %s: %v, %v; want it left as it was", name, fi, err)
+				}
+			}
+			s, err := Open(dir, WithErrorHandler(func(err error) { t.Errorf("badger: %v", err) }))
+			if err != nil {
+				t.Fatalf("read-write Open over empty logs: %v", err)
+			}
+			got := testsupport.Entries(t, s)
+			for _, e := range written {
+				if !bytes.Equal(got[string(e.Key)], e.Value) {
+					t.Fatalf("entry %q lost or changed", e.Key)
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(readAll(t, dir)); got != len(written) {
+				t.Fatalf("read-only after: %d entries, want %d", got, len(written))
+			}
+		})
+	}
+}
+
 // TestVerifyLocked checks that Verify does not read a store another Store
 // holds open for writing (its files change under a reader), and says so.
 func TestVerifyLocked(t *testing.T) {
@@ -379,7 +423,7 @@ func BenchmarkOpenCheck(b *testing.B) {
 	}
 	b.Run("check", func(b *testing.B) {
 		for b.Loop() {
-			if err := checkBeforeOpen(dir, false); err != nil {
+			if err := checkBeforeOpen(dir, false, false); err != nil {
 				b.Fatal(err)
 			}
 		}

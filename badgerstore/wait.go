@@ -191,7 +191,7 @@ func openReplayed(dir, path string, c config) (*Store, error) {
 	if err := checkFiles(path); err != nil {
 		return nil, err
 	}
-	if err := checkBeforeOpen(path, true); err != nil {
+	if err := checkBeforeOpen(path, true, true); err != nil {
 		return nil, err
 	}
 	unlock, err := lockDir(path, false)
@@ -237,6 +237,9 @@ func replay(path, tmp string, c config) (*badger.DB, error) {
 	var copied int64
 	for _, de := range des {
 		name := de.Name()
+		if emptyLog(de) {
+			continue // a killed writer's, holding nothing, which Badger cannot open
+		}
 		switch {
 		case strings.HasSuffix(name, badgerfmt.MemFileExt):
 			id, ok := badgerfmt.ParseFileID(name, badgerfmt.MemFileExt)

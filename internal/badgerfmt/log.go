@@ -204,7 +204,7 @@ func checkLog(path string) *Damage {
 	err := withMapped(path, func(f *os.File, data []byte) error {
 		switch {
 		case len(data) == 0:
-			return nil // created and not yet sized when a crash came: Badger starts it afresh
+			return nil // created and not yet sized when a kill came: it holds nothing, and badgerstore removes it before Badger opens the store (which cannot open over it)
 		case len(data) < logHeaderSize:
 			problem = fmt.Errorf("%d bytes long, shorter than its %d-byte header", len(data), logHeaderSize)
 		case binary.BigEndian.Uint64(data) != 0:
