@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"bytes"
-	"encoding/binary"
 	"iter"
 
 	"github.com/otelrecords/otelrecords/internal/keys"
@@ -30,34 +29,33 @@ func (r *Records) Counts() (map[SessionID]map[string]int, error) {
 			n = 0
 		}
 	}
-	for key, err := range scanKeys(r.store, []byte(keys.Root+"/"), []byte(keys.Root+"0")) {
+	for key, err := range keysOf(r.store, []byte(keys.Root+"/"), []byte(keys.Root+"0")) {
 		if err != nil {
 			return nil, err
 		}
-		i := bytes.IndexByte(key, 0)
-		if i < 0 {
+		k, tail, err := keys.Split(key)
+		if err != nil {
 			continue // not a key of ours
 		}
-		if !bytes.Equal(key[:i], ns) {
+		if !bytes.Equal(k, ns) {
 			add()
-			ns = append(ns[:0], key[:i]...)
+			ns = append(ns[:0], k...)
 			kind = ""
-			if k := string(key[len(keys.Root)+1 : i]); k != keys.SessionsKind {
-				if checked, err := keys.CheckKind(k); err == nil && checked == k {
-					kind = k
-				}
+			if keys.IsKind(string(k)) {
+				kind = string(k)
 			}
 			c = nil
 		}
-		if kind == "" || len(key) != i+17 {
+		id, _, ok := keys.RecordTail(tail)
+		if kind == "" || !ok {
 			continue
 		}
-		if id := SessionID(binary.BigEndian.Uint64(key[i+1:])); c == nil || id != session {
+		if c == nil || SessionID(id) != session {
 			add()
-			session = id
-			if c = counts[id]; c == nil {
+			session = SessionID(id)
+			if c = counts[session]; c == nil {
 				c = map[string]int{}
-				counts[id] = c
+				counts[session] = c
 			}
 		}
 		n++
@@ -66,14 +64,19 @@ func (r *Records) Counts() (map[SessionID]map[string]int, error) {
 	return counts, nil
 }
 
-// scanKeys yields the keys of s in [start, end), without their values when
+// keysOf yields the keys of s in [start, end), without their values when
 // s is a KeyScanner.
-func scanKeys(s Store, start, end []byte) iter.Seq2[[]byte, error] {
+func keysOf(s Store, start, end []byte) iter.Seq2[[]byte, error] {
 	if ks, ok := s.(KeyScanner); ok {
 		return ks.ScanKeys(start, end)
 	}
+	return scanKeys(s.Scan(start, end))
+}
+
+// scanKeys yields the keys of a scan's entries.
+func scanKeys(scan iter.Seq2[Entry, error]) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
-		for e, err := range s.Scan(start, end) {
+		for e, err := range scan {
 			if !yield(e.Key, err) {
 				return
 			}

@@ -94,13 +94,7 @@ func (m *MemStore) Scan(start, end []byte) iter.Seq2[Entry, error] {
 
 // ScanKeys yields the keys of Scan, from the same snapshot.
 func (m *MemStore) ScanKeys(start, end []byte) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		for e, err := range m.Scan(start, end) {
-			if !yield(e.Key, err) {
-				return
-			}
-		}
-	}
+	return scanKeys(m.Scan(start, end))
 }
 
 // DeleteRange deletes the keys in [start, end) that match.

@@ -137,29 +137,58 @@ func Size(kind string) int { return len(Root) + 1 + len(kind) + suffixLen }
 // that do not parse give an error; readers and prunes leave such keys
 // alone.
 func Parse(key []byte) (kind string, session, seq uint64, err error) {
-	prefix := Root + "/"
-	if !bytes.HasPrefix(key, []byte(prefix)) {
-		return "", 0, 0, fmt.Errorf("key not under %s", Root)
+	k, tail, err := Split(key)
+	if err != nil {
+		return "", 0, 0, err
 	}
-	rest := key[len(prefix):]
-	i := bytes.IndexByte(rest, 0)
-	if i < 0 {
-		return "", 0, 0, errors.New("key without 0x00 after its namespace")
-	}
-	kind, tail := string(rest[:i]), rest[i+1:]
+	kind = string(k)
 	if kind == SessionsKind {
 		if len(tail) != 8 {
 			return "", 0, 0, fmt.Errorf("session key with %d bytes after its namespace, want 8", len(tail))
 		}
 		return kind, binary.BigEndian.Uint64(tail), 0, nil
 	}
-	if k, err := CheckKind(kind); err != nil || k != kind {
+	if !IsKind(kind) {
 		return "", 0, 0, fmt.Errorf("key with invalid kind %q", kind)
 	}
-	if len(tail) != 16 {
+	session, seq, ok := RecordTail(tail)
+	if !ok {
 		return "", 0, 0, fmt.Errorf("record key with %d bytes after its namespace, want 16", len(tail))
 	}
-	return kind, binary.BigEndian.Uint64(tail[:8]), binary.BigEndian.Uint64(tail[8:]), nil
+	return kind, session, seq, nil
+}
+
+// Split splits a key under Root at the 0x00 after its namespace: the kind
+// (or "sessions"), unchecked, and what follows, both parts of key. It
+// allocates nothing, for readers that walk many keys of one kind and check
+// the kind once (IsKind) rather than at every key as Parse does.
+func Split(key []byte) (kind, tail []byte, err error) {
+	prefix := Root + "/"
+	if !bytes.HasPrefix(key, []byte(prefix)) {
+		return nil, nil, fmt.Errorf("key not under %s", Root)
+	}
+	rest := key[len(prefix):]
+	i := bytes.IndexByte(rest, 0)
+	if i < 0 {
+		return nil, nil, errors.New("key without 0x00 after its namespace")
+	}
+	return rest[:i], rest[i+1:], nil
+}
+
+// IsKind reports whether kind names a kind of records as a key holds it:
+// one CheckKind takes, in its canonical form, and not "sessions".
+func IsKind(kind string) bool {
+	k, err := CheckKind(kind)
+	return err == nil && k == kind
+}
+
+// RecordTail reads the session and seq of a record key's tail (what Split
+// gives after the namespace), and false when it is not 16 bytes long.
+func RecordTail(tail []byte) (session, seq uint64, ok bool) {
+	if len(tail) != suffixLen-1 {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint64(tail[:8]), binary.BigEndian.Uint64(tail[8:]), true
 }
 
 // Parses reports whether a key is one of ours; prunes leave others alone.
