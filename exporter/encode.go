@@ -55,10 +55,6 @@ var scratch = sync.Pool{New: func() any { return &scratchSpace{buf: make([]byte,
 // goes with it.
 const maxScratch = 64 << 10
 
-// maxScratchAttrs is the most attributes a scratch space given back to
-// scratch holds: the SDK's default limit, 128.
-const maxScratchAttrs = 128
-
 // enqueue encodes the record of the ended span s (when the marks policy
 // records it) and queues it, with s itself when forwarding, in the place
 // reserve took; false means nothing was queued. A panic in the mapping or
@@ -80,7 +76,7 @@ func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, recor
 	if record {
 		w := scratch.Get().(*scratchSpace)
 		defer func() {
-			if cap(w.buf) <= maxScratch && cap(w.m.Record.Attributes) <= maxScratchAttrs {
+			if cap(w.buf) <= maxScratch {
 				scratch.Put(w)
 			}
 		}()

@@ -30,7 +30,7 @@ const (
 // An aheadBatch is a run of entries copied out of a scan.
 type aheadBatch struct {
 	buf     []byte   // the keys and values, back to back
-	offsets [][4]int // each entry's key and value, as [start, end) pairs into buf
+	offsets [][3]int // each entry's key start, value start (the key's end) and value end in buf
 	entries []Entry  // the entries, into buf, once the batch is full
 	err     error    // the error that ended the scan after these entries
 }
@@ -40,7 +40,7 @@ func (b *aheadBatch) add(e Entry) {
 	b.buf = append(b.buf, e.Key...)
 	v := len(b.buf)
 	b.buf = append(b.buf, e.Value...)
-	b.offsets = append(b.offsets, [4]int{k, v, v, len(b.buf)})
+	b.offsets = append(b.offsets, [3]int{k, v, len(b.buf)})
 }
 
 // seal makes the batch's entries, once buf no longer grows.
@@ -48,8 +48,8 @@ func (b *aheadBatch) seal() {
 	b.entries = b.entries[:0]
 	for _, o := range b.offsets {
 		e := Entry{Key: b.buf[o[0]:o[1]:o[1]]}
-		if o[3] > o[2] {
-			e.Value = b.buf[o[2]:o[3]:o[3]]
+		if o[2] > o[1] {
+			e.Value = b.buf[o[1]:o[2]:o[2]]
 		}
 		b.entries = append(b.entries, e)
 	}

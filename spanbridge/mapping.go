@@ -71,6 +71,10 @@ func Map(s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) Mapped {
 	return m
 }
 
+// maxReused is the most attributes whose room MapTo keeps for the next
+// span: the SDK's default attribute limit.
+const maxReused = 128
+
 // MapTo is Map into m, for a caller that maps many spans and encodes each
 // record before it maps the next: it reuses the memory m's Record.Attributes
 // and Record.Inputs had from an earlier call, so that mapping a span
@@ -79,6 +83,9 @@ func Map(s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) Mapped {
 // keep neither past the next call.
 func MapTo(m *Mapped, s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) {
 	attrBuf, inputBuf := m.attrs[:0], m.inputs[:0]
+	if cap(attrBuf) > maxReused || cap(inputBuf) > maxReused {
+		attrBuf, inputBuf = nil, nil // a rare wide span's go with it
+	}
 	*m = Mapped{Kind: sessions.MarksKind, attrs: attrBuf, inputs: inputBuf}
 	attrs := s.Attributes()
 	var rawKind *attribute.Value

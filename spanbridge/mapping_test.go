@@ -2,6 +2,7 @@ package spanbridge_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -191,5 +192,29 @@ func TestMapToReusesItsRecord(t *testing.T) {
 	ro := wide.Snapshot()
 	if allocs := testing.AllocsPerRun(100, func() { spanbridge.MapTo(&m, ro, sessions.LevelBasic, 3) }); allocs != 0 {
 		t.Errorf("MapTo of a span of bools and small ints allocated %v times, want 0", allocs)
+	}
+}
+
+// TestMapToLetsAWideSpanGo checks that the room MapTo keeps is bounded:
+// after a span wider than the SDK's default limit, the next span still
+// maps as Map maps it, and a narrow one afterwards allocates only for its
+// own attributes, not for the wide span's leftovers kept.
+func TestMapToLetsAWideSpanGo(t *testing.T) {
+	wide := make([]attribute.KeyValue, 0, 300)
+	for i := range 300 {
+		wide = append(wide, attribute.Bool(fmt.Sprintf("k%03d", i), true))
+	}
+	var m spanbridge.Mapped
+	spanbridge.MapTo(&m, span("wide", wide...).Snapshot(), sessions.LevelBasic, 300)
+	if len(m.Record.Attributes) != 300 || len(m.Record.Inputs) != 300 {
+		t.Fatalf("wide span: %d attributes, %d inputs, want 300 each", len(m.Record.Attributes), len(m.Record.Inputs))
+	}
+	narrow := span("narrow", attribute.Bool("hit", true)).Snapshot()
+	spanbridge.MapTo(&m, narrow, sessions.LevelBasic, 1)
+	if want := spanbridge.Map(narrow, sessions.LevelBasic, 1); !reflect.DeepEqual(m.Record, want.Record) {
+		t.Fatalf("after a wide span, MapTo = %+v, want %+v", m.Record, want.Record)
+	}
+	if c := cap(m.Record.Attributes); c > 128 {
+		t.Errorf("after a wide span, a narrow one's attributes have room for %d: the wide span's was kept", c)
 	}
 }
