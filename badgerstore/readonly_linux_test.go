@@ -24,19 +24,8 @@ import (
 // could not read it at all.
 func TestReaderOnReadOnlyMedia(t *testing.T) {
 	for _, crash := range []bool{false, true} {
-		name := "closed cleanly"
-		if crash {
-			name = "writer crashed"
-		}
-		t.Run(name, func(t *testing.T) {
-			mnt := filepath.Join(t.TempDir(), "mnt")
-			testsupport.MountTmpfs(t, mnt, "160m")
-			dir := filepath.Join(mnt, "store")
-			if crash {
-				crashedAt(t, dir)
-			} else {
-				closedStore(t, dir, "k", "acknowledged")
-			}
+		t.Run(map[bool]string{false: "closed cleanly", true: "writer crashed"}[crash], func(t *testing.T) {
+			mnt, dir := storeOnTmpfs(t, crash)
 			for _, es := range [][]sessions.Entry{
 				{{Key: []byte("b"), Value: []byte("2")}, {Key: []byte("c"), Value: []byte("3")}},
 				{{Key: nil, Value: []byte("refused")}},
@@ -135,14 +124,7 @@ func TestReaderOnAFullDisk(t *testing.T) {
 func TestReaderOverEmptyLogsOnReadOnlyMedia(t *testing.T) {
 	for _, crash := range []bool{false, true} {
 		t.Run(map[bool]string{false: "closed cleanly", true: "writer crashed"}[crash], func(t *testing.T) {
-			mnt := filepath.Join(t.TempDir(), "mnt")
-			testsupport.MountTmpfs(t, mnt, "160m")
-			dir := filepath.Join(mnt, "store")
-			if crash {
-				crashedAt(t, dir)
-			} else {
-				closedStore(t, dir, "k", "acknowledged")
-			}
+			mnt, dir := storeOnTmpfs(t, crash)
 			for _, name := range []string{"00050.mem", "000050.vlog"} {
 				if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
 					t.Fatal(err)
@@ -165,4 +147,19 @@ func TestReaderOverEmptyLogsOnReadOnlyMedia(t *testing.T) {
 			}
 		})
 	}
+}
+
+// storeOnTmpfs returns a tmpfs mounted for the test and a store on it
+// holding k=acknowledged, closed cleanly or left by a writer that crashed.
+func storeOnTmpfs(t *testing.T, crash bool) (mnt, dir string) {
+	t.Helper()
+	mnt = filepath.Join(t.TempDir(), "mnt")
+	testsupport.MountTmpfs(t, mnt, "160m")
+	dir = filepath.Join(mnt, "store")
+	if crash {
+		crashedAt(t, dir)
+	} else {
+		closedStore(t, dir, "k", "acknowledged")
+	}
+	return mnt, dir
 }
