@@ -8,6 +8,7 @@ package proctest
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -260,6 +261,30 @@ func TestWritersAndReadersShareAStore(t *testing.T) {
 	work := readWork(t, dir)
 	exactlyOnce(t, "writer a", work["a"], n)
 	exactlyOnce(t, "writer b", work["b"], n)
+	// The CLI's counts (from the keys alone) are the records read.
+	out, err := exec.Command(records, "sessions", "--dir", dir, "--json").Output()
+	if err != nil {
+		t.Fatalf("records sessions after the writers: %v", err)
+	}
+	counted := 0
+	for line := range strings.Lines(string(out)) {
+		var row struct {
+			Label   string         `json:"label"`
+			Records map[string]int `json:"records"`
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("records sessions --json line %q: %v", line, err)
+		}
+		if got, want := row.Records["work"], len(work[row.Label]); got != want {
+			t.Errorf("records sessions counts %d work records for %q, the reader read %d", got, row.Label, want)
+		}
+		if row.Records["work"] > 0 {
+			counted++
+		}
+	}
+	if counted != 2 {
+		t.Errorf("records sessions counted work in %d sessions, want both writers':\n%s", counted, out)
+	}
 	// Once writers and readers are gone, no one's marker is left behind.
 	if _, err := os.Lstat(filepath.Join(dir, "otelrecords.waiting")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a waiting marker was left behind: %v", err)
