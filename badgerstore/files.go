@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/otelrecords/otelrecords/internal/storefs"
+	"github.com/otelrecords/otelrecords/internal/ground/storefs"
 )
 
 // A store from elsewhere.
@@ -21,7 +21,7 @@ import (
 // Open refuses a store that holds anything but regular files and
 // directories, naming the first such entry, before Badger or any reader
 // of ours opens a file (the spool and the waiting marker are checked again
-// where they are opened, internal/storefs). The directory the caller gives
+// where they are opened, internal/ground/storefs). The directory the caller gives
 // may itself be reached through a link — that is the caller's choice —
 // and is resolved once, when it is opened.
 

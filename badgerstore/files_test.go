@@ -5,7 +5,7 @@ package badgerstore
 import (
 	"context"
 	"errors"
-	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,8 +16,8 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/otelrecords/otelrecords/internal/badgerfmt/badgerfmttest"
-	"github.com/otelrecords/otelrecords/internal/spool"
+	"github.com/otelrecords/otelrecords/internal/store/badgerfmt/badgerfmttest"
+	"github.com/otelrecords/otelrecords/internal/store/spool"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/otelrecords/otelrecords/internal/storefs"
+	"github.com/otelrecords/otelrecords/internal/ground/storefs"
 )
 
 // The doctor's journal.
@@ -28,7 +28,7 @@ import (
 // the next Recover reads it and finishes the swap. The journal is also
 // the doctors' lock (flock), so two never work on one store at once.
 //
-// A journal is read as untrusted as the store (internal/storefs), and the
+// A journal is read as untrusted as the store (internal/ground/storefs), and the
 // directories it names must be siblings of the store named after it.
 
 const (

@@ -3,15 +3,15 @@ package badgerstore
 import (
 	"errors"
 	"fmt"
-	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/otelrecords/otelrecords/internal/badgerfmt"
+	"github.com/otelrecords/otelrecords/internal/store/badgerfmt"
 
-	"github.com/otelrecords/otelrecords/internal/spool"
+	"github.com/otelrecords/otelrecords/internal/store/spool"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

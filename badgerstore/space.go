@@ -21,7 +21,7 @@ import (
 // What is left: a file system filled by someone else between a Write's
 // check and Badger's next flush or compaction, within a store's open
 // spell, can still crash the process. Writers that share a store open it
-// for short spells (internal/sharedstore), which keeps that window small.
+// for short spells (internal/write/sharedstore), which keeps that window small.
 
 // minWriteSpace is the free space a Write asks for besides its entries: a
 // new write-ahead log and a table flushed from the memtable it replaces.

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/otelrecords/otelrecords/internal/badgerfmt"
+	"github.com/otelrecords/otelrecords/internal/store/badgerfmt"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 )
 
 // TestNoSpace checks the store on a file system that is, then becomes,

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/otelrecords/otelrecords/internal/env"
+	"github.com/otelrecords/otelrecords/internal/ground/env"
 	"io/fs"
 	"iter"
 	"os"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/otelrecords/otelrecords/internal/spool"
+	"github.com/otelrecords/otelrecords/internal/store/spool"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

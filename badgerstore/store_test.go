@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/otelrecords/otelrecords/internal/env"
+	"github.com/otelrecords/otelrecords/internal/ground/env"
 	"io"
 	"io/fs"
 	"os"
@@ -20,7 +20,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/sessions/sessionstest"
 )

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/otelrecords/otelrecords/internal/badgerfmt"
+	"github.com/otelrecords/otelrecords/internal/store/badgerfmt"
 )
 
 // ErrCorrupt is matched (with errors.Is) by the error Open and Verify give

@@ -19,9 +19,9 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/otelrecords/otelrecords/internal/badgerfmt/badgerfmttest"
-	"github.com/otelrecords/otelrecords/internal/keys"
-	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/store/badgerfmt/badgerfmttest"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

@@ -16,20 +16,20 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/otelrecords/otelrecords/internal/backoff"
-	"github.com/otelrecords/otelrecords/internal/badgerfmt"
-	"github.com/otelrecords/otelrecords/internal/spool"
-	"github.com/otelrecords/otelrecords/internal/storefs"
-	"github.com/otelrecords/otelrecords/internal/turns"
+	"github.com/otelrecords/otelrecords/internal/ground/backoff"
+	"github.com/otelrecords/otelrecords/internal/ground/storefs"
+	"github.com/otelrecords/otelrecords/internal/store/badgerfmt"
+	"github.com/otelrecords/otelrecords/internal/store/spool"
+	"github.com/otelrecords/otelrecords/internal/store/turns"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // Badger lets one process at a time open a directory, yet several processes
 // share a store over time: a build, a server, the command that reads them.
 // A writer opens the store only to write and lets it go when idle, or at
-// once when someone waits for it (internal/sharedstore); a reader waits
+// once when someone waits for it (internal/write/sharedstore); a reader waits
 // here. An opener that finds the store busy leaves its pid in a small
-// marker file beside the data (internal/turns), which asks the holder to
+// marker file beside the data (internal/store/turns), which asks the holder to
 // let it go, and retries with jittered backoff; it gets in within about
 // one write of a busy writer.
 const (

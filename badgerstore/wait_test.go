@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,7 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/otelrecords/otelrecords/internal/spool"
+	"github.com/otelrecords/otelrecords/internal/store/spool"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/explain"
-	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/otelrecords/otelrecords/internal/recorder"
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

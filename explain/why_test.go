@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/explain"
-	"github.com/otelrecords/otelrecords/internal/recorder"
-	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/exporter"
-	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )

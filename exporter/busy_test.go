@@ -14,8 +14,8 @@ import (
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/exporter"
-	"github.com/otelrecords/otelrecords/internal/keys"
-	"github.com/otelrecords/otelrecords/internal/spool"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/store/spool"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )

@@ -3,12 +3,12 @@ package exporter
 import (
 	"fmt"
 
-	"github.com/otelrecords/otelrecords/internal/env"
+	"github.com/otelrecords/otelrecords/internal/ground/env"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // The environment variables an operator sets; options in code win. They
-// are read in one place, package internal/env.
+// are read in one place, package internal/ground/env.
 const (
 	// EnvLevel sets the level: off, basic or full.
 	EnvLevel = env.Level

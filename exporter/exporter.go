@@ -13,10 +13,10 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
-	"github.com/otelrecords/otelrecords/internal/clock"
-	"github.com/otelrecords/otelrecords/internal/forward"
-	"github.com/otelrecords/otelrecords/internal/recorder"
-	"github.com/otelrecords/otelrecords/internal/sharedstore"
+	"github.com/otelrecords/otelrecords/internal/ground/clock"
+	"github.com/otelrecords/otelrecords/internal/write/forward"
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
+	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )

@@ -17,7 +17,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/exporter"
-	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )

@@ -18,9 +18,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/exporter"
-	"github.com/otelrecords/otelrecords/internal/recorder"
-	"github.com/otelrecords/otelrecords/internal/testsupport"
-	"github.com/otelrecords/otelrecords/internal/version"
+	"github.com/otelrecords/otelrecords/internal/ground/version"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/replay"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"

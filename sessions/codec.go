@@ -7,12 +7,12 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
-	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 )
 
 // Decode limits: a store is untrusted input (it travels between machines),
 // so no value may make a reader allocate without bound or recurse deeply.
-// Writers refuse records beyond them (see package internal/keys).
+// Writers refuse records beyond them (see package internal/ground/keys).
 const (
 	maxNestedLevels  = keys.MaxNestedLevels
 	maxArrayElements = keys.MaxArrayElements

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"iter"
 
-	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 )
 
 // Counts returns how many records of each kind every session holds:

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	cw "github.com/otelrecords/otelrecords/internal/cborwire"
+	cw "github.com/otelrecords/otelrecords/internal/ground/cborwire"
 )
 
 // decodeByHand decodes a stored record value without the library, when

@@ -3,7 +3,7 @@ package sessions
 import (
 	"fmt"
 
-	cw "github.com/otelrecords/otelrecords/internal/cborwire"
+	cw "github.com/otelrecords/otelrecords/internal/ground/cborwire"
 )
 
 // appendRecord appends the value a stamped record is stored as

@@ -3,7 +3,7 @@ package sessions
 import (
 	"errors"
 
-	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 )
 
 // ErrClosed is returned by a Store used after Close.

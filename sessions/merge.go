@@ -3,7 +3,7 @@ package sessions
 import (
 	"iter"
 
-	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 )
 
 // KindRecord is a record and the kind it was read from.

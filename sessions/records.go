@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 )
 
 // Records reads a store: its sessions oldest first, and each kind's records

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelrecords/otelrecords/internal/keys"
-	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

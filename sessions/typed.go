@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 )
 
 // Typed yields every record of a kind in stamp order, decoded into T, a

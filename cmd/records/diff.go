@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/otelrecords/otelrecords/explain"
-	recordkeys "github.com/otelrecords/otelrecords/internal/keys"
+	recordkeys "github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
-	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/otelrecords/otelrecords/internal/version"
+	"github.com/otelrecords/otelrecords/internal/ground/version"
 	"io"
 	"io/fs"
 	"log"
@@ -158,7 +158,7 @@ func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err er
 		return err
 	}
 	// Another process may hold the store: a writer lets it go when asked
-	// (see internal/sharedstore), so wait a bounded time, and say so.
+	// (see internal/write/sharedstore), so wait a bounded time, and say so.
 	ctx, cancel := context.WithTimeout(cmd.Context(), a.wait)
 	defer cancel()
 	stderr := cmd.ErrOrStderr()

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
-	"github.com/otelrecords/otelrecords/internal/recorder"
-	"github.com/otelrecords/otelrecords/internal/testsupport"
-	"github.com/otelrecords/otelrecords/internal/version"
+	"github.com/otelrecords/otelrecords/internal/ground/version"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/otelrecords/otelrecords/internal/spool"
-	"github.com/otelrecords/otelrecords/internal/testsupport"
+	"github.com/otelrecords/otelrecords/internal/store/spool"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

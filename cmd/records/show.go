@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"fmt"
-	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"slices"
 	"strconv"
 	"strings"

@@ -17,7 +17,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/explain"
-	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -28,7 +28,7 @@ const (
 	watchEvery = 500 * time.Millisecond
 	// watchOpenWait bounds how long one read waits for a writer to let
 	// the store go. A writer yields at once when asked (see
-	// internal/sharedstore); one that does not is left alone until the
+	// internal/write/sharedstore); one that does not is left alone until the
 	// next read, rather than waited for.
 	watchOpenWait = 2 * time.Second
 	// watchIdle is how long a session that writes nothing stays followed

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
-	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelrecords/otelrecords/internal/recorder"
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

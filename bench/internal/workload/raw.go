@@ -8,7 +8,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/otelrecords/otelrecords/internal/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )

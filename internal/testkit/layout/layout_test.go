@@ -1,0 +1,240 @@
+// Package layout checks that imports flow one way between the packages of
+// the repository. Every package is declared in one layer (layers below); a
+// package may import only packages of a lower layer, never one beside it or
+// above it, and there is no list of exceptions. Each layer also says which
+// outside worlds it may know: the model knows no database and no
+// OpenTelemetry, the store knows no OpenTelemetry, the bridge knows no
+// database. A package that is not declared fails the test, so a new package
+// is placed on purpose. It also checks the line between the two modules:
+// the library's go.mod requires nothing that only the records command or
+// its tests need. docs/ARCHITECTURE.md draws the same layers; its package
+// table is checked against go list here too.
+package layout
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const lib = "github.com/otelrecords/otelrecords/"
+
+// dirOf is where the go command runs for a package of the library (the
+// root) or of the records command (a module of its own, which the library's
+// module reaches only through go.work, and not at all with GOWORK=off).
+func dirOf(pkg string) string {
+	if pkg == "cmd/records" || strings.HasPrefix(pkg, "cmd/records/") {
+		return "../../../cmd/records"
+	}
+	return "../../.."
+}
+
+// goCmd runs the go command in dir and returns its standard output.
+func goCmd(t *testing.T, dir string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("go %s (in %s): %v\n%s", strings.Join(args, " "), dir, err, stderr)
+	}
+	return out
+}
+
+const (
+	otel   = "go.opentelemetry.io/"
+	badger = "github.com/dgraph-io/badger"
+)
+
+// layer is one step of the house, bottom first. A package imports only
+// packages of layers with a lower rank; two layers of one rank (the store
+// and the bridge; writing and reading) are siblings that never import each
+// other.
+type layer struct {
+	name     string
+	rank     int
+	packages []string // import paths below the module, a trailing /... for a folder
+	outside  []string // prefixes of outside imports this layer must not have
+}
+
+var layers = []layer{
+	{"ground", 0, []string{"internal/ground/..."}, []string{otel, badger}},
+	{"model", 1, []string{"sessions"}, []string{otel, badger}},
+	{"store files", 2, []string{"internal/store/badgerfmt", "internal/store/spool", "internal/store/turns"}, []string{otel}},
+	{"store", 3, []string{"badgerstore"}, []string{otel}},
+	{"bridge", 3, []string{"spanbridge"}, []string{badger}},
+	{"retention", 4, []string{"internal/write/recorder"}, []string{otel, badger}},
+	{"write path", 5, []string{"internal/write/sharedstore", "internal/write/forward"}, []string{badger}},
+	{"reading", 5, []string{"explain", "replay"}, []string{badger}},
+	{"entry points", 6, []string{"exporter", "cmd/records"}, nil},
+	// Tests' and benchmarks' helpers may stand on everything beneath;
+	// only tests and programs import them (TestTestSupportOnlyInTests).
+	{"test kits", 7, []string{"internal/testkit/...", "sessions/sessionstest", "internal/store/badgerfmt/badgerfmttest", "bench", "bench/internal/..."}, nil},
+	// Programs: the example a user copies and the benchmark commands.
+	{"programs", 8, []string{"examples/otel", "bench/cmd/..."}, nil},
+}
+
+// extra rules a layer's outside list cannot say.
+var forbidden = map[string][]string{
+	// The answers are read through the public sessions API alone, so a
+	// program that asks them pulls in no OpenTelemetry and no database.
+	"explain": {otel, lib + "internal/"},
+	// A reader: it reaches the store through badgerstore and has no
+	// business with the write side.
+	"cmd/records": {badger, lib + "exporter", lib + "internal/write/"},
+}
+
+// layerOf finds the layer a package is declared in; the most specific
+// declaration wins (badgerfmttest sits in the test kits, though its parent
+// is a store file).
+func layerOf(pkg string) (layer, bool) {
+	var best layer
+	bestLen := -1
+	for _, l := range layers {
+		for _, p := range l.packages {
+			match := pkg == p
+			if rest, ok := strings.CutSuffix(p, "/..."); ok {
+				match = pkg == rest || strings.HasPrefix(pkg, rest+"/")
+				p = rest
+			}
+			if match && len(p) > bestLen {
+				best, bestLen = l, len(p)
+			}
+		}
+	}
+	return best, bestLen >= 0
+}
+
+// allPackages lists every package of both modules with its direct imports
+// (tests' imports left out: a test may reach anything).
+func allPackages(t *testing.T) map[string][]string {
+	pkgs := map[string][]string{}
+	for _, dir := range []string{dirOf(""), dirOf("cmd/records")} {
+		out := goCmd(t, dir, "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+		for line := range strings.Lines(string(out)) {
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			pkgs[strings.TrimPrefix(f[0], lib)] = f[1:]
+		}
+	}
+	return pkgs
+}
+
+func TestImportsPointDown(t *testing.T) {
+	pkgs := allPackages(t)
+	for pkg, imports := range pkgs {
+		l, ok := layerOf(pkg)
+		if !ok {
+			t.Errorf("%s is in no layer: declare it in layout_test.go and docs/ARCHITECTURE.md", pkg)
+			continue
+		}
+		for _, imp := range imports {
+			if own, ok := strings.CutPrefix(imp, lib); ok {
+				il, ok := layerOf(own)
+				if !ok {
+					continue // reported as its own package above
+				}
+				if il.rank >= l.rank {
+					t.Errorf("%s (%s, layer %d) imports %s (%s, layer %d): imports must point down", pkg, l.name, l.rank, own, il.name, il.rank)
+				}
+			}
+			for _, bad := range append(slices.Clone(l.outside), forbidden[pkg]...) {
+				if strings.HasPrefix(imp, bad) {
+					t.Errorf("%s (%s) imports %s", pkg, l.name, imp)
+				}
+			}
+		}
+	}
+}
+
+// TestArchitectureListsEveryPackage keeps docs/ARCHITECTURE.md's package
+// table true: every package of both modules is listed, in the layer the
+// layout test declares, and nothing listed is gone.
+func TestArchitectureListsEveryPackage(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rows of the table: | `package` | layer | ...
+	row := regexp.MustCompile("(?m)^\\| `([a-z0-9/._]+)` \\| ([a-z ]+) \\|")
+	listed := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
+		listed[m[1]] = strings.TrimSpace(m[2])
+	}
+	pkgs := allPackages(t)
+	var missing []string
+	for pkg := range pkgs {
+		name, ok := listed[pkg]
+		if !ok {
+			missing = append(missing, pkg)
+			continue
+		}
+		if l, ok := layerOf(pkg); ok && l.name != name {
+			t.Errorf("docs/ARCHITECTURE.md puts %s in layer %q; layout_test.go in %q", pkg, name, l.name)
+		}
+	}
+	sort.Strings(missing)
+	for _, pkg := range missing {
+		t.Errorf("docs/ARCHITECTURE.md does not list package %s", pkg)
+	}
+	for pkg := range listed {
+		if _, ok := pkgs[pkg]; !ok {
+			t.Errorf("docs/ARCHITECTURE.md lists %s, which is not a package", pkg)
+		}
+	}
+	if len(listed) == 0 {
+		t.Fatal("docs/ARCHITECTURE.md has no package table")
+	}
+}
+
+// TestTestSupportOnlyInTests keeps internal/testkit/testsupport out of every
+// program and library: it is for _test.go files (go list's Imports leave
+// those out), in both modules.
+func TestTestSupportOnlyInTests(t *testing.T) {
+	const support = lib + "internal/testkit/testsupport"
+	for _, dir := range []string{dirOf(""), dirOf("cmd/records")} {
+		out := goCmd(t, dir, "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+		for line := range strings.Lines(string(out)) {
+			pkg, imports, _ := strings.Cut(strings.TrimSpace(line), " ")
+			if slices.Contains(strings.Fields(imports), support) {
+				t.Errorf("%s imports %s, which only tests may", pkg, support)
+			}
+		}
+	}
+}
+
+// TestLibraryModuleRequiresNoCommandDependency keeps the CLI's and its
+// tests' dependencies out of the go.mod every user of the library builds
+// with: they belong to cmd/records/go.mod.
+func TestLibraryModuleRequiresNoCommandDependency(t *testing.T) {
+	forbidden := []string{
+		"github.com/spf13/cobra",                  // the command line
+		"github.com/chromedp",                     // the report's browser test
+		"google.golang.org/grpc",                  // OTLP over gRPC, for export and replay
+		"go.opentelemetry.io/otel/exporters/otlp", // the OTLP exporters
+	}
+	var mod struct {
+		Require []struct{ Path string }
+	}
+	if err := json.Unmarshal(goCmd(t, "../../..", "mod", "edit", "-json", "go.mod"), &mod); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range mod.Require {
+		for _, f := range forbidden {
+			if r.Path == f || strings.HasPrefix(r.Path, f+"/") {
+				t.Errorf("go.mod requires %s: a dependency of cmd/records belongs to cmd/records/go.mod", r.Path)
+			}
+		}
+	}
+}

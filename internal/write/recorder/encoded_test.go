@@ -1,0 +1,101 @@
+package recorder_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// encoded stamps a record named name and encodes it as the exporter does.
+func (f *fixture) encoded(name string, effect sessions.Effect) (sessions.Stamp, []byte) {
+	f.t.Helper()
+	st, ok := f.rec.Stamp(f.now)
+	if !ok {
+		f.t.Fatal("Stamp refused")
+	}
+	v, err := recorder.AppendEncoded(make([]byte, 0, 256), "autotune", st, &sessions.Record{Name: name, Effect: effect})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return st, v
+}
+
+// RecordEncoded copies what it is given: the caller reuses its buffer at
+// once, and the records held, then kept, then written read back as they
+// were encoded.
+func TestRecordEncodedCopiesTheValue(t *testing.T) {
+	f := newFixture(t, recorder.Config{}, newOpStore())
+	buf := make([]byte, 0, 256)
+	record := func(name string, effect sessions.Effect) {
+		st, v := f.encoded(name, effect)
+		buf = append(buf[:0], v...)
+		if err := f.rec.RecordEncoded("autotune", effect, st, buf); err != nil {
+			t.Fatal(err)
+		}
+		clear(buf) // as a caller reusing it would
+	}
+	record("held", sessions.Observed)
+	record("change", sessions.Changed)
+	for i := range 3 {
+		record(fmt.Sprint("after ", i), sessions.Observed)
+		if err := f.rec.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := fmt.Sprint(names(t, f.store, "autotune"))
+	if want := "[held change after 0 after 1 after 2]"; got != want {
+		t.Fatalf("records = %s, want %s", got, want)
+	}
+}
+
+// A session at its pace allocates nothing per record: held records go
+// into the hold's ring, kept ones into the batch's arena, which a written
+// batch gives back for the next.
+func TestRecordEncodedAllocatesNothing(t *testing.T) {
+	f := &fixture{t: t, now: t0}
+	store := discardStore{sessions.NewMemStore()}
+	f.rec = recorder.New(recorder.Config{Level: sessions.LevelBasic, PendingBudget: 64 << 10},
+		func() (sessions.Store, error) { return store, nil }, func() time.Time { return f.now })
+	st, v := f.encoded("warm", sessions.Observed)
+	hold := func() {
+		if err := f.rec.RecordEncoded("autotune", sessions.Observed, st, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 1000 { // the ring grows to its budget
+		hold()
+	}
+	if n := testing.AllocsPerRun(1000, hold); n != 0 {
+		t.Errorf("holding a record allocates %v times, want 0", n)
+	}
+	cst, cv := f.encoded("change", sessions.Changed)
+	if err := f.rec.RecordEncoded("autotune", sessions.Changed, cst, cv); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	batch := func() {
+		for range 100 {
+			if err := f.rec.RecordEncoded("autotune", sessions.Observed, st, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.rec.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch()
+	batch() // both buffers have grown
+	if n := testing.AllocsPerRun(20, batch); n != 0 {
+		t.Errorf("queueing and writing 100 kept records allocates %v times, want 0", n)
+	}
+}
+
+// discardStore writes nothing, so that only the Recorder's allocations
+// are counted.
+type discardStore struct{ *sessions.MemStore }
+
+func (discardStore) Write([]sessions.Entry) error { return nil }
