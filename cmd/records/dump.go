@@ -3,9 +3,10 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"iter"
 	"strconv"
+
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 
 	"github.com/spf13/cobra"
 

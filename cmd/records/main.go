@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/otelrecords/otelrecords/internal/ground/version"
 	"io"
 	"io/fs"
 	"log"
@@ -15,6 +14,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/otelrecords/otelrecords/internal/ground/version"
 
 	"github.com/spf13/cobra"
 

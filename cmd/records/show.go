@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"cmp"
 	"fmt"
-	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 
 	"github.com/spf13/cobra"
 

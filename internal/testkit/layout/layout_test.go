@@ -12,9 +12,12 @@
 package layout
 
 import (
+	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -236,5 +239,36 @@ func TestLibraryModuleRequiresNoCommandDependency(t *testing.T) {
 				t.Errorf("go.mod requires %s: a dependency of cmd/records belongs to cmd/records/go.mod", r.Path)
 			}
 		}
+	}
+}
+
+// TestNoFileOverSixHundredLines keeps every non-test Go file of both
+// modules small enough to hold in a head: past 600 lines a file holds more
+// than one responsibility, and is split by concept, a file for each.
+func TestNoFileOverSixHundredLines(t *testing.T) {
+	const limit = 600
+	root := "../../.."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if n := bytes.Count(b, []byte("\n")); n > limit {
+			rel, _ := filepath.Rel(root, path)
+			t.Errorf("%s has %d lines (at most %d): split it by concept", rel, n, limit)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

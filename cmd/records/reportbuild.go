@@ -1,0 +1,277 @@
+package main
+
+import (
+	"cmp"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// buildReport reads the session's records twice: first to count, sum,
+// build the session's tree and find its critical path (the tree holds
+// each record's stamp and ids, not its attributes or events, and the first
+// rows of each table), then to fetch the details of the records drawn. It
+// holds at most reportMaxBars records' details, whatever the session's
+// size.
+func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*reportPage, error) {
+	kinds, err := r.Kinds()
+	if err != nil {
+		return nil, err
+	}
+	page := &reportPage{
+		CSP:     reportCSP,
+		Style:   template.CSS(reportCSS),
+		Script:  template.JS(reportJS),
+		Session: newReportSession(s),
+		Started: formatTime(time.UnixMilli(s.StartedUnixMs)),
+	}
+	byKind := map[string]*reportKind{}
+	var (
+		tally explain.Tally
+		b     explain.TreeBuilder
+		walls []time.Duration // in stamp order
+		seqs  []uint64        // of the same records
+	)
+	for kr, err := range explain.InStampOrder(r, s.ID, kinds) {
+		if err != nil {
+			return nil, err
+		}
+		prog.add()
+		rec := kr.Record
+		page.Total++
+		tally.Add(kr)
+		k := byKind[kr.Kind]
+		if k == nil {
+			k = &reportKind{Name: clean(kr.Kind)}
+			byKind[kr.Kind] = k
+		}
+		k.Count++
+		k.sum += max(rec.Wall, 0)
+		k.Longest = max(k.Longest, dur(rec.Wall))
+		row := reportRecord{
+			Kind:   k.Name,
+			Seq:    kr.Stamp.Seq,
+			Offset: dur(kr.Stamp.Offset),
+			Wall:   dur(rec.Wall),
+			Name:   clean(rec.Name),
+			Status: clean(formatStatus(rec.Status)),
+		}
+		if len(k.Rows) < reportMaxRows {
+			row.attrs = rec.Attributes
+			k.Rows = append(k.Rows, row)
+		}
+		page.Slowest = keepSlowestRows(page.Slowest, row)
+		walls = append(walls, rec.Wall)
+		seqs = append(seqs, kr.Stamp.Seq)
+		// The tree needs the stamp, the kind and the span ids; the name
+		// is kept for the critical path's table.
+		kr.Record = sessions.Record{Name: rec.Name, Wall: rec.Wall, TraceID: rec.TraceID, SpanID: rec.SpanID, ParentSpanID: rec.ParentSpanID}
+		if err := b.Add(kr); err != nil {
+			return nil, err
+		}
+	}
+	tree := b.Tree()
+	sum := tally.Summary()
+	page.Duration = dur(sum.End)
+	for _, ks := range sum.Kinds {
+		byKind[ks.Kind].Wall = dur(ks.Wall)
+	}
+
+	classes := map[string]string{} // by kind
+	for i, name := range slices.Sorted(maps.Keys(byKind)) {
+		k := byKind[name]
+		k.Class = "k" + strconv.Itoa(i%8)
+		if name == sessions.MarksKind {
+			k.Class = "mark"
+		}
+		classes[name] = k.Class
+		k.fillCells()
+		page.Kinds = append(page.Kinds, k)
+	}
+
+	path := tree.CriticalPath()
+	critical := make(map[uint64]bool, len(path))
+	for _, st := range path {
+		critical[st.Seq] = true
+	}
+	page.Critical = newReportPath(tree, path)
+
+	// Draw the longest records when there are too many to draw.
+	drawn := make(map[uint64]bool, min(len(walls), reportMaxBars))
+	if len(walls) > reportMaxBars {
+		sorted := slices.Clone(walls)
+		slices.SortFunc(sorted, func(a, b time.Duration) int { return cmp.Compare(b, a) })
+		shortest := sorted[reportMaxBars-1]
+		// Of the records as short as the shortest drawn, the first ones
+		// fill what is left.
+		ties := reportMaxBars - sort.Search(reportMaxBars, func(i int) bool { return sorted[i] <= shortest })
+		for i, w := range walls {
+			switch {
+			case w > shortest:
+				drawn[seqs[i]] = true
+			case w == shortest && ties > 0:
+				drawn[seqs[i]] = true
+				ties--
+			}
+		}
+		page.Timeline.Omitted = len(walls) - len(drawn)
+		page.Timeline.Shortest = dur(shortest)
+	} else {
+		for _, seq := range seqs {
+			drawn[seq] = true
+		}
+	}
+	// A bar is drawn half a unit wide at least: as long, for the layout.
+	places, rows := layOutTree(tree, drawn, max(sum.End/(2*tlWidth), 1))
+	tl := &page.Timeline
+	tl.Width = tlWidth
+	tl.Height = tlAxis + float64(rows)*tlRow
+	tl.Ticks = ticks(sum.End)
+	scale := tlWidth / float64(max(sum.End, 1))
+
+	// Second pass: the drawn records' details.
+	prog.setTotal(int64(page.Total))
+	for kr, err := range explain.InStampOrder(r, s.ID, kinds) {
+		if err != nil {
+			return nil, err
+		}
+		prog.add()
+		row, ok := places[kr.Stamp.Seq]
+		if !ok {
+			continue // not drawn
+		}
+		start := kr.Stamp.Offset
+		x := float64(start) * scale
+		w := max(float64(max(kr.Record.Wall, 0))*scale, 0.5) // a hairline rather than nothing
+		y := tlAxis + float64(row)*tlRow
+		bar := reportBar{
+			X:        svgNum(x),
+			Y:        svgNum(y),
+			W:        svgNum(w),
+			H:        svgNum(tlBar),
+			TextX:    svgNum(x + 3),
+			TextY:    svgNum(y + tlBar/2 + 4), // the baseline of 12px text, centred
+			Class:    classes[kr.Kind],
+			Details:  details(kr),
+			Seq:      kr.Stamp.Seq,
+			Critical: critical[kr.Stamp.Seq],
+		}
+		if bar.Critical {
+			tl.Critical++
+		}
+		if fit := int((w - 6) / tlCharWidth); w >= tlMinLabelW && fit > 0 {
+			bar.Label = truncate(kr.Record.Name, fit)
+		}
+		tl.Bars = append(tl.Bars, bar)
+	}
+	return page, nil
+}
+
+// fillCells sets the kind's table columns, the attribute keys its listed
+// records have, and each row's cells (formatValue cleans them).
+func (k *reportKind) fillCells() {
+	keys := map[string]bool{}
+	for _, row := range k.Rows {
+		for _, kv := range row.attrs {
+			keys[kv.Key] = true
+		}
+	}
+	sorted := slices.Sorted(maps.Keys(keys))
+	k.Columns = make([]string, len(sorted))
+	for i, key := range sorted {
+		k.Columns[i] = clean(key)
+	}
+	for i := range k.Rows {
+		row := &k.Rows[i]
+		row.Cells = make([]string, len(sorted))
+		for j, key := range sorted {
+			if v, ok := row.attrs.Get(key); ok {
+				row.Cells[j] = formatValue(v)
+			}
+		}
+		row.attrs = nil
+	}
+}
+
+// keepSlowestRows adds row to the slowest records, slowest first, if it is
+// among the top reportSlowest.
+func keepSlowestRows(slowest []reportRecord, row reportRecord) []reportRecord {
+	i, _ := slices.BinarySearchFunc(slowest, row, func(a, b reportRecord) int {
+		if c := cmp.Compare(b.Wall, a.Wall); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Seq, b.Seq)
+	})
+	if i >= reportSlowest {
+		return slowest
+	}
+	row.attrs = nil
+	slowest = slices.Insert(slowest, i, row)
+	return slowest[:min(len(slowest), reportSlowest)]
+}
+
+// details returns what hovering over a record's bar shows: its name, kind,
+// stamp, wall time, status, attributes and events, one per line.
+func details(kr kindRecord) string {
+	rec := kr.Record
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n%s · seq %d · at %s · %s", orDash(rec.Name), kr.Kind, kr.Stamp.Seq, formatDuration(kr.Stamp.Offset), formatDuration(rec.Wall))
+	if st := formatStatus(rec.Status); st != "" {
+		fmt.Fprintf(&b, "\nstatus: %s", st)
+	}
+	for _, kv := range rec.Attributes {
+		fmt.Fprintf(&b, "\n%s = %s", kv.Key, formatValue(kv.Value))
+	}
+	for _, e := range rec.Events {
+		fmt.Fprintf(&b, "\nevent at +%s: %s", formatDuration(e.Offset), e.Name)
+		if len(e.Attributes) > 0 {
+			fmt.Fprintf(&b, " (%s)", formatAttrs(e.Attributes))
+		}
+	}
+	// Text for the page, not a terminal: html/template escapes it, and
+	// clean strips what would confuse the eye (bidi overrides, controls).
+	return cleanLines(b.String())
+}
+
+// cleanLines cleans each line of s, keeping the line breaks.
+func cleanLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = clean(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// formatStatus formats a status as "error: description", "ok", or "" when
+// unset.
+func formatStatus(st sessions.Status) string {
+	switch {
+	case st.Code == "" || st.Code == "unset":
+		return ""
+	case st.Description != "":
+		return st.Code + ": " + st.Description
+	}
+	return st.Code
+}
+
+// truncate returns s cut to at most n characters, with an ellipsis when
+// cut.
+func truncate(s string, n int) string {
+	r := []rune(clean(s))
+	if len(r) <= n {
+		return string(r)
+	}
+	if n <= 1 {
+		return "…"
+	}
+	return string(r[:n-1]) + "…"
+}

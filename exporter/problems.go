@@ -1,0 +1,72 @@
+package exporter
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
+)
+
+// handle reports a write error that no caller is waiting for, once per
+// failing streak, and — once — that a store stayed busy so long that
+// records went to its spool. Waiting for a store another process holds is
+// normal operation and reported by nobody (it is counted in
+// Stats.BusyWaits).
+func (e *Exporter) handle(err error) {
+	e.reportSpooled()
+	if err == nil {
+		e.failing = false
+		return
+	}
+	if !e.failing {
+		e.failing = true
+		otel.Handle(fmt.Errorf("otelrecords: writing records: %w (records stay queued and are retried)", err))
+	}
+}
+
+// reportSpooled reports, once, that records went to the store's spool.
+func (e *Exporter) reportSpooled() {
+	if _, seen := e.reported.Load("spooled"); seen {
+		return
+	}
+	if n := e.rec.Stats().Spooled; n > 0 {
+		e.reportOnce("spooled", fmt.Errorf("otelrecords: another process held the store %s (for over %v, while %d spans queued, or at Shutdown); %d records were set aside in its spool, which the next process to open it writes (see Stats().Spooled)", e.dir, busyWait, e.pressureAt(), n))
+	}
+}
+
+// isStoreSpan reports whether a span comes from Badger itself, which
+// traces its compactions and value-log GC on the global TracerProvider
+// with an unnamed tracer (the SDK names it sdkTracerName). Recording them
+// would record our own writes, and each record written can cause more
+// compaction.
+func isStoreSpan(s sdktrace.ReadOnlySpan) bool {
+	scope := s.InstrumentationScope().Name
+	return (scope == "" || scope == sdkTracerName) && strings.HasPrefix(s.Name(), "Badger.")
+}
+
+// sdkTracerName is the name the SDK gives a tracer asked for without one.
+const sdkTracerName = "go.opentelemetry.io/otel/sdk/tracer"
+
+func problemClass(err error) string {
+	if errors.Is(err, sessions.ErrInvalidKind) {
+		return "kind"
+	}
+	if errors.Is(err, spanbridge.ErrAttributesDropped) {
+		return "dropped"
+	}
+	return "effect"
+}
+
+// reportOnce hands err to otel.Handle the first time a problem of its class
+// occurs; later ones are only counted, so a hot loop with a bad attribute
+// does not flood the host's logs.
+func (e *Exporter) reportOnce(class string, err error) {
+	if _, seen := e.reported.LoadOrStore(class, struct{}{}); !seen {
+		otel.Handle(fmt.Errorf("%w (reported once; later ones are counted in Stats)", err))
+	}
+}

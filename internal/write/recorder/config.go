@@ -1,0 +1,58 @@
+package recorder
+
+import (
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// DefaultPendingBudget is the default byte budget of the records a session
+// holds in memory before its first change: 1 MiB.
+const DefaultPendingBudget = 1 << 20
+
+// SpillBytes bounds the records of a kept session that wait in memory for
+// a busy store: a Flush of this many bytes of keys and values or more
+// does not wait for a store another process holds but spools them at
+// once (a BusyStore's WriteContext with a context already ended), and
+// Full tells the caller to Flush before queueing more. About 35,000
+// records of 200 bytes; spooling them takes about 0.1 s.
+const SpillBytes = 8 << 20
+
+// Config says how much a session records and how long a store keeps it.
+// The zero Config is usable: level off (set Level to record), every
+// session kept, the default budget.
+type Config struct {
+	// Level is how much is recorded.
+	Level sessions.Level
+	// KeepSessions, when positive, is how many sessions the store keeps:
+	// when a session is kept, the store is pruned to the newest
+	// KeepSessions-1 other sessions, so the session being kept always
+	// survives. Zero (unset) keeps every session; to keep "0" sessions,
+	// which the retention rules treat as 1, set 1.
+	KeepSessions int
+	// PendingBudget is the byte budget of held records (namespace + key +
+	// value bytes) before the session's first change; past it the oldest
+	// go first. Zero means DefaultPendingBudget; negative means no record
+	// is held at all.
+	PendingBudget int
+	// Label names what the process is doing, for the session.
+	Label string
+	// Resource is the set of attributes describing the process (the
+	// OpenTelemetry Resource), copied into the session row.
+	Resource sessions.Attrs
+	// OnKeep, if set, is called once, when the session is kept, from the
+	// goroutine whose Record kept it, after the kept records are queued:
+	// the "session kept" hook the forwarder holds its spans until.
+	OnKeep func()
+	// IDs, when set, keeps the ids of the sessions started through it
+	// unique (see IDs). Without it a session's id is its start, as is.
+	IDs *IDs
+	// MaxBytes, when positive, bounds the store's size once the session is
+	// kept, counted as the pending budget counts (key + value bytes of
+	// every entry): past it, other sessions older than this one are
+	// deleted first, oldest first, then this session's oldest records,
+	// never its row. Zero (unset) leaves the store unbounded.
+	MaxBytes int64
+	// Report, if set, is given what no caller can receive, with a class
+	// for deduplication: that the byte bound deleted something, and why it
+	// could not. It is called from the goroutine that flushes.
+	Report func(class string, err error)
+}

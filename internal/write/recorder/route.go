@@ -1,0 +1,191 @@
+package recorder
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// Record routes one stamped record through the retention rules. Before the
+// session's first Changed record it is held in memory (past the budget the
+// oldest held records go first); the first Changed record keeps the
+// session: prune to KeepSessions-1 other sessions, write the session row,
+// the held records oldest first, then the record itself; after that every
+// record is written. Writes are batched until Flush. The kind must pass
+// CheckKind; a record with an invalid kind is refused with an error
+// wrapping ErrInvalidKind, and nothing else changes. A record no store can
+// hold (larger than MaxRecordSize, say) is dropped with an error wrapping
+// ErrTooLarge and counted in Stats.TooLarge; if it was Changed, it still
+// keeps the session.
+func (r *Recorder) Record(kind string, effect sessions.Effect, st sessions.Stamp, body sessions.Record) error {
+	k, err := r.checkKind(kind)
+	if err != nil {
+		return err
+	}
+	body.Effect = effect // the record says what it did (FORMAT.md §3.5)
+	value, err := AppendEncoded(nil, k, st, &body)
+	if errors.Is(err, ErrTooLarge) {
+		return r.routeLocked(k, effect, st, nil, err, body.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("otelrecords: encode %s record: %w", k, err)
+	}
+	return r.routeLocked(k, effect, st, value, nil, "")
+}
+
+// RecordEncoded is Record for a record already encoded, as AppendEncoded
+// encodes it (with its stamp st, and effect in its body): the exporter
+// encodes on the goroutine that ended the span and hands the loop bytes.
+// The value is copied (into the held records, or into the batch's arena),
+// so the caller may reuse it at once; routing it allocates nothing once
+// the buffers have grown to the session's pace.
+func (r *Recorder) RecordEncoded(kind string, effect sessions.Effect, st sessions.Stamp, value []byte) error {
+	k, err := r.checkKind(kind)
+	if err != nil {
+		return err
+	}
+	return r.routeLocked(k, effect, st, value, nil, "")
+}
+
+// RecordTooLarge routes a record that could not be encoded within what a
+// store holds (cause wraps ErrTooLarge, as AppendEncoded returns it): it
+// is dropped and counted in Stats.TooLarge, and if it was Changed it still
+// keeps the session. The error it returns names the record (name) and
+// says why.
+func (r *Recorder) RecordTooLarge(kind string, effect sessions.Effect, name string, cause error) error {
+	k, err := r.checkKind(kind)
+	if err != nil {
+		return err
+	}
+	return r.routeLocked(k, effect, sessions.Stamp{}, nil, cause, name)
+}
+
+// checkKind returns kind in canonical form, or counts it Invalid.
+func (r *Recorder) checkKind(kind string) (string, error) {
+	k, err := keys.CheckKind(kind)
+	if err != nil {
+		r.mu.Lock()
+		r.stats.Invalid++
+		r.mu.Unlock()
+	}
+	return k, err
+}
+
+// routeLocked routes under r.mu and calls the keep hook, outside it, if
+// this record kept the session.
+func (r *Recorder) routeLocked(k string, effect sessions.Effect, st sessions.Stamp, value []byte, encErr error, name string) error {
+	r.mu.Lock()
+	wasKept := r.kept
+	err := r.route(k, effect, st, value, encErr, name)
+	keptNow := !wasKept && r.kept
+	r.mu.Unlock()
+	if keptNow && r.onKeep != nil {
+		r.onKeep() // outside the lock: the hook may call back
+	}
+	return err
+}
+
+// route applies the retention rules to an encoded record (or to encErr,
+// why it could not be encoded); r.mu is held.
+func (r *Recorder) route(k string, effect sessions.Effect, st sessions.Stamp, value []byte, err error, name string) error {
+	if r.closed {
+		return sessions.ErrClosed
+	}
+	if err != nil {
+		// Dropped here, once: queued, a record no store takes would fail
+		// its batch at every flush and hold back every record after it.
+		// A change still keeps the session, which did change the caches.
+		r.stats.TooLarge++
+		if effect == sessions.Changed && !r.kept {
+			r.keepSession()
+		}
+		return fmt.Errorf("otelrecords: %s record %q dropped: %w", k, cutName(name), err)
+	}
+	if !r.kept && effect != sessions.Changed {
+		// A held record needs no key until the session is kept: its kind
+		// and stamp give it back then.
+		r.stats.Evicted += int64(r.holdRecord(k, st, value))
+		return nil
+	}
+	if !r.kept {
+		r.keepSession()
+	}
+	r.queueRecord(k, uint64(st.Session), st.Seq, value)
+	return nil
+}
+
+// holdRecord holds a record of a session not kept yet. Its payload is its
+// seq, its kind's length and kind, then its value; its key is rebuilt from
+// them when the session is kept. It counts what it will take in the store,
+// namespace + key + value bytes: the key is at least 20 bytes longer than
+// the payload's seq and kind, more than the buffer's 8-byte header, so the
+// buffer never needs more than the budget (package hold): a session that
+// never changes anything holds its budget and little else (BENCHMARKS.md,
+// figure 3). No kind is interned: a program whose kinds vary
+// (compile/<hash>) holds nothing for kinds it no longer records.
+func (r *Recorder) holdRecord(kind string, st sessions.Stamp, value []byte) (dropped int) {
+	var pre [9]byte
+	binary.BigEndian.PutUint64(pre[:8], st.Seq)
+	pre[8] = byte(len(kind)) // at most keys.MaxKindLen, 128
+	return r.held.Hold(struct{}{}, keys.Size(kind)+len(value), pre[:], []byte(kind), value)
+}
+
+// appendHeld queues the held records, oldest first, as entries to write:
+// keys rebuilt, values copied out of the buffer into the arena; r.mu is
+// held.
+func (r *Recorder) appendHeld() {
+	if r.held.Len() == 0 {
+		return
+	}
+	id := uint64(r.start.Load().id)
+	r.held.Each(func(_ struct{}, p []byte) {
+		seq, n := binary.BigEndian.Uint64(p), int(p[8])
+		kind, value := p[9:9+n], p[9+n:]
+		r.queueRecord(string(kind), id, seq, value) // once, at the keep
+
+	})
+}
+
+// keepSession marks the session kept and queues the session row and the
+// held records, oldest first. The prune that must come before them runs at
+// the next Flush, once the store is open.
+func (r *Recorder) keepSession() {
+	r.kept = true
+	r.needPrune = r.keep > 0
+	r.stats.SessionsKept = 1
+	r.queueSession()
+	r.appendHeld()
+	r.held.Reset()
+}
+
+// queueSession queues the session row as it is now.
+func (r *Recorder) queueSession() {
+	s := r.start.Load()
+	if s == nil {
+		s = r.startSession(r.now())
+	}
+	v, err := r.row(s).MarshalCBOR()
+	if err != nil {
+		// A session row holds only strings, integers and attribute values,
+		// which always encode; should one not, the records still go out.
+		r.stats.WriteErrors++
+		return
+	}
+	r.queue(sessions.Entry{Key: keys.Session(uint64(s.id)), Value: v})
+}
+
+// queueRecord appends a record's key and a copy of its value to the
+// arena, and the entry to the batch; r.mu is held. Entries queued before
+// the arena grew keep pointing into the array it outgrew, which stays
+// theirs.
+func (r *Recorder) queueRecord(kind string, session, seq uint64, value []byte) {
+	start := len(r.arena)
+	r.arena = keys.AppendRecord(r.arena, kind, session, seq)
+	mid := len(r.arena)
+	r.arena = append(r.arena, value...)
+	end := len(r.arena)
+	r.queue(sessions.Entry{Key: r.arena[start:mid:mid], Value: r.arena[mid:end:end]})
+}

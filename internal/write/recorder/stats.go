@@ -1,0 +1,67 @@
+package recorder
+
+import (
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
+)
+
+// Stats counts what a Recorder did with the records it was given, so a
+// user can tell when records are dropped and why.
+type Stats struct {
+	// Written is how many records (not session rows) the store acknowledged.
+	Written int64
+	// Held is how many records are held in memory now, waiting for a change.
+	Held int64
+	// HeldBytes is how many bytes the held records count against the budget.
+	HeldBytes int64
+	// Evicted is how many held records the pending budget pushed out.
+	Evicted int64
+	// Invalid is how many records were refused for an invalid kind.
+	Invalid int64
+	// TooLarge is how many records were dropped because no store could
+	// hold them (see MaxRecordSize and ErrTooLarge).
+	TooLarge int64
+	// WriteErrors is how many times opening or writing the store failed.
+	WriteErrors int64
+	// SessionsKept is 1 once the session is kept, else 0.
+	SessionsKept int64
+	// StoreOpens is how many times the store was opened.
+	StoreOpens int64
+	// Pending is how many records wait to be written on the next Flush.
+	Pending int64
+	// BusyWaits is how many times a write found the store held by another
+	// process and waited for it: normal operation, not an error.
+	BusyWaits int64
+	// Spooled is how many records were set aside in the store's spool
+	// because another process held the store past a write's wait, or
+	// when the batch reached SpillBytes, or at Close; the next opener
+	// writes them.
+	Spooled int64
+	// TrimmedSessions is how many other sessions were deleted to keep the
+	// store within MaxBytes.
+	TrimmedSessions int64
+	// TrimmedRecords is how many of this session's own records were
+	// deleted to keep the store within MaxBytes, oldest first.
+	TrimmedRecords int64
+	// StoreBytes is the store's size as MaxBytes counts it, after the last
+	// write: 0 without MaxBytes, or before the session is kept.
+	StoreBytes int64
+}
+
+// Stats returns the recorder's counters.
+func (r *Recorder) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stats
+	if bs, ok := r.store.(BusyStore); ok {
+		ss := bs.StoreStats()
+		s.StoreOpens, s.BusyWaits = ss.Opens, ss.BusyWaits
+	}
+	s.Held = int64(r.held.Len())
+	s.HeldBytes = int64(r.held.Counted())
+	for _, e := range r.batch {
+		if !keys.IsSession(e.Key) {
+			s.Pending++
+		}
+	}
+	return s
+}
