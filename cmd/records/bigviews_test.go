@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,6 +45,43 @@ func TestExportOTLPSplitsHugeSpans(t *testing.T) {
 	for i, rs := range req.ResourceSpans {
 		if got := proto.Size(rs); got > otlpBytesPerResource+size+64<<10 {
 			t.Errorf("ResourceSpans %d is %d bytes, want at most %d and one span", i, got, otlpBytesPerResource)
+		}
+	}
+}
+
+// TestReportCutsHugeValues: a report holds and shows a huge value cut,
+// with a marker, and says it cut it (issue 22: a 559 MB page took 1.45 GB
+// to write).
+func TestReportCutsHugeValues(t *testing.T) {
+	const n, size = 3, 1 << 20
+	dir := writeHugeRecords(t, n, size)
+	page := mustRun(t, "report", "--dir", dir)
+	if len(page) > 200<<10 {
+		t.Errorf("a report of %d values of %d MiB is %d KiB", n, size>>20, len(page)>>10)
+	}
+	if want := fmt.Sprintf("… [%d bytes cut]", size-reportValueMax); !strings.Contains(page, want) {
+		t.Errorf("no marker %q in the report", want)
+	}
+	// Each value is cut twice: in its kind's table and in its bar's details.
+	if want := fmt.Sprintf("%d values too long to show are cut", 2*n); !strings.Contains(page, want) {
+		t.Errorf("the report does not say %q", want)
+	}
+}
+
+func TestCutText(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"abcdefghijkl", 4, "abcd… [8 bytes cut]"},
+		{"ééé", 3, "é… [4 bytes cut]"}, // not in the middle of a character
+	} {
+		got, cut := cutText(c.in, c.n)
+		if got != c.want || cut != (got != c.in) {
+			t.Errorf("cutText(%q, %d) = %q, %v; want %q", c.in, c.n, got, cut, c.want)
 		}
 	}
 }

@@ -25,6 +25,9 @@ type reportPage struct {
 	Slowest  []reportRecord
 	Critical reportPath
 	Timeline reportTimeline
+	// Cut counts the values, keys and detail lines shown cut, or left
+	// out, for their length (see cut.go).
+	Cut int
 }
 
 // dur is a duration as the page shows it: to 3 significant digits, as
@@ -110,8 +113,8 @@ type reportRecord struct {
 	Wall   dur
 	Name   string
 	Status string
-	Cells  []string // the values of the kind's Columns, "" where it has none
-	attrs  sessions.Attrs
+	Cells  []string  // the values of the kind's Columns, "" where it has none
+	attrs  []cutAttr // until fillCells makes Cells of them
 }
 
 // reportTimeline is the timeline's SVG drawing. Coordinates are in the
