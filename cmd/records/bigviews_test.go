@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -83,5 +84,28 @@ func TestCutText(t *testing.T) {
 		if got != c.want || cut != (got != c.in) {
 			t.Errorf("cutText(%q, %d) = %q, %v; want %q", c.in, c.n, got, cut, c.want)
 		}
+	}
+}
+
+// TestTableHoldsBoundedBytes: a table of rows with huge last cells (dump's
+// attributes) writes them out as it goes, rather than hold every row until
+// the end (issue 22: records dump held 1 GB for a store of 4 MiB values).
+func TestTableHoldsBoundedBytes(t *testing.T) {
+	var out bytes.Buffer
+	tab := newTable(&out)
+	huge := strings.Repeat("a", tableHoldBytes/2)
+	for i := range 8 {
+		if err := tab.row("1", "seq", huge); err != nil {
+			t.Fatal(err)
+		}
+		if held := (i+1)*len(huge) - out.Len(); held > tableHoldBytes+len(huge) {
+			t.Fatalf("after %d rows the table holds %d KiB", i+1, held>>10)
+		}
+	}
+	if err := tab.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(out.String(), "\n"); lines != 8 {
+		t.Errorf("%d lines, want 8", lines)
 	}
 }

@@ -14,12 +14,19 @@ import (
 func main() {
 	dir := flag.String("dir", "", "the store directory to create")
 	mb := flag.Int64("mb", 25, "payload to write, in MiB (the store's size follows it)")
+	def := testsupport.DefaultBig(0)
+	n := flag.Int("sessions", def.Sessions, "sessions to write the payload in")
+	value := flag.Int("value", def.ValueBytes, "the payload of an ordinary record, in bytes")
+	every := flag.Int("huge-every", def.HugeEvery, "every n-th record is a huge one (0: none)")
+	huge := flag.Int("huge", def.HugeBytes, "the payload of a huge record, in bytes")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "bigstore: give -dir")
 		os.Exit(2)
 	}
-	if err := testsupport.BuildBig(*dir, testsupport.DefaultBig(*mb<<20)); err != nil {
+	if err := testsupport.BuildBig(*dir, testsupport.BigSpec{
+		Bytes: *mb << 20, Sessions: *n, ValueBytes: *value, HugeEvery: *every, HugeBytes: *huge,
+	}); err != nil {
 		fmt.Fprintln(os.Stderr, "bigstore:", err)
 		os.Exit(1)
 	}
