@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 
@@ -107,5 +108,32 @@ func TestTableHoldsBoundedBytes(t *testing.T) {
 	}
 	if lines := strings.Count(out.String(), "\n"); lines != 8 {
 		t.Errorf("%d lines, want 8", lines)
+	}
+}
+
+// TestCompactRecordKeepsOnlyItself: a tree of compacted records holds
+// their names, not the values they were read from (a decoded record's
+// strings are pieces of one copy of its value), and a huge name is cut.
+func TestCompactRecordKeepsOnlyItself(t *testing.T) {
+	value := strings.Repeat("v", 1<<20) + "step"
+	rec := sessions.Record{
+		Name:       value[len(value)-4:],
+		Attributes: sessions.Attrs{str("payload", value[:1<<20])},
+		Status:     sessions.Status{Code: "error", Description: value[:10]},
+		Inputs:     []string{},
+	}
+	got := compactRecord(rec)
+	if got.Name != "step" || unsafe.StringData(got.Name) == unsafe.StringData(rec.Name) {
+		t.Errorf("name %q shares the value it was read from", got.Name)
+	}
+	if unsafe.StringData(got.Status.Description) == unsafe.StringData(value) {
+		t.Error("status description shares the value it was read from")
+	}
+	if got.Attributes != nil || got.Inputs == nil {
+		t.Errorf("attributes %v, inputs %v: want none, and an empty list kept", got.Attributes, got.Inputs)
+	}
+	long := compactRecord(sessions.Record{Name: strings.Repeat("n", 2*heldNameMax)}).Name
+	if len(long) > heldNameMax+64 || !strings.HasSuffix(long, fmt.Sprintf("[%d bytes cut]", heldNameMax)) {
+		t.Errorf("a name of %d bytes held as %d bytes", 2*heldNameMax, len(long))
 	}
 }

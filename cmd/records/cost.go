@@ -83,7 +83,7 @@ func rework(r *sessions.Records) (*explain.Rework, error) {
 	err = eachSession(rows, inStampOrder(r, kinds), sessionVisitor{
 		begin: func(sessions.Session) error { return nil },
 		record: func(kr kindRecord) error {
-			kr.Record.Attributes, kr.Record.Events = nil, nil // the tree needs the name, ids and times
+			kr.Record = compactRecord(kr.Record) // a tree holds every record of the session
 			return b.Add(kr)
 		},
 		end: func(sessions.Session) error {

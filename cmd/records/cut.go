@@ -64,3 +64,36 @@ func cutAttrs(attrs sessions.Attrs, cut *int) []cutAttr {
 	}
 	return out
 }
+
+// heldNameMax is the most bytes of a record's name that a view holding a
+// whole session's records (a tree) keeps.
+const heldNameMax = 4 << 10
+
+// compactRecord returns what a view that holds a whole session's records
+// keeps of one (a tree needs its name, ids, times, status and effect):
+// rec without its attributes, events and links, its name cut to
+// heldNameMax, and every string a copy of its own. A decoded record's
+// strings share one copy of its value (package sessions), so a name held
+// as read would keep the record's every byte alive.
+func compactRecord(rec sessions.Record) sessions.Record {
+	name, _ := cutText(rec.Name, heldNameMax)
+	out := sessions.Record{
+		Name:         strings.Clone(name),
+		Wall:         rec.Wall,
+		Status:       sessions.Status{Code: strings.Clone(rec.Status.Code), Description: strings.Clone(rec.Status.Description)},
+		TraceID:      rec.TraceID,
+		SpanID:       rec.SpanID,
+		ParentSpanID: rec.ParentSpanID,
+		SpanKind:     strings.Clone(rec.SpanKind),
+		Effect:       rec.Effect,
+	}
+	out.Status.Description, _ = cutText(out.Status.Description, heldNameMax)
+	if rec.Inputs != nil {
+		// Nil and empty differ: empty says no attribute is an input.
+		out.Inputs = make([]string, len(rec.Inputs))
+		for i, k := range rec.Inputs {
+			out.Inputs[i] = strings.Clone(k)
+		}
+	}
+	return out
+}

@@ -74,7 +74,7 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 		seqs = append(seqs, kr.Stamp.Seq)
 		// The tree needs the stamp, the kind and the span ids; the name
 		// is kept for the critical path's table.
-		kr.Record = sessions.Record{Name: rec.Name, Wall: rec.Wall, TraceID: rec.TraceID, SpanID: rec.SpanID, ParentSpanID: rec.ParentSpanID}
+		kr.Record = compactRecord(rec)
 		if err := b.Add(kr); err != nil {
 			return nil, err
 		}
