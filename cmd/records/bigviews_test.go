@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,5 +136,64 @@ func TestCompactRecordKeepsOnlyItself(t *testing.T) {
 	long := compactRecord(sessions.Record{Name: strings.Repeat("n", 2*heldNameMax)}).Name
 	if len(long) > heldNameMax+64 || !strings.HasSuffix(long, fmt.Sprintf("[%d bytes cut]", heldNameMax)) {
 		t.Errorf("a name of %d bytes held as %d bytes", 2*heldNameMax, len(long))
+	}
+}
+
+// TestWatchColumnsAlign: watch's text lines keep their columns aligned
+// whatever the width of the values: values within a column's default
+// width line up, and once a wider one has come, the lines after line up
+// with it (issue 22: its columns did not align).
+func TestWatchColumnsAlign(t *testing.T) {
+	var c watchColumns
+	rec := func(seq uint64, kind, name string, wall time.Duration) kindRecord {
+		return kindRecord{Kind: kind, Stamped: sessions.Stamped[sessions.Record]{
+			Stamp:  sessions.Stamp{Session: 1767323045000000000, Seq: seq, Offset: time.Duration(seq) * time.Millisecond},
+			Record: sessions.Record{Name: name, Wall: wall},
+		}}
+	}
+	type rec5 struct {
+		seq        uint64
+		kind, name string
+		wall       time.Duration
+	}
+	recs := []rec5{
+		{1, "work", "step", time.Millisecond},
+		{22, "autotune", "tune matmul", 12 * time.Second},
+		{123456789, "a-rather-long-kind", "a name of some length here", 3 * time.Minute},
+		{3, "work", "step", time.Millisecond},
+		{4, "x", "y", time.Nanosecond},
+	}
+	// where holds where each line's kind and name start and where its
+	// wall time (right-aligned, the last column) ends.
+	var lines []string
+	var where [][3]int
+	for _, r := range recs {
+		l := c.line(rec(r.seq, r.kind, r.name, r.wall))
+		lines = append(lines, l)
+		k := strings.Index(l, "  "+r.kind+" ") + 2
+		where = append(where, [3]int{k, strings.Index(l[k+len(r.kind):], r.name) + k + len(r.kind), len(l)})
+	}
+	for _, pair := range [][2]int{{0, 1}, {2, 3}, {2, 4}} {
+		if a, b := pair[0], pair[1]; where[a] != where[b] {
+			t.Errorf("columns moved (kind, name, end %v and %v):\n%s%s", where[a], where[b], lines[a], lines[b])
+		}
+	}
+}
+
+// TestWatchMissingDir: a --dir that does not exist is an error, at once,
+// not a wait for ever (issue 22).
+func TestWatchMissingDir(t *testing.T) {
+	done := make(chan int, 1)
+	var stderr strings.Builder
+	go func() {
+		done <- run([]string{"watch", "--dir", filepath.Join(t.TempDir(), "nope")}, io.Discard, &stderr)
+	}()
+	select {
+	case code := <-done:
+		if code != exitUsage || !strings.Contains(stderr.String(), "no such directory") {
+			t.Errorf("exit %d, stderr %q; want %d and no such directory", code, stderr.String(), exitUsage)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch --dir nope still waiting after 10s")
 	}
 }

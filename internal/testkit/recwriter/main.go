@@ -1,6 +1,6 @@
 // Command recwriter is a writer process for the multi-process and crash
 // tests: it records n spans of kind "work" (the first one a change, so the
-// session is kept) through the exporter into a store, acknowledging each
+// session is kept; -changed-at names a later one) through the exporter into a store, acknowledging each
 // batch with a ForceFlush and a line "acked <n>" on stdout, then idles, then
 // shuts down. Tests start several of these on one store, read beside them,
 // and kill them at random points.
@@ -31,6 +31,7 @@ func main() {
 	idle := flag.Duration("idle", 0, "idle after writing, before shutting down")
 	flushTimeout := flag.Duration("flush-timeout", 30*time.Second, "ForceFlush deadline")
 	shutdownTimeout := flag.Duration("shutdown-timeout", 10*time.Second, "Shutdown deadline")
+	changedAt := flag.Int("changed-at", 0, "the record that is a change, which keeps the session: those before it are held until it")
 	flag.Parse()
 
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { fmt.Fprintln(os.Stderr, "otel:", err) }))
@@ -43,7 +44,7 @@ func main() {
 	tr := tp.Tracer("recwriter")
 	for i := range *n {
 		attrs := []attribute.KeyValue{spanbridge.Kind("work"), attribute.Int("i", i), attribute.String("label", *label)}
-		if i == 0 {
+		if i == *changedAt {
 			attrs = append(attrs, spanbridge.Changed())
 		}
 		_, s := tr.Start(context.Background(), "work", trace.WithAttributes(attrs...))
