@@ -8,7 +8,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/bigstore"
 )
 
 func main() {
@@ -18,7 +18,7 @@ func main() {
 	}
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stderr = os.Stderr
-	peak, err := testsupport.RunPeakAnon(cmd)
+	peak, err := bigstore.RunPeakAnon(cmd)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "peakanon:", os.Args[1:], err)
 		os.Exit(1)

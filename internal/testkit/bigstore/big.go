@@ -1,8 +1,10 @@
-// Big stores: a Badger store of hundreds of megabytes, written through the
-// real Recorder, for the tests and benchmarks that check a reader's memory
-// follows its work and not the store's size (issue 22).
-
-package testsupport
+// Package bigstore builds Badger stores of hundreds of megabytes through
+// the real Recorder, fast, and measures the peak anonymous memory of a
+// child process: for the tests and benchmarks that check that a reader's
+// memory follows its work and not the store's size (issue 22). Tests
+// (cmd/records) and the view benchmark's programs (bench/cmd/bigstore,
+// bench/cmd/peakanon) share it.
+package bigstore
 
 import (
 	"context"
@@ -41,9 +43,9 @@ func DefaultBig(bytes int64) BigSpec {
 	return BigSpec{Bytes: bytes, Sessions: 4, ValueBytes: 1 << 10, HugeEvery: 200, HugeBytes: 2 << 20}
 }
 
-// BuildBig writes a store at dir as spec says, through the Recorder, one
-// session after the other. Payloads are random letters, so the store's
-// compression does not shrink them.
+// BuildBig writes a Badger store at dir as spec says, through the
+// Recorder, one session after the other. Payloads are random letters, so
+// the store's compression does not shrink them.
 func BuildBig(dir string, spec BigSpec) error {
 	if spec.Sessions < 1 || spec.ValueBytes < 1 {
 		return fmt.Errorf("BuildBig: need sessions and a value size, got %+v", spec)
@@ -59,15 +61,14 @@ func BuildBig(dir string, spec BigSpec) error {
 	per := spec.Bytes / int64(spec.Sessions)
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for s := range spec.Sessions {
-		if err := bigSession(dir, spec, per, start.Add(time.Duration(s)*time.Hour), pool, rng); err != nil {
+		if err := bigSession(func() (sessions.Store, error) { return badgerstore.Open(dir) }, spec, per, start.Add(time.Duration(s)*time.Hour), pool, rng); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func bigSession(dir string, spec BigSpec, bytes int64, start time.Time, pool []byte, rng *rand.Rand) error {
-	open := func() (sessions.Store, error) { return badgerstore.Open(dir) }
+func bigSession(open func() (sessions.Store, error), spec BigSpec, bytes int64, start time.Time, pool []byte, rng *rand.Rand) error {
 	at := start
 	rec := recorder.New(recorder.Config{Level: sessions.LevelBasic, Label: "big"}, open, func() time.Time { return at })
 	var trace sessions.TraceID

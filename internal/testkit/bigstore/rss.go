@@ -2,7 +2,7 @@
 // heap, Badger's caches and tables), without the store's files that Badger
 // maps, which the kernel drops when it needs the memory.
 
-package testsupport
+package bigstore
 
 import (
 	"bufio"
