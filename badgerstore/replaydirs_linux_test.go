@@ -29,33 +29,35 @@ func readerChild(dir string) {
 	_ = s.Close()
 }
 
-// startReader starts a reader process on the store at dir, and returns it
-// once it has opened the store.
-func startReader(t *testing.T, dir string) *exec.Cmd {
+// startReader starts a reader process on the store at dir, and returns
+// once it has opened the store, with what kills it (SIGKILL: it cannot
+// close the store).
+func startReader(t *testing.T, dir string) (kill func()) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), childEnv+"=reader", "BADGERSTORE_TEST_DIR="+dir)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	hold, release := io.Pipe() // its stdin, open until the test ends
+	ready, said := io.Pipe()
+	cmd.Stdin, cmd.Stdout = hold, said
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		stdin.Close()
-		cmd.Process.Kill()
+	done := make(chan struct{})
+	go func() {
 		cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if line != "ready\n" {
+		said.Close()
+		close(done)
+	}()
+	kill = func() {
+		release.Close()
+		cmd.Process.Kill()
+		<-done
+	}
+	t.Cleanup(kill)
+	if line, err := bufio.NewReader(ready).ReadString('\n'); line != "ready\n" {
 		t.Fatalf("reader: %q, %v", line, err)
 	}
-	return cmd
+	return kill
 }
 
 // replayDirs returns the replay directories in the temporary directory,
@@ -95,10 +97,7 @@ func TestKilledReaderLeavesNothing(t *testing.T) {
 	if len(all) != 2 {
 		t.Fatalf("replay directories %v, want the two readers'", all)
 	}
-	if err := killed.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	killed.Wait()
+	killed()
 
 	st, err := OpenWait(context.Background(), dir, nil, WithReadOnly())
 	if err != nil {
