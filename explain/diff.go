@@ -53,7 +53,8 @@ type Entry struct {
 	Kind, Name string
 	// Key are the key attributes.
 	Key sessions.Attrs
-	// Attributes are the newest record's compared attributes: neither
+	// Attributes are the newest record's compared attributes, a string
+	// longer than 1 KiB held as its start, length and digest: neither
 	// key nor ignored.
 	Attributes sessions.Attrs
 	// Count is how many records of the key the side holds.
@@ -113,11 +114,11 @@ func (m Match) Read(r *sessions.Records, kinds []string, opts ...sessions.ReadOp
 		id := identity(kr.Kind, kr.Record.Name, key)
 		e := side.entries[id]
 		if e == nil {
-			e = &Entry{Kind: kr.Kind, Name: kr.Record.Name, Key: key}
+			e = &Entry{Kind: kr.Kind, Name: strings.Clone(kr.Record.Name), Key: heldAttrs(key)}
 			side.entries[id] = e
 		}
 		e.Count++
-		e.Attributes, e.Wall = attrs, kr.Record.Wall // records come in stamp order: the last is the newest
+		e.Attributes, e.Wall = heldAttrs(attrs), kr.Record.Wall // records come in stamp order: the last is the newest
 	}
 	if started {
 		fold()
