@@ -41,7 +41,7 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 		walls []time.Duration // in stamp order
 		seqs  []uint64        // of the same records
 	)
-	for kr, err := range explain.InStampOrder(r, s.ID, kinds) {
+	for kr, err := range r.InStampOrder(kinds, sessions.InSession(s.ID)) {
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +140,7 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 
 	// Second pass: the drawn records' details.
 	prog.setTotal(int64(page.Total))
-	for kr, err := range explain.InStampOrder(r, s.ID, kinds) {
+	for kr, err := range r.InStampOrder(kinds, sessions.InSession(s.ID)) {
 		if err != nil {
 			return nil, err
 		}

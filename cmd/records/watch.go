@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
-	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -280,7 +279,7 @@ func (w *watcher) read(ctx context.Context, dir string, first bool, emit func(ki
 	ids := slices.Sorted(maps.Keys(w.seen))
 	for _, id := range ids {
 		f := w.seen[id]
-		for kr, err := range explain.InStampOrder(r, id, kinds) {
+		for kr, err := range r.InStampOrder(kinds, sessions.InSession(id)) {
 			if err != nil {
 				return err
 			}
