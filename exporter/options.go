@@ -34,6 +34,7 @@ type config struct {
 	budget       *int
 	label        *string
 	marks        *Marks
+	keepBy       *KeepBy
 	maxBytes     *int64
 	store        sessions.Store
 	now          func() time.Time

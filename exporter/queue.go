@@ -7,6 +7,7 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -53,13 +54,15 @@ type queuedSpan struct {
 	start, end int // its value in bytes; for a tooLarge one, start indexes tooLarge
 	effect     sessions.Effect
 	what       uint8
+	root       bool          // a local root: its trace's grace starts (KeepByTrace)
+	trace      trace.TraceID // under KeepByTrace; zero otherwise
 }
 
 // What a queuedSpan holds.
 const (
 	spanRecord   uint8 = iota // an encoded record
 	spanTooLarge              // a record no store holds: dropped and counted
-	spanForward               // no record (the marks policy): only forwarded
+	spanForward               // no record (the marks policy): only forwarded, or a root that ends its trace
 )
 
 // tooLarge is a record that encoding refused, and why.
