@@ -52,10 +52,7 @@ func BenchmarkKeepBy(b *testing.B) {
 				tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(exp))
 				tr := tp.Tracer("bench")
 				ctx := context.Background()
-				settle()
-				b.ReportAllocs()
-				b.ResetTimer()
-				cpu := processCPU(b)
+				cpu := startCPU(b)
 				for i := range b.N {
 					serve(ctx, tr, i, server == "missing" && i%missEvery == 0)
 				}
@@ -72,8 +69,17 @@ func BenchmarkKeepBy(b *testing.B) {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/req")
 				b.ReportMetric(float64(storeBytes(b, dir))/float64(b.N), "bytes/req")
 				b.ReportMetric(float64(st.Written)/float64(b.N), "records/req")
-				if st.Dropped != 0 || st.TracesEvicted != 0 {
-					b.Fatalf("requests lost: %+v", st)
+				// Traces whose root has ended are evicted first when the
+				// requests come faster than the budget holds a grace's
+				// worth of them (about 1,700 of these): hits, which
+				// would have been dropped anyway. A miss is never lost.
+				b.ReportMetric(float64(st.TracesEvicted)/float64(b.N), "evicted/req")
+				misses := int64(0)
+				if server == "missing" {
+					misses = int64((b.N + missEvery - 1) / missEvery)
+				}
+				if st.Dropped != 0 || (by == exporter.KeepByTrace && st.TracesKept != misses) {
+					b.Fatalf("requests lost: %+v, want %d traces kept", st, misses)
 				}
 				if server == "warm" && st.StoreOpens != 0 {
 					b.Fatalf("a warm server opened its store: %+v", st)

@@ -278,7 +278,7 @@ func (e *Exporter) useResource(s sdktrace.ReadOnlySpan) {
 // ForceFlush returns once every record of every span ended before the call
 // is durable in the store (written, or — when another process holds the
 // store until ctx ends — in its spool), or held in memory for a session
-// not yet kept. The background goroutine answers it after one take of
+// not yet kept (under KeepByTrace, for a trace not yet decided). The background goroutine answers it after one take of
 // the whole queue, which holds every span ended before the call: a steady
 // stream of spans after it cannot starve it. It returns the error of the
 // write, if it failed, or ctx's error if ctx ends first. After Shutdown

@@ -243,3 +243,60 @@ func TestKeepByFromTheEnvironment(t *testing.T) {
 		})
 	}
 }
+
+// A request span under a client's propagated context (a remote parent) is
+// its trace's local root; a child that ends after it, within the grace,
+// is decided with it, and one that ends after the decision follows it.
+// Under MarksNone the request span is no record, but its end still starts
+// the grace.
+func TestKeepByTraceRemoteRootsAndLateChildren(t *testing.T) {
+	mem := sessions.NewMemStore()
+	exp, err := exporter.New("", exporter.WithStore(mem), exporter.WithKeepBy(exporter.KeepByTrace), exporter.WithMarks(exporter.MarksNone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(exp))
+	tr := tp.Tracer("t")
+	request := func(id byte) (context.Context, trace.Span) {
+		remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{0: id}, SpanID: trace.SpanID{0: id}, TraceFlags: trace.FlagsSampled, Remote: true})
+		return tr.Start(trace.ContextWithRemoteSpanContext(context.Background(), remote), "serve", trace.WithSpanKind(trace.SpanKindServer))
+	}
+	step := func(ctx context.Context, name string, attrs ...attribute.KeyValue) {
+		_, s := tr.Start(ctx, name, spanbridge.Record("step", attrs...)...)
+		s.End()
+	}
+
+	// Trace 1 changes something after its request span has ended.
+	ctx1, req1 := request(1)
+	step(ctx1, "lookup 1")
+	req1.End()
+	// Trace 2 changes nothing.
+	ctx2, req2 := request(2)
+	step(ctx2, "lookup 2")
+	req2.End()
+	step(ctx1, "cache write 1", spanbridge.Changed()) // within the grace
+	if err := exp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(exporter.TraceGrace + 5*time.Second); exp.Stats().TracesDropped == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	step(ctx1, "late 1") // after trace 1 was kept: written
+	step(ctx2, "late 2") // after trace 2 was dropped: let go
+	if err := exp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := exp.Stats(); s.TracesKept != 1 || s.TracesDropped != 1 || s.Held != 0 {
+		t.Fatalf("stats %+v: want trace 1 kept, trace 2 dropped, nothing held", s)
+	}
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range testsupport.AllRecords(t, mem.Reopen()) {
+		got = append(got, rec.Record.Name)
+	}
+	if want := []string{"lookup 1", "cache write 1", "late 1"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("stored %q, want %q", got, want)
+	}
+}
