@@ -265,3 +265,29 @@ func TestKeepBySessionIgnoresTraces(t *testing.T) {
 		t.Fatalf("stats %+v: the session rule counts no traces", s)
 	}
 }
+
+// Traces whose roots never end here (a leaked span, a root started before
+// the exporter) and that change nothing are bounded by the budget: the
+// oldest go whole, and what is held always fits.
+func TestKeepByTraceFloodOfOpenTracesStaysWithinBudget(t *testing.T) {
+	const budget = 64 << 10
+	f := newFixture(t, byTrace(budget), newOpStore())
+	const n = 50_000
+	for i := range n {
+		tr := recorder.Trace{0: byte(i >> 16), 1: byte(i >> 8), 2: byte(i), 15: 1}
+		if err := f.rec.RecordEncodedIn(tr, "step", sessions.Observed, f.stamp(), f.value("lookup")); err != nil {
+			t.Fatal(err)
+		}
+		if s := f.rec.Stats(); s.HeldBytes > budget {
+			t.Fatalf("after %d traces: %d bytes held, over the budget of %d", i+1, s.HeldBytes, budget)
+		}
+	}
+	s := f.rec.Stats()
+	if s.Held == 0 || s.TracesEvicted != n-s.Held || s.Evicted != s.TracesEvicted {
+		t.Fatalf("stats %+v: want the oldest traces evicted whole and the newest held", s)
+	}
+	f.flush()
+	if f.opens != 0 {
+		t.Fatal("traces that changed nothing opened the store")
+	}
+}
