@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -72,8 +73,9 @@ func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, recor
 		}
 	}()
 	q := queuedSpan{stamp: o.stamp, what: spanForward, root: root}
+	var tr *trace.TraceID
 	if e.byTrace {
-		q.trace = k.trace
+		tr = &k.trace
 	}
 	var tl tooLarge
 	var value []byte
@@ -96,7 +98,7 @@ func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, recor
 			q.what, q.kind, q.effect, value = spanRecord, enc.kind, enc.effect, w.buf
 		}
 	}
-	e.queue.put(int(k.span[6])%queueShards, q, value, tl, s, forward)
+	e.queue.put(int(k.span[6])%queueShards, q, value, tl, s, forward, tr)
 	return true
 }
 

@@ -228,16 +228,20 @@ func (e *Exporter) pendingBytes() int {
 // forwarder the span.
 func (e *Exporter) route(b *queueBatch, i int) {
 	q := &b.recs[i]
+	var t recorder.Trace // the zero Trace under KeepBySession
+	if b.traces != nil {
+		t = recorder.Trace(b.traces[i])
+	}
 	var err error
 	switch q.what {
 	case spanRecord:
-		err = e.rec.RecordEncodedIn(recorder.Trace(q.trace), q.kind, q.effect, q.stamp, b.bytes[q.start:q.end])
+		err = e.rec.RecordEncodedIn(t, q.kind, q.effect, q.stamp, b.bytes[q.start:q.end])
 	case spanTooLarge:
 		tl := b.tooLarge[q.start]
-		err = e.rec.RecordTooLargeIn(recorder.Trace(q.trace), q.kind, q.effect, tl.name, tl.err)
+		err = e.rec.RecordTooLargeIn(t, q.kind, q.effect, tl.name, tl.err)
 	}
 	if q.root {
-		e.rec.EndTrace(recorder.Trace(q.trace))
+		e.rec.EndTrace(t)
 	}
 	if err != nil && !errors.Is(err, sessions.ErrClosed) {
 		e.problems.Add(1)
