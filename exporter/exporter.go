@@ -85,8 +85,8 @@ var _ sdktrace.SpanProcessor = (*Exporter)(nil)
 // OTELRECORDS_LEVEL (off, basic, full), OTELRECORDS_KEEP_SESSIONS,
 // OTELRECORDS_PENDING_BUDGET (bytes), OTELRECORDS_LABEL, OTELRECORDS_MARKS
 // (all, enclosing, none), OTELRECORDS_MAX_BYTES and OTELRECORDS_KEEP_BY
-// (session, trace). A value that does not
-// parse is reported through otel.Handle and ignored.
+// (session, trace). A value that does not parse is reported through
+// otel.Handle and ignored.
 func New(dir string, opts ...Option) (*Exporter, error) {
 	c := config{maxQueue: DefaultMaxQueueSize}
 	for _, o := range opts {
@@ -278,9 +278,10 @@ func (e *Exporter) useResource(s sdktrace.ReadOnlySpan) {
 // ForceFlush returns once every record of every span ended before the call
 // is durable in the store (written, or — when another process holds the
 // store until ctx ends — in its spool), or held in memory for a session
-// not yet kept (under KeepByTrace, for a trace not yet decided). The background goroutine answers it after one take of
-// the whole queue, which holds every span ended before the call: a steady
-// stream of spans after it cannot starve it. It returns the error of the
+// not yet kept (under KeepByTrace, for a trace not yet decided). The
+// background goroutine answers it after one take of the whole queue,
+// which holds every span ended before the call: a steady stream of spans
+// after it cannot starve it. It returns the error of the
 // write, if it failed, or ctx's error if ctx ends first. After Shutdown
 // it returns nil.
 func (e *Exporter) ForceFlush(ctx context.Context) error {
