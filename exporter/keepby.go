@@ -41,8 +41,12 @@ const (
 	// them), so that a span ending after its trace was decided follows
 	// it: written if the trace was kept, let go if it was dropped — unless
 	// it changed something itself, which keeps it and the rest of its
-	// trace. The marks policy still says which spans of a kept trace are
-	// recorded. A server that changes nothing still writes nothing and
+	// trace. A trace is held from the end of its first record to its
+	// root's end: a record started after its root ended, on a goroutine
+	// the request left running, with no record inside the root before,
+	// has no end to wait for and is held until the budget evicts it
+	// (unless it changed something, which keeps it at once). The marks
+	// policy still says which spans of a kept trace are recorded. A server that changes nothing still writes nothing and
 	// never opens its store. Stats counts TracesKept, TracesDropped and
 	// TracesEvicted.
 	//
