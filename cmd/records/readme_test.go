@@ -59,12 +59,6 @@ type consoleBlock struct {
 	start, end int // README lines [start, end) are the block's body
 }
 
-// step is one command of a block, with what the block shows it printing.
-type readmeStep struct {
-	line string // as written, after "$ "
-	want string
-}
-
 var outputMarker = regexp.MustCompile(`^<!-- records-output: (\S+) -->$`)
 
 // consoleBlocks finds the console blocks of the README.
@@ -92,16 +86,13 @@ func consoleBlocks(t *testing.T, lines []string) []consoleBlock {
 	return blocks
 }
 
-// steps splits a block's body into its commands and their outputs.
-func steps(body []string) []readmeStep {
-	var out []readmeStep
+// commandLines returns the commands of a block's body, as written after
+// "$ ": what the block shows each printing follows it, up to the next.
+func commandLines(body []string) []string {
+	var out []string
 	for _, l := range body {
 		if cmd, ok := strings.CutPrefix(l, "$ "); ok {
-			out = append(out, readmeStep{line: cmd})
-			continue
-		}
-		if len(out) > 0 {
-			out[len(out)-1].want += l + "\n"
+			out = append(out, cmd)
 		}
 	}
 	return out
@@ -151,13 +142,15 @@ func TestREADME(t *testing.T) {
 			runs[b.store] = run
 		}
 		var got []string
-		for _, s := range steps(body) {
-			out, err := stepOutput(t, s, store.names, run)
+		code := 0
+		for _, line := range commandLines(body) {
+			var out string
+			out, code, err = stepOutput(t, line, store.names, run, code)
 			if err != nil {
 				t.Errorf("%s:%d: %v", readmePath, b.start, err)
 				continue
 			}
-			got = append(got, "$ "+s.line)
+			got = append(got, "$ "+line)
 			got = append(got, strings.Split(strings.TrimSuffix(out, "\n"), "\n")...)
 		}
 		checked++
@@ -188,8 +181,8 @@ func watchesOf(blocks []consoleBlock, lines []string, store string) [][]string {
 		if b.store != store {
 			continue
 		}
-		for _, s := range steps(lines[b.start:b.end]) {
-			if args, ok := commandArgs(s.line); ok && len(args) > 0 && args[0] == "watch" {
+		for _, line := range commandLines(lines[b.start:b.end]) {
+			if args, ok := commandArgs(line); ok && len(args) > 0 && args[0] == "watch" {
 				watches = append(watches, args)
 			}
 		}
@@ -197,20 +190,18 @@ func watchesOf(blocks []consoleBlock, lines []string, store string) [][]string {
 	return watches
 }
 
-// lastCode is the exit status of the last command stepOutput ran, for
+// stepOutput runs one command of a block and returns what it prints, with
+// the store's directories under the names the README gives them, and its
+// exit status. lastCode is the exit status of the step before, for
 // `echo $?`.
-var lastCode int
-
-// stepOutput runs one step of a block and returns what it prints, with
-// the store's directories under the names the README gives them.
-func stepOutput(t *testing.T, s readmeStep, names []string, run readmeRun) (string, error) {
+func stepOutput(t *testing.T, line string, names []string, run readmeRun, lastCode int) (string, int, error) {
 	t.Helper()
-	if s.line == "echo $?" {
-		return strconv.Itoa(lastCode) + "\n", nil
+	if line == "echo $?" {
+		return strconv.Itoa(lastCode) + "\n", 0, nil
 	}
-	args, ok := commandArgs(s.line)
+	args, ok := commandArgs(line)
 	if !ok || len(args) == 0 {
-		return "", fmt.Errorf("$ %s: not a records command nor echo $?", s.line)
+		return "", 0, fmt.Errorf("$ %s: not a records command nor echo $?", line)
 	}
 	key := strings.Join(args, " ")
 	show := make([]string, 0, 2*len(names))
@@ -226,14 +217,15 @@ func stepOutput(t *testing.T, s readmeStep, names []string, run readmeRun) (stri
 		args = append(args, "--dir", run.dirs[0])
 	}
 	var out string
+	code := 0
 	if args[0] == "watch" {
-		out, lastCode = run.watched[key]+"^C\n", 0
+		out = run.watched[key] + "^C\n" // an interrupt ends it, with status 0
 	} else {
 		var stdout, stderr string
-		lastCode, stdout, stderr = runCLI(t, args...)
+		code, stdout, stderr = runCLI(t, args...)
 		out = stdout + stderr
 	}
-	return strings.NewReplacer(show...).Replace(out), nil
+	return strings.NewReplacer(show...).Replace(out), code, nil
 }
 
 // TestREADMECommandTable holds the README's table of commands to the
