@@ -2,7 +2,9 @@ package recorder_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -289,5 +291,82 @@ func TestKeepByTraceFloodOfOpenTracesStaysWithinBudget(t *testing.T) {
 	f.flush()
 	if f.opens != 0 {
 		t.Fatal("traces that changed nothing opened the store")
+	}
+}
+
+// Many goroutines routing records of many traces while another decides
+// and flushes: every record of a trace that changed something is stored,
+// and none of a trace that did not.
+func TestKeepByTraceConcurrentTraces(t *testing.T) {
+	store := newOpStore()
+	rec := recorder.New(recorder.Config{Level: sessions.LevelBasic, KeepBy: recorder.KeepByTrace, PendingBudget: 64 << 20},
+		func() (sessions.Store, error) { return store, nil }, nil)
+	const workers, perWorker = 8, 300
+	var routing sync.WaitGroup
+	stop := make(chan struct{})
+	var deciding sync.WaitGroup
+	deciding.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			rec.DecideTraces()
+			if err := rec.Flush(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	for w := range workers {
+		routing.Go(func() {
+			for i := range perWorker {
+				tr := recorder.Trace{0: byte(w), 1: byte(i >> 8), 2: byte(i), 15: 1} // never the zero Trace, which is no trace
+				changed := i%7 == 0
+				for step := range 3 {
+					effect := sessions.Observed
+					if changed && step == 1 {
+						effect = sessions.Changed
+					}
+					st, _ := rec.Stamp(time.Time{})
+					name := fmt.Sprintf("%v/%d/%d", changed, w, i)
+					v, err := recorder.AppendEncoded(nil, "step", st, &sessions.Record{Name: name, Effect: effect})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if err := rec.RecordEncodedIn(tr, "step", effect, st, v); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				rec.EndTrace(tr)
+			}
+		})
+	}
+	routing.Wait()
+	close(stop)
+	deciding.Wait()
+	if err := rec.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, n := range names(t, store, "step") {
+		counts[n]++
+	}
+	wantTraces := 0
+	for w := range workers {
+		for i := 0; i < perWorker; i += 7 {
+			wantTraces++
+			if n := counts[fmt.Sprintf("true/%d/%d", w, i)]; n != 3 {
+				t.Errorf("trace %d/%d changed something: %d of its 3 records stored", w, i, n)
+			}
+		}
+	}
+	if len(counts) != wantTraces {
+		t.Fatalf("records of %d traces stored, want the %d that changed something", len(counts), wantTraces)
+	}
+	if s := rec.Stats(); s.TracesKept != int64(wantTraces) {
+		t.Fatalf("stats %+v, want %d traces kept", s, wantTraces)
 	}
 }
