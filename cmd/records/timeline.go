@@ -33,13 +33,15 @@ recorded in the session; else it is at the top. Records are never nested
 because their times overlap: four requests served at once are four records
 at the top, side by side. Siblings are in stamp order.
 
-Each line is: the offset from the session's start, the wall time, the kind,
+Each line is: the offset from the session's start, the wall time, the
+effect (changed: the record did the work; observed: it changed nothing, as
+a cache hit; "-" for records of older stores, which do not say), the kind,
 and the name (a mark's label), indented under its parent. Indentation stops
 at 32 levels; a record deeper than that shows its depth, as [depth 40].
 
 With --json, one JSON object per record and line, in stamp order: session,
 seq, parent_seq (null for a record at the top), depth (0 at the top), kind,
-name, offset_ns and wall_ns.`,
+name, offset_ns, wall_ns and effect ("changed", "observed", or null).`,
 		Example: `  records timeline
   records timeline --session 1735787045006000000
   records timeline --json | jq -c 'select(.depth == 0)'`,
@@ -125,7 +127,7 @@ func printTree(w io.Writer, s sessions.Session, t *explain.SessionTree) error {
 		return err
 	}
 	tab := newTable(w)
-	if err := tab.row("OFFSET", "WALL", "KIND", "RECORD"); err != nil {
+	if err := tab.row("OFFSET", "WALL", "EFFECT", "KIND", "RECORD"); err != nil {
 		return err
 	}
 	// Roots start at the margin; the records inside one hang under it on
@@ -138,7 +140,7 @@ func printTree(w io.Writer, s sessions.Session, t *explain.SessionTree) error {
 		if node.Depth <= maxIndent {
 			more = append(more[:node.Depth], next)
 		}
-		if err := tab.row(formatDuration(node.Stamp.Offset), formatDuration(node.Record.Wall), node.Kind,
+		if err := tab.row(formatDuration(node.Stamp.Offset), formatDuration(node.Record.Wall), effectCell(&node.Record), node.Kind,
 			branches(more, node.Depth, next)+orDash(node.Record.Name)); err != nil {
 			return err
 		}
@@ -191,6 +193,7 @@ type timelineRecordJSON struct {
 	Name      string             `json:"name"`
 	OffsetNs  int64              `json:"offset_ns"`
 	WallNs    int64              `json:"wall_ns"`
+	Effect    *string            `json:"effect"`
 }
 
 // timelineJSONVisitor prints every record as it is read, placed in its
@@ -213,6 +216,7 @@ func timelineJSONVisitor(out io.Writer, seen *bool) sessionVisitor {
 				Name:     kr.Record.Name,
 				OffsetNs: int64(kr.Stamp.Offset),
 				WallNs:   int64(kr.Record.Wall),
+				Effect:   effectOf(&kr.Record),
 			}
 			if n.Depth > 0 {
 				j.ParentSeq = &n.ParentSeq
