@@ -88,13 +88,13 @@ session's id, with an empty label and process 0.`,
 // summary is what summary says of one session.
 type summary struct {
 	sessions.Session
-	sum     explain.Summary
-	path    []explain.Step // its critical path, in pre-order
-	nodes   map[uint64]pathNode
+	sum   explain.Summary
+	path  []explain.Step // its critical path, in pre-order
+	nodes map[uint64]pathNode
 	// requests is how many requests (traces of its roots) the session
 	// holds: the path is the longest one's.
 	requests int
-	slowest []kindRecord // slowest first; at most top
+	slowest  []kindRecord // slowest first; at most top
 }
 
 // pathNode is what summary shows of a record on the critical path.
