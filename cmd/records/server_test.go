@@ -36,8 +36,8 @@ const (
 // explicit timestamps, so that the durations the gate decides on do not
 // depend on how loaded the machine is. The compile of k0 produces an
 // artifact of artifactK0 bytes, the others of 100 bytes a character of
-// their key.
-func serverRun(t *testing.T, dir, label string, compile time.Duration, artifactK0 int) {
+// their key. Each of the serverClients clients sends perClient requests.
+func serverRun(t *testing.T, dir, label string, compile time.Duration, artifactK0, perClient int) {
 	t.Helper()
 	exp, err := exporter.New(dir, exporter.WithLabel(label))
 	if err != nil {
@@ -70,8 +70,8 @@ func serverRun(t *testing.T, dir, label string, compile time.Duration, artifactK
 	srv := httptest.NewServer(otelhttp.NewHandler(handler, "serve", otelhttp.WithTracerProvider(tp)))
 	defer srv.Close()
 
-	testsupport.GetConcurrently(t, serverClients, serverRequests, func(c, i int) string {
-		return fmt.Sprintf("%s/lookup?key=k%d", srv.URL, (c*serverRequests+i)%serverKeys)
+	testsupport.GetConcurrently(t, serverClients, perClient, func(c, i int) string {
+		return fmt.Sprintf("%s/lookup?key=k%d", srv.URL, (c*perClient+i)%serverKeys)
 	})
 	if err := tp.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -103,8 +103,8 @@ func serverSessions(t *testing.T, dir string) []string {
 func TestServerAnswers(t *testing.T) {
 	dir := t.TempDir()
 	const fast, slow = 20 * time.Millisecond, 40 * time.Millisecond
-	serverRun(t, dir, "run 1", fast, 200)
-	serverRun(t, dir, "run 2", slow, 300) // compiles 2x slower; k0's artifact differs
+	serverRun(t, dir, "run 1", fast, 200, serverRequests)
+	serverRun(t, dir, "run 2", slow, 300, serverRequests) // compiles 2x slower; k0's artifact differs
 	ids := serverSessions(t, dir)
 	if len(ids) != 2 {
 		t.Fatalf("sessions %v, want 2", ids)
@@ -213,7 +213,7 @@ func TestServerAnswers(t *testing.T) {
 	// requests vary: each run is compared with the one before.
 	prev := ids[1]
 	for run := 3; run <= 6; run++ {
-		serverRun(t, dir, fmt.Sprint("run ", run), slow, 300)
+		serverRun(t, dir, fmt.Sprint("run ", run), slow, 300, serverRequests)
 		ids = serverSessions(t, dir)
 		cur := ids[len(ids)-1]
 		if code, out, errOut := diff(prev, cur); code != 0 || errOut != "" {
