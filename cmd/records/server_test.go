@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -125,8 +126,15 @@ func TestServerAnswers(t *testing.T) {
 			t.Fatalf("timeline --json: a request's effect is %v, want observed", rec["effect"])
 		}
 	}
-	if tl := mustRun(t, "timeline", "--dir", dir, "--session", ids[1]); !strings.Contains(tl, " changed ") || !strings.Contains(tl, " observed ") {
+	if tl := mustRun(t, "timeline", "--dir", dir, "--session", ids[1], "--all"); !strings.Contains(tl, " changed ") || !strings.Contains(tl, " observed ") {
 		t.Errorf("timeline does not show the effect:\n%.500s", tl)
+	}
+	// Without --all, the 400 requests are summed up: one group, and the
+	// five slowest whole (each with its compile record).
+	tl := mustRun(t, "timeline", "--dir", dir, "--session", ids[1])
+	if !strings.Contains(tl, "400 roots, by kind and name") || !regexp.MustCompile(`\n  marks +\S+ +400 +\S+ +\S+ +\S+ +\d+\n`).MatchString(tl) ||
+		strings.Count(tl, "\n") != 1+2+2+1+5*2 {
+		t.Errorf("timeline of 400 requests: want them grouped, and the 5 slowest whole:\n%s", tl)
 	}
 
 	// The critical path is one request's: its root, and the records of
