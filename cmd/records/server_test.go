@@ -217,6 +217,18 @@ func TestServerAnswers(t *testing.T) {
 		t.Errorf("diff printed its verdict on stdout: %s", out)
 	}
 
+	// The report of run 2 agrees: its compile table says which records
+	// did the work (the ten cost counts redone) and which found it done
+	// (the hits), and its longest compile took what diff says.
+	html := mustRun(t, "report", "--dir", dir, "--session", ids[1])
+	compiles, _, _ := strings.Cut(html[strings.Index(html, `id="kind-0"`):], `id="kind-1"`) // kinds in order: compile, marks
+	if c, o := strings.Count(compiles, "<td>changed</td>"), strings.Count(compiles, "<td>observed</td>"); c != serverKeys || o != requests-serverKeys {
+		t.Errorf("report of run 2: %d compiles changed, %d observed; cost says %d redone, and %d hits a run", c, o, serverKeys, requests-serverKeys)
+	}
+	if !regexp.MustCompile(`<a href="#kind-0">compile</a></td><td class="n">400</td><td class="n">[^<]+</td><td class="n">[^<]+</td><td class="n">40ms</td>`).MatchString(html) {
+		t.Error("report of run 2: its summary does not give the compiles' longest as 40ms, as diff does")
+	}
+
 	// Runs as fast as one another never trip it, however their hits and
 	// requests vary: each run is compared with the one before.
 	prev := ids[1]
