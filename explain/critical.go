@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"time"
@@ -140,22 +141,30 @@ func (t *SessionTree) CriticalPath() []Step {
 		}
 	}
 
-	// The roots, one request (one trace) at a time, in the order each
-	// first appears; every other record belongs to its root's request.
-	var traces []sessions.TraceID
-	roots := map[sessions.TraceID][]int32{}
+	// The roots, one request (one trace) at a time: sorted by trace, each
+	// trace's in the order they were placed, and walked a run at a time.
+	count := 0
 	for j := t.first; j >= 0; j = t.nodes.at(j).next {
-		id := t.nodes.at(j).Record.TraceID
-		if _, ok := roots[id]; !ok {
-			traces = append(traces, id)
-		}
-		roots[id] = append(roots[id], j+1)
+		count++
+	}
+	roots := make([]int32, 0, count)
+	for j := t.first; j >= 0; j = t.nodes.at(j).next {
+		roots = append(roots, j+1)
+	}
+	traceOf := func(v int32) *sessions.TraceID { return &t.nodes.at(v - 1).Record.TraceID }
+	byTrace := func(a, b int32) int { return bytes.Compare(traceOf(a)[:], traceOf(b)[:]) }
+	if !slices.IsSortedFunc(roots, byTrace) { // as they are when one trace holds them all
+		slices.SortStableFunc(roots, byTrace)
 	}
 	best, bestCovered, bestEnd := int32(-1), time.Duration(-1), time.Duration(0)
-	for _, id := range traces {
+	for i := 0; i < len(roots); {
+		j := i + 1
+		for j < len(roots) && *traceOf(roots[j]) == *traceOf(roots[i]) {
+			j++
+		}
 		var end time.Duration
 		from[0] = int32(len(kids))
-		for _, r := range roots[id] {
+		for _, r := range roots[i:j] {
 			kids = append(kids, r)
 			end = max(end, ends[r-1])
 		}
@@ -165,6 +174,7 @@ func (t *SessionTree) CriticalPath() []Step {
 		if covered := walk(end); covered > bestCovered || covered == bestCovered && end > bestEnd {
 			best, bestCovered, bestEnd = pathFirst[0], covered, end
 		}
+		i = j
 	}
 	pathFirst[0] = best
 
