@@ -298,9 +298,9 @@ func printDiff(cmd *cobra.Command, sides [2]diffSide, c explain.Comparison, asJS
 			var what string
 			switch k.Change {
 			case explain.OnlyInA:
-				what = "only in A"
+				what = "removed: only in A"
 			case explain.OnlyInB:
-				what = "only in B"
+				what = "added: only in B"
 			default:
 				parts := make([]string, len(k.Differences))
 				for i, d := range k.Differences {
