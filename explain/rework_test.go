@@ -187,3 +187,32 @@ func TestReworkHits(t *testing.T) {
 		t.Errorf("redone:\n%q\nwant\n%q", got, want)
 	}
 }
+
+// Redone tells, per key, work done again from work found done: a server
+// that compiled k1 and then answered it from its cache twice, restarted,
+// and compiled it again.
+func ExampleRework_Redone() {
+	store := sessions.NewMemStore()
+	lookup := func(at, wall time.Duration, hit bool) span {
+		return span{kind: "compile", name: "compile", at: at, wall: wall, id: uint64(at + 1), observed: hit,
+			attrs: sessions.Attrs{str("compile.key", "k1")}}
+	}
+	ms := time.Millisecond
+	first := record(testsupport.NoClose{Store: store}, []span{lookup(0, 20*ms, false), lookup(30*ms, ms, true), lookup(40*ms, ms, true)})
+	restarted := recordAt(testsupport.NoClose{Store: store}, epoch.Add(time.Hour), []span{lookup(0, 40*ms, false)})
+	r := sessions.NewRecords(store.Reopen())
+	var w explain.Rework
+	for _, id := range []sessions.SessionID{first, restarted} {
+		tree, err := explain.Tree(r, id)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		w.Add(tree)
+	}
+	for _, k := range w.Redone() {
+		fmt.Printf("%s %v: %d records; redone %d (%v); hits %d (%v)\n", k.Kind, k.Key, k.Records, k.Redos, k.Redone, k.Hits, k.HitWall)
+	}
+	// Output:
+	// compile [{compile.key k1}]: 4 records; redone 1 (40ms); hits 2 (2ms)
+}

@@ -129,6 +129,13 @@ func TestServerAnswers(t *testing.T) {
 	if tl := mustRun(t, "timeline", "--dir", dir, "--session", ids[1], "--all"); !strings.Contains(tl, " changed ") || !strings.Contains(tl, " observed ") {
 		t.Errorf("timeline does not show the effect:\n%.500s", tl)
 	}
+	// show rounds durations as the other views do (3 significant digits),
+	// and says each record's effect.
+	show := mustRun(t, "show", "compile", "--dir", dir, "--session", ids[1])
+	if m := regexp.MustCompile(`\d\.\d{3,}|\d{4,}(\.\d+)?(ns|µs|ms)`).FindString(show); m != "" || !strings.Contains(show, "EFFECT") {
+		t.Errorf("show prints %q: not rounded, or no effect column", m)
+	}
+
 	// Without --all, the 400 requests are summed up: one group, and the
 	// five slowest whole (each with its compile record).
 	tl := mustRun(t, "timeline", "--dir", dir, "--session", ids[1])
