@@ -71,34 +71,13 @@ func lookupServer(t *testing.T, exp *exporter.Exporter, warm bool) map[sessions.
 	})
 	srv := httptest.NewServer(otelhttp.NewHandler(mux, "serve", otelhttp.WithTracerProvider(tp)))
 	defer srv.Close()
-	getConcurrently(t, lookupClients, lookupRequests, func(c, i int) string {
+	testsupport.GetConcurrently(t, lookupClients, lookupRequests, func(c, i int) string {
 		return fmt.Sprintf("%s/lookup?key=k%d", srv.URL, (c*lookupRequests+i)%lookupKeys)
 	})
 	if err := exp.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return misses
-}
-
-// getConcurrently sends requests GET requests from each of clients
-// goroutines, to url(client, request), and reads each answer whole.
-func getConcurrently(t *testing.T, clients, requests int, url func(c, i int) string) {
-	t.Helper()
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Go(func() {
-			for i := range requests {
-				resp, err := http.Get(url(c, i))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // storedByKind counts the records in dir's store by kind, and returns
