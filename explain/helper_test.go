@@ -15,13 +15,17 @@ import (
 )
 
 // span is a span a test session records: its kind, name, start and wall
-// on the session's clock, and its ids (0 for none; trace 0 is trace 1).
+// on the session's clock, and its ids (0 for none; trace 0 is trace 1). A
+// span given a trace of its own is a server's request span (span kind
+// server) unless internal says it is a program's phase.
 type span struct {
 	kind, name string
 	at, wall   time.Duration
 	id, parent uint64
 	trace      uint64
+	internal   bool
 	attrs      sessions.Attrs
+	observed   bool // changed nothing (a cache hit); else changed
 }
 
 // epoch is when every test session starts.
@@ -67,9 +71,18 @@ func recordWith(store sessions.Store, start time.Time, cfg recorder.Config, span
 			SpanID:       spanID(s.id),
 			ParentSpanID: spanID(s.parent),
 		}
+		if s.trace != 0 && !s.internal {
+			body.SpanKind = "server"
+		}
 		// Changed, so the session is kept from its first record and none
-		// is held back or evicted.
-		if err := rec.Record(s.kind, sessions.Changed, st, body); err != nil {
+		// is held back or evicted; an observed record says so, and that
+		// none of its attributes is an input, as records from spans do.
+		effect := sessions.Changed
+		if s.observed {
+			effect, body.Inputs = sessions.Observed, []string{}
+		}
+		body.Effect = effect
+		if err := rec.Record(s.kind, effect, st, body); err != nil {
 			panic(err)
 		}
 	}

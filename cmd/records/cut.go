@@ -97,3 +97,21 @@ func compactRecord(rec sessions.Record) sessions.Record {
 	}
 	return out
 }
+
+// ownAttrs returns a copy of attrs whose keys and string values are
+// copies of their own, whole: attributes a view holds and matches on (a
+// key), which cutting would change.
+func ownAttrs(attrs sessions.Attrs) sessions.Attrs {
+	if attrs == nil {
+		return nil
+	}
+	out := make(sessions.Attrs, len(attrs))
+	for i, kv := range attrs {
+		v := kv.Value
+		if s, ok := v.Any().(string); ok {
+			v = sessions.StringValue(strings.Clone(s))
+		}
+		out[i] = sessions.Attr{Key: strings.Clone(kv.Key), Value: v}
+	}
+	return out
+}

@@ -65,6 +65,9 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 			Name:   clean(rec.Name),
 			Status: clean(formatStatus(rec.Status)),
 		}
+		if e := effectOf(&rec); e != nil {
+			row.Effect = *e
+		}
 		if len(k.Rows) < reportMaxRows {
 			row.attrs = cutAttrs(rec.Attributes, &page.Cut)
 			k.Rows = append(k.Rows, row)
@@ -130,8 +133,13 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 			drawn[seq] = true
 		}
 	}
-	// A bar is drawn half a unit wide at least: as long, for the layout.
-	places, rows := layOutTree(tree, drawn, max(sum.End/(2*tlWidth), 1))
+	// A session with too many roots to draw each draws the slowest whole,
+	// and the others grouped.
+	expanded := groupRoots(page, tree, path, classes, drawn)
+	// A bar is drawn tlMinBar units wide at least, never a sliver under a
+	// pixel: as long, for the layout.
+	minWidth := max(time.Duration(float64(sum.End)*tlMinBar/tlWidth), 1)
+	places, rows := layOutTree(tree, drawn, minWidth)
 	tl := &page.Timeline
 	tl.Width = tlWidth
 	tl.Height = tlAxis + float64(rows)*tlRow
@@ -151,7 +159,7 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 		}
 		start := kr.Stamp.Offset
 		x := float64(start) * scale
-		w := max(float64(max(kr.Record.Wall, 0))*scale, 0.5) // a hairline rather than nothing
+		w := max(float64(max(kr.Record.Wall, 0))*scale, tlMinBar)
 		y := tlAxis + float64(row)*tlRow
 		bar := reportBar{
 			X:        svgNum(x),
@@ -172,6 +180,9 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 			bar.Label = truncate(kr.Record.Name, fit)
 		}
 		tl.Bars = append(tl.Bars, bar)
+	}
+	if expanded != nil {
+		drawGroups(page, tree, expanded, rows, minWidth, scale)
 	}
 	return page, nil
 }
@@ -222,7 +233,11 @@ func keepSlowestRows(slowest []reportRecord, row reportRecord) []reportRecord {
 // counted rather than shown; each cut adds one to *cut.
 func details(kr kindRecord, cut *int) string {
 	rec := kr.Record
-	lines := []string{fmt.Sprintf("%s\n%s · seq %d · at %s · %s", orDash(rec.Name), kr.Kind, kr.Stamp.Seq, formatDuration(kr.Stamp.Offset), formatDuration(rec.Wall))}
+	first := fmt.Sprintf("%s\n%s · seq %d · at %s · %s", orDash(rec.Name), kr.Kind, kr.Stamp.Seq, formatDuration(kr.Stamp.Offset), formatDuration(rec.Wall))
+	if e := effectOf(&rec); e != nil {
+		first += " · " + *e
+	}
+	lines := []string{first}
 	if st := formatStatus(rec.Status); st != "" {
 		lines = append(lines, "status: "+st)
 	}
