@@ -49,7 +49,9 @@ func (r *Recorder) Full() bool {
 // spools what it could not write — at once, without waiting, when the
 // batch holds SpillBytes or more; any other store is written as it is. On
 // error the batch stays queued and the next Flush tries again; writing an
-// entry twice is harmless, since its key is its stamp. Flush holds no lock
+// entry twice is harmless, since its key is its stamp — until SpillBytes
+// of records wait: then they are spooled, or the oldest dropped (shed).
+// Flush holds no lock
 // that Record, Label or Stamp need while it does I/O.
 func (r *Recorder) Flush(ctx context.Context) error {
 	r.flushing.Lock()
@@ -80,8 +82,10 @@ func (r *Recorder) flush(ctx context.Context, wait bool) error {
 		r.batch = append(batch, r.batch...)
 		r.queued = entryBytes(r.batch)
 		r.mu.Unlock()
+		r.shed(err)
 		return err
 	}
+	r.wrote()
 	r.needPrune = false
 	// The store writes in order: what it spooled is the batch's tail.
 	r.stats.Written += int64(records(batch[:len(batch)-spooled]))
@@ -261,6 +265,7 @@ func (r *Recorder) spool(cause error) error {
 	r.mu.Lock()
 	r.batch, r.queued = nil, 0
 	r.stats.Spooled += int64(records(batch))
+	r.stats.SpooledUnwritable += int64(records(batch))
 	r.mu.Unlock()
 	return nil
 }

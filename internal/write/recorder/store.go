@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"time"
 
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -40,4 +41,8 @@ type StoreStats struct {
 	// Spooled is how many entries were set aside in the spool because the
 	// database stayed busy past a write's deadline.
 	Spooled int64
+	// FirstSpoolWait is how long the first write that spooled entries had
+	// waited for the database before it did: what a report of the
+	// spooling states, rather than the longest wait it might have been.
+	FirstSpoolWait time.Duration
 }

@@ -166,7 +166,7 @@ func (w *Writer) done(st *badgerstore.Store) {
 	w.mu.Unlock()
 
 	if turns.Asked(w.dir, w.token, since) {
-		w.letGo(st, true)
+		w.letGo(st, releaseYield)
 		return
 	}
 	w.mu.Lock()
@@ -187,22 +187,32 @@ func (w *Writer) releaseIfIdle() {
 	st := w.st
 	w.mu.Unlock()
 	if st != nil {
-		w.letGo(st, false)
+		w.letGo(st, releaseIdle)
 	}
 }
 
+// How letGo lets the store go.
+type release int
+
+const (
+	releaseIdle  release = iota // once idle for the idle spell
+	releaseYield                // at once, and stay away for YieldGap
+	releaseNow                  // at once (a full disk), and open again when asked
+)
+
 // letGo closes st if it is still the open store and nothing uses it: at
 // once when yielding to another opener (and then stays away for
-// YieldGap), else once it has been idle for the idle spell. Badger's
-// close (which flushes its memtable) runs outside the lock.
-func (w *Writer) letGo(st *badgerstore.Store, yielding bool) {
+// YieldGap) or for a full disk, else once it has been idle for the idle
+// spell. Badger's close (which flushes its memtable) runs outside the
+// lock.
+func (w *Writer) letGo(st *badgerstore.Store, how release) {
 	w.mu.Lock()
-	if w.st != st || w.users > 0 || w.turning != nil || (!yielding && time.Since(w.lastUse) < w.idle) {
+	if w.st != st || w.users > 0 || w.turning != nil || (how == releaseIdle && time.Since(w.lastUse) < w.idle) {
 		w.mu.Unlock()
 		return
 	}
 	w.st = nil
-	if yielding {
+	if how == releaseYield {
 		w.away = time.Now().Add(YieldGap)
 	}
 	done := w.turn()
@@ -229,8 +239,17 @@ func (w *Writer) write(entries []sessions.Entry) error {
 	if err != nil {
 		return err
 	}
-	defer w.done(st)
-	return st.Write(entries)
+	err = st.Write(entries)
+	w.done(st)
+	if errors.Is(err, badgerstore.ErrNoSpace) {
+		// Let Badger go while there is still room for its close to flush:
+		// the spool may take the rest of the disk (recorder's shed), and
+		// Badger, open on a full file system, may crash the process
+		// through its maps. The next write opens it again, which
+		// badgerstore.Open refuses, touching nothing, until there is room.
+		w.letGo(st, releaseNow)
+	}
+	return err
 }
 
 // Write writes the entries, opening the store if needed (creating it). It
@@ -274,6 +293,7 @@ func (w *Writer) WriteContext(ctx context.Context, entries []sessions.Entry) (sp
 		defer cancel()
 	}
 	b := backoff.Backoff{Min: minRetry, Max: maxRetry}
+	began := time.Now()
 	for waited := false; ; waited = true {
 		err := w.write(entries)
 		if !errors.Is(err, badgerstore.ErrLocked) {
@@ -284,7 +304,16 @@ func (w *Writer) WriteContext(ctx context.Context, entries []sessions.Entry) (sp
 		}
 		if b.Wait(wait) != nil {
 			turns.Withdraw(w.dir, w.token) // it no longer waits
-			return w.spill(entries, err)
+			n, err := w.spill(entries, err)
+			if n > 0 {
+				waited := time.Since(began)
+				w.count(func(s *recorder.StoreStats) {
+					if s.FirstSpoolWait == 0 {
+						s.FirstSpoolWait = max(waited, time.Nanosecond)
+					}
+				})
+			}
+			return n, err
 		}
 	}
 }
