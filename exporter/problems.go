@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -26,7 +27,7 @@ func (e *Exporter) handle(err error) {
 	}
 	if !e.failing {
 		e.failing = true
-		otel.Handle(fmt.Errorf("otelrecords: writing records: %w (records stay queued and are retried)", err))
+		otel.Handle(fmt.Errorf("otelrecords: writing records: %w (records stay queued and are retried; past %d MiB of them they go to the store's spool, or the oldest are dropped, reported once)", err, recorder.SpillBytes>>20))
 	}
 }
 

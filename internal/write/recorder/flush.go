@@ -86,13 +86,12 @@ func (r *Recorder) flush(ctx context.Context, wait bool) error {
 		return err
 	}
 	r.wrote()
-	r.needPrune = false
 	// The store writes in order: what it spooled is the batch's tail.
 	r.stats.Written += int64(records(batch[:len(batch)-spooled]))
 	r.stats.Spooled += int64(records(batch[len(batch)-spooled:]))
 	r.mu.Unlock()
 	if r.bound != nil {
-		r.keepWithin(batch)
+		r.keepWithin(ctx, batch)
 	}
 	r.spare(batch, arena)
 	return nil
@@ -119,19 +118,28 @@ func (r *Recorder) spare(batch []sessions.Entry, arena []byte) {
 }
 
 // keepWithin counts what a flush wrote against MaxBytes and deletes what
-// the bound says must go. It runs under flushing, after the write; what it
-// cannot delete now (a store busy with another process, say) it deletes at
-// a later flush, when the store is still over.
-func (r *Recorder) keepWithin(written []sessions.Entry) {
+// the bound says must go, waiting its turn for a busy store until ctx
+// ends. It runs under flushing, after the write; what it cannot delete
+// now (a store another process holds past ctx, say) it deletes at a later
+// flush, when the store is still over.
+func (r *Recorder) keepWithin(ctx context.Context, written []sessions.Entry) {
 	r.bound.count(written)
 	own := uint64(r.start.Load().id)
-	var err error
-	if r.bound.stale() {
-		err = r.bound.measure(r.store, own)
-	}
 	var done trimmed
-	if err == nil {
-		done, err = r.bound.trim(r.store, own, written)
+	err := r.onStore(ctx, func(st sessions.Store) error {
+		if !r.bound.measured || r.bound.stale() {
+			if err := r.bound.measure(st, own); err != nil {
+				return err
+			}
+		}
+		var err error
+		done, err = r.bound.trim(st, own, written)
+		return err
+	})
+	if turnMissed(ctx, err) {
+		// Another process held the store: waiting is not failing, and
+		// the next write measures and trims again.
+		err = nil
 	}
 	r.mu.Lock()
 	r.stats.TrimmedSessions += int64(done.sessions)
@@ -175,32 +183,45 @@ func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune,
 		r.stats.StoreOpens++
 		r.mu.Unlock()
 	}
+	bs, busy := r.store.(BusyStore)
+	if busy && (!wait || entryBytes(batch) >= SpillBytes) {
+		// So many records do not wait in memory for a busy store, nor do
+		// a closing Recorder's: one try, then the spool; the prune too.
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		ctx = done
+	}
 	if needPrune {
 		// The session's own row is written after the prune, so keeping the
 		// newest keep-1 sessions in the store keeps keep-1 others.
-		if _, err := sessions.NewRecords(r.store).Prune(r.keep - 1); err != nil {
+		err := r.onStore(ctx, func(st sessions.Store) error {
+			_, err := sessions.NewRecords(st).Prune(r.keep - 1)
+			return err
+		})
+		switch {
+		case turnMissed(ctx, err):
+			// Another process held the store until ctx ended: waiting is
+			// not failing. The prune runs at the next write; the records
+			// go to the spool now.
+		case err != nil:
 			return 0, fmt.Errorf("otelrecords: prune before keeping the session: %w", err)
+		default:
+			r.mu.Lock()
+			r.needPrune = false
+			r.mu.Unlock()
 		}
-		r.mu.Lock()
-		r.needPrune = false
-		r.mu.Unlock()
 	}
 	if r.bound != nil && !r.bound.measured {
 		// After the prune, before this session's first write: what the
 		// store holds of the others, this session's bytes counted as it
 		// writes them.
-		if err := r.bound.measure(r.store, uint64(r.start.Load().id)); err != nil {
+		own := uint64(r.start.Load().id)
+		err := r.onStore(ctx, func(st sessions.Store) error { return r.bound.measure(st, own) })
+		if err != nil && !turnMissed(ctx, err) {
 			return 0, err
 		}
 	}
-	if bs, ok := r.store.(BusyStore); ok {
-		if !wait || entryBytes(batch) >= SpillBytes {
-			// So many records do not wait in memory for a busy store, nor
-			// do a closing Recorder's: one try, then the spool.
-			done, cancel := context.WithCancel(ctx)
-			cancel()
-			ctx = done
-		}
+	if busy {
 		return bs.WriteContext(ctx, batch)
 	}
 	return 0, r.store.Write(batch)

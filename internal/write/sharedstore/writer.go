@@ -292,30 +292,69 @@ func (w *Writer) WriteContext(ctx context.Context, entries []sessions.Entry) (sp
 		wait, cancel = context.WithDeadline(ctx, deadline.Add(-SpoolTime(entries)))
 		defer cancel()
 	}
+	waited, err := w.waitTurn(wait, func() error { return w.write(entries) })
+	if !errors.Is(err, badgerstore.ErrLocked) || wait.Err() == nil {
+		return 0, err
+	}
+	n, err := w.spill(entries, err)
+	if n > 0 {
+		w.count(func(s *recorder.StoreStats) {
+			if s.FirstSpoolWait == 0 {
+				s.FirstSpoolWait = max(waited, time.Nanosecond)
+			}
+		})
+	}
+	return n, err
+}
+
+// waitTurn calls try until it does not fail for a busy store, or ctx
+// ends: it asks the holder to yield (use does) and retries with jittered
+// backoff (10 to 200 ms), counting one busy wait. It returns how long it
+// waited, and try's last error — matching badgerstore.ErrLocked when ctx
+// ended first, after it withdrew its request.
+func (w *Writer) waitTurn(ctx context.Context, try func() error) (time.Duration, error) {
 	b := backoff.Backoff{Min: minRetry, Max: maxRetry}
 	began := time.Now()
 	for waited := false; ; waited = true {
-		err := w.write(entries)
+		err := try()
 		if !errors.Is(err, badgerstore.ErrLocked) {
-			return 0, err
+			return time.Since(began), err
 		}
 		if !waited {
 			w.count(func(s *recorder.StoreStats) { s.BusyWaits++ })
 		}
-		if b.Wait(wait) != nil {
+		if b.Wait(ctx) != nil {
 			turns.Withdraw(w.dir, w.token) // it no longer waits
-			n, err := w.spill(entries, err)
-			if n > 0 {
-				waited := time.Since(began)
-				w.count(func(s *recorder.StoreStats) {
-					if s.FirstSpoolWait == 0 {
-						s.FirstSpoolWait = max(waited, time.Nanosecond)
-					}
-				})
-			}
-			return n, err
+			return time.Since(began), err
 		}
 	}
+}
+
+// Hold runs fn on the store, opened for it (created if need be) and kept
+// open until fn returns, waiting its turn as WriteContext does while
+// another process holds it: the prune and the byte bound that keeping a
+// session runs wait like any write, rather than fail. When ctx ends
+// first it returns an error matching badgerstore.ErrLocked and ctx's
+// error, saying how long it waited; other failures return at once.
+func (w *Writer) Hold(ctx context.Context, fn func(sessions.Store) error) error {
+	var ran bool
+	var fnErr error
+	waited, err := w.waitTurn(ctx, func() error {
+		st, err := w.use()
+		if err != nil {
+			return err
+		}
+		defer w.done(st)
+		ran, fnErr = true, fn(st)
+		return nil
+	})
+	switch {
+	case ran:
+		return fnErr
+	case errors.Is(err, badgerstore.ErrLocked) && ctx.Err() != nil:
+		return fmt.Errorf("%w after waiting %v: %w", ctx.Err(), waited.Round(time.Millisecond), err)
+	}
+	return err
 }
 
 // What spooling takes, kept back from a deadline by WriteContext: a fixed

@@ -164,13 +164,7 @@ func TestWriterYieldsToAWaiter(t *testing.T) {
 func TestWriteContextWaitsForTheHolder(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	synctest.Test(t, func(t *testing.T) {
-		holder := hold(t, dir)
-		go func() {
-			time.Sleep(time.Second)
-			holder.Close()
-		}()
-		w := sharedstore.New(dir, nil)
-		defer w.Close()
+		w := holdThenWrite(t, dir, time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		start := time.Now()
