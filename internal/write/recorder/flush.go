@@ -126,16 +126,21 @@ func (r *Recorder) keepWithin(ctx context.Context, written []sessions.Entry) {
 	r.bound.count(written)
 	own := uint64(r.start.Load().id)
 	var done trimmed
-	err := r.onStore(ctx, func(st sessions.Store) error {
-		if !r.bound.measured || r.bound.stale() {
-			if err := r.bound.measure(st, own); err != nil {
-				return err
+	var err error
+	if measure := !r.bound.measured || r.bound.stale(); measure || r.bound.total() > r.bound.max {
+		// Only then is the store needed: a flush within the bound does
+		// not wait for a store another process holds.
+		err = r.onStore(ctx, func(st sessions.Store) error {
+			if measure {
+				if err := r.bound.measure(st, own); err != nil {
+					return err
+				}
 			}
-		}
-		var err error
-		done, err = r.bound.trim(st, own, written)
-		return err
-	})
+			var err error
+			done, err = r.bound.trim(st, own, written)
+			return err
+		})
+	}
 	if turnMissed(ctx, err) {
 		// Another process held the store: waiting is not failing, and
 		// the next write measures and trims again.

@@ -162,3 +162,44 @@ func TestFailingStoreKeepsMemoryBounded(t *testing.T) {
 		t.Fatalf("reports = %q, want a third for the second streak", reports)
 	}
 }
+
+// freeStore is a BusyStore no other process holds, counting the calls of
+// Hold: the operations that would wait for the store if one did.
+type freeStore struct {
+	*opStore
+	holds int
+}
+
+func (s *freeStore) WriteContext(_ context.Context, es []sessions.Entry) (int, error) {
+	return 0, s.opStore.Write(es)
+}
+
+func (s *freeStore) Hold(_ context.Context, fn func(sessions.Store) error) error {
+	s.holds++
+	return fn(s.opStore)
+}
+
+func (s *freeStore) CloseContext(context.Context) error { return nil }
+
+func (s *freeStore) StoreStats() recorder.StoreStats { return recorder.StoreStats{} }
+
+// TestBoundWithinItsBytesHoldsNoStore: the byte bound needs the store to
+// measure it once, and again only when it must trim or remeasure; a
+// flush within the bound does not ask for the store, so it never waits
+// for another process to do nothing.
+func TestBoundWithinItsBytesHoldsNoStore(t *testing.T) {
+	store := &freeStore{opStore: newOpStore()}
+	rec := recorder.New(recorder.Config{Level: sessions.LevelBasic, MaxBytes: 1 << 30}, func() (sessions.Store, error) { return store, nil }, nil)
+	for i := range 5 {
+		st, _ := rec.Stamp(time.Time{})
+		if err := rec.Record("work", sessions.Changed, st, sessions.Record{Name: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if store.holds != 1 {
+		t.Fatalf("5 flushes within the bound held the store %d times, want once (the first measure)", store.holds)
+	}
+}
