@@ -279,9 +279,10 @@ func (w *Writer) Write(entries []sessions.Entry) error {
 // after it: a caller that leaves when its deadline comes (a Shutdown, a
 // process exiting) leaves nothing behind in memory. Any other failure (a
 // full disk, a path that is a file, a corrupt store) returns at once,
-// spooling nothing: the caller keeps the entries and tries again once the
-// cause is gone, and the spool does not fill a disk the store found too
-// full.
+// spooling nothing: the caller keeps the entries and tries again, and
+// decides when they have waited long enough to go to the spool (Spool;
+// the Recorder does at recorder.SpillBytes). A full disk lets the store go
+// first (write).
 func (w *Writer) WriteContext(ctx context.Context, entries []sessions.Entry) (spooled int, err error) {
 	if len(entries) == 0 {
 		return 0, w.closedErr()
@@ -391,8 +392,9 @@ func (w *Writer) spill(entries []sessions.Entry, cause error) (int, error) {
 
 // Spool sets entries aside in the spool at once, without trying the
 // store, and counts them in StoreStats. It is for a caller that gave up on
-// writing them: the Recorder's Close does so through recorder.Spooler
-// until it writes with WriteContext, which spools by itself.
+// writing them to a store that fails writes (a full disk): the Recorder
+// does, once recorder.SpillBytes of them wait or at its Close. A busy
+// store's entries WriteContext spools by itself.
 func (w *Writer) Spool(entries []sessions.Entry) error {
 	if err := spool.Write(w.dir, entries); err != nil {
 		return err
