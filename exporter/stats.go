@@ -41,7 +41,8 @@ type Stats struct {
 	Pending int64
 	// Spooled is how many records were set aside in the store's spool
 	// because another process held the store (past a write's wait, past
-	// the memory bound, or at Shutdown); the next opener writes them.
+	// the memory bound, or at Shutdown), or because it failed writes
+	// (SpooledUnwritable counts those); the next opener writes them.
 	Spooled int64
 	// Unwritable is how many records were dropped, oldest first, because
 	// the store failed writes (a full disk, an I/O error, a read-only file

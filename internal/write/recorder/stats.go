@@ -45,8 +45,9 @@ type Stats struct {
 	BusyWaits int64
 	// Spooled is how many records were set aside in the store's spool
 	// because another process held the store past a write's wait, or
-	// when the batch reached SpillBytes, or at Close; the next opener
-	// writes them.
+	// when the batch reached SpillBytes, or at Close — or because the
+	// store failed writes (SpooledUnwritable counts those); the next
+	// opener writes them.
 	Spooled int64
 	// FirstSpoolWait is how long the first write that spooled records
 	// because another process held the store had waited for it.
