@@ -321,9 +321,10 @@ func TestHugeAttributeValuesStayBounded(t *testing.T) {
 // TestTwoWritersWithAKeepCount starts two writers with a keep count at
 // once on a new store, three times: each waits its turn for the prune
 // that keeping its session runs, as for any write, so neither counts a
-// write error nor reports anything; both sessions are kept whole. Before
-// (issue 22.4), every run printed "prune before keeping the session:
-// store locked" with WriteErrors 1.
+// write error; neither reports anything but, when the other held the
+// store at its Shutdown, the records it spooled and the wait it made;
+// both sessions are kept whole. Before (issue 22.4), every run printed
+// "prune before keeping the session: store locked" with WriteErrors 1.
 func TestTwoWritersWithAKeepCount(t *testing.T) {
 	for run := range 3 {
 		dir := filepath.Join(t.TempDir(), "store")
@@ -331,8 +332,16 @@ func TestTwoWritersWithAKeepCount(t *testing.T) {
 		b := startFault(t, "-dir", dir, "-label", "b", "-keep", "5", "-n", "3000", "-rate", "3000")
 		for _, w := range []*faultRun{a, b} {
 			done := w.wait(t, time.Minute)
-			if done.WriteErrors != 0 || len(w.errors()) != 0 {
-				t.Errorf("run %d: a writer ended with %+v, stderr %q; want no write error and nothing reported", run, done, w.errors())
+			// One report may come, and only if true: records spooled
+			// because the other writer held the store at Shutdown (which
+			// does not wait), saying how long the write waited.
+			errs := w.errors()
+			spooled := count(errs, "another process held the store") == 1 && count(errs, "a write waited") == 1 && done.Spooled > 0
+			if done.WriteErrors != 0 || (len(errs) != 0 && (len(errs) != 1 || !spooled)) {
+				t.Errorf("run %d: a writer ended with %+v, stderr %q; want no write error and nothing reported but records it spooled", run, done, errs)
+			}
+			for _, e := range errs {
+				t.Logf("run %d: %.300s", run, e)
 			}
 		}
 		work := readWork(t, dir)
