@@ -96,8 +96,8 @@
 //
 // Badger writes through memory maps, and a write to one on a full file
 // system raises SIGBUS, which no recover catches. A read-write Open
-// refuses with [ErrNoSpace] while less than 64 MiB is free, gives
+// refuses with [ErrNoSpace] while less than [MinFreeSpace] is free, gives
 // Badger's write-ahead log its disk blocks when Badger creates it, and
-// Write refuses while less than 24 MiB and its entries are free; a caller
-// keeps the entries and tries again once there is room.
+// Write refuses while less than MinFreeSpace and its entries are free; a
+// caller keeps the entries and tries again once there is room.
 package badgerstore
