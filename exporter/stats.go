@@ -1,5 +1,7 @@
 package exporter
 
+import "github.com/otelrecords/otelrecords/internal/write/recorder"
+
 // Stats counts what the exporter did, so a user can tell when records are
 // dropped and why.
 type Stats struct {
@@ -60,14 +62,19 @@ type Stats struct {
 // Stats returns the exporter's counters.
 func (e *Exporter) Stats() Stats {
 	q := max(e.queue.n.Load(), 0)
-	r := e.rec.Stats()
+	s := recorderStats(e.rec.Stats())
+	s.Dropped, s.Problems, s.Queued, s.AttributesDropped = e.dropped.Load(), e.problems.Load(), q, e.cut.Load()
+	return s
+}
+
+// recorderStats is what a session's Recorder counted, as Stats: the
+// SpanProcessor's one session, or one of an Importer's.
+func recorderStats(r recorder.Stats) Stats {
 	return Stats{
 		Written: r.Written, Held: r.Held, HeldBytes: r.HeldBytes, Evicted: r.Evicted,
 		Invalid: r.Invalid, TooLarge: r.TooLarge, WriteErrors: r.WriteErrors,
 		SessionsKept: r.SessionsKept, StoreOpens: r.StoreOpens, BusyWaits: r.BusyWaits, Pending: r.Pending,
 		Spooled: r.Spooled, StoreBytes: r.StoreBytes,
 		TrimmedSessions: r.TrimmedSessions, TrimmedRecords: r.TrimmedRecords,
-		Dropped: e.dropped.Load(), Problems: e.problems.Load(), Queued: q,
-		AttributesDropped: e.cut.Load(),
 	}
 }
