@@ -75,7 +75,7 @@ type collectorProc struct {
 	log *bytes.Buffer
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -87,12 +87,11 @@ func freePort(t *testing.T) int {
 
 func startCollector(t *testing.T, bin, dir string) *collectorProc {
 	t.Helper()
-	port := freePort(t)
-	cfg := fmt.Sprintf(`receivers:
+	return startCollectorConfig(t, bin, fmt.Sprintf(`receivers:
   otlp:
     protocols:
       http:
-        endpoint: 127.0.0.1:%d
+        endpoint: 127.0.0.1:%%d
 processors:
   batch:
     timeout: 100ms
@@ -112,9 +111,17 @@ service:
       receivers: [otlp]
       processors: [memory_limiter, batch]
       exporters: [records]
-`, port, dir)
+`, dir))
+}
+
+// startCollectorConfig starts otelcol-records with the configuration cfg,
+// whose %d is the receiver's port (a free one), and waits until it
+// listens.
+func startCollectorConfig(t testing.TB, bin, cfg string) *collectorProc {
+	t.Helper()
+	port := freePort(t)
 	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+	if err := os.WriteFile(path, fmt.Appendf(nil, cfg, port), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := &collectorProc{url: fmt.Sprintf("http://127.0.0.1:%d/v1/traces", port), log: &bytes.Buffer{}}
@@ -140,7 +147,7 @@ service:
 
 // stop ends the Collector as an operator does, with SIGTERM: it shuts its
 // pipeline down, and the exporter ends every session.
-func (p *collectorProc) stop(t *testing.T) {
+func (p *collectorProc) stop(t testing.TB) {
 	t.Helper()
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if err := p.cmd.Wait(); err != nil {
