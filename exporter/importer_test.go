@@ -3,7 +3,9 @@ package exporter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -287,4 +289,75 @@ func captureHandled(t *testing.T) func() []error {
 	otel.SetErrorHandler(e)
 	t.Cleanup(func() { otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) })
 	return e.All
+}
+
+func TestImportEndsTheQuietestSessionPastMaxSessions(t *testing.T) {
+	r := newImportRig(t, ImporterConfig{MaxSessions: 2})
+	for i := range 3 {
+		res := []attribute.KeyValue{attribute.String("service.instance.id", fmt.Sprint("sender-", i))}
+		s := span("build", 1, 0, 0, changed("artifact")...)
+		s.TraceID = trace.TraceID{byte(i + 1)}
+		r.send(res, s)
+		r.clock.Advance(time.Second)
+	}
+	st := r.im.Stats()
+	if st.Sessions != 2 {
+		t.Fatalf("%d sessions in progress, want at most 2", st.Sessions)
+	}
+	// The first sender's session ended to make room: its trace was
+	// decided and written, not dropped.
+	if rows := r.rows(); len(rows) != 1 || !hasAttr(rows[0].Resource, "service.instance.id", "sender-0") {
+		t.Fatalf("sessions written: %+v, want sender-0's, ended for room", rows)
+	}
+}
+
+func TestImportConcurrentSenders(t *testing.T) {
+	store := sessions.NewMemStore()
+	im, err := NewImporter("", ImporterConfig{}, WithStore(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			res := []attribute.KeyValue{attribute.String("service.instance.id", fmt.Sprint("g", g))}
+			for i := range 50 {
+				// Children first, their root in the next batch.
+				tid := trace.TraceID{byte(g), byte(i), 1}
+				child := span("compile", 2, 1, i, changed("artifact")...)
+				child.TraceID = tid
+				root := span("build", 1, 0, i)
+				root.TraceID = tid
+				for _, s := range []ImportedSpan{child, root} {
+					if err := im.Import(context.Background(), ImportBatch{Resource: res, Spans: []ImportedSpan{s}}); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := im.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rd := sessions.NewRecords(store)
+	n := 0
+	for _, err := range rd.Sessions() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	recs := 0
+	for _, kind := range []string{"artifact", "marks"} {
+		for _, err := range rd.All(kind) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs++
+		}
+	}
+	if n != 8 || recs != 8*50*2 {
+		t.Fatalf("%d sessions and %d records, want 8 and %d", n, recs, 8*50*2)
+	}
 }
