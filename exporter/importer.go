@@ -279,7 +279,6 @@ func (im *Importer) Stats() ImporterStats {
 			st.HeldSpans += int64(len(t.spans))
 		}
 	}
-	st.Problems += im.reports.problems.Load()
 	return st
 }
 

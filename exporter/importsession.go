@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -168,11 +167,9 @@ func (rs *remoteSession) stats() Stats {
 	return s
 }
 
-// reporter hands otel.Handle each class of problem once, and counts
-// problems.
+// reporter hands otel.Handle each class of problem once.
 type reporter struct {
-	seen     sync.Map
-	problems atomic.Int64
+	seen sync.Map
 }
 
 // once reports err the first time its class occurs.

@@ -82,21 +82,26 @@ func (im *Importer) decideDue(rs *remoteSession, now time.Time) {
 // session, until what is held is within HeldBytes again: a sender that
 // never sends its roots cannot make the Importer grow.
 func (im *Importer) keepWithinHeld() {
-	for im.held > im.cfg.HeldBytes {
-		var oldest *remoteSession
-		var id trace.TraceID
-		var at time.Time
-		for _, rs := range im.sessions {
-			for tid, t := range rs.traces {
-				if oldest == nil || t.first.Before(at) {
-					oldest, id, at = rs, tid, t.first
-				}
-			}
+	if im.held <= im.cfg.HeldBytes {
+		return
+	}
+	type waiting struct {
+		rs    *remoteSession
+		id    trace.TraceID
+		first time.Time
+	}
+	var all []waiting
+	for _, rs := range im.sessions {
+		for id, t := range rs.traces {
+			all = append(all, waiting{rs, id, t.first})
 		}
-		if oldest == nil {
+	}
+	slices.SortFunc(all, func(a, b waiting) int { return a.first.Compare(b.first) })
+	for _, w := range all {
+		if im.held <= im.cfg.HeldBytes {
 			return
 		}
-		im.decide(oldest, id)
+		im.decide(w.rs, w.id)
 	}
 }
 
