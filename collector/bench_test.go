@@ -83,7 +83,7 @@ func benchRequest(i int) []byte {
 	ss := rs.ScopeSpans().AppendEmpty()
 	t0 := pcommon.NewTimestampFromTime(time.Now())
 	for tr := range spansPerRequest / 10 {
-		tid := pcommon.TraceID{byte(i >> 16), byte(i >> 8), byte(i), byte(tr)}
+		tid := pcommon.TraceID{byte(i >> 16), byte(i >> 8), byte(i), byte(tr), 15: 1} // never the invalid zero id
 		for s := range 10 {
 			sp := ss.Spans().AppendEmpty()
 			sp.SetTraceID(tid)

@@ -29,6 +29,11 @@ func batches(td ptrace.Traces) []exporter.ImportBatch {
 		rs := rss.At(i)
 		b := exporter.ImportBatch{Resource: attrs(rs.Resource().Attributes())}
 		sss := rs.ScopeSpans()
+		n := 0
+		for j := range sss.Len() {
+			n += sss.At(j).Spans().Len()
+		}
+		b.Spans = make([]exporter.ImportedSpan, 0, n)
 		for j := range sss.Len() {
 			ss := sss.At(j)
 			scope := instrumentation.Scope{Name: ss.Scope().Name(), Version: ss.Scope().Version(), SchemaURL: ss.SchemaUrl()}

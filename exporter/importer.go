@@ -193,8 +193,7 @@ func (im *Importer) Import(ctx context.Context, batches ...ImportBatch) error {
 	im.keepWithinHeld()
 	var errs []error
 	for rs := range touched {
-		im.decideDue(rs, now)
-		errs = append(errs, rs.rec.Flush(ctx))
+		errs = append(errs, im.decideDue(ctx, rs, now), rs.rec.Flush(ctx))
 	}
 	return errors.Join(errs...)
 }
@@ -254,7 +253,7 @@ func (im *Importer) tick() {
 			im.handle("end", im.end(ctx, key, rs))
 			continue
 		}
-		im.decideDue(rs, now)
+		im.handle("write", im.decideDue(ctx, rs, now))
 		rs.forget(now)
 		im.handle("write", rs.rec.Flush(ctx))
 	}

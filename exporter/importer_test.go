@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -359,5 +360,48 @@ func TestImportConcurrentSenders(t *testing.T) {
 	}
 	if n != 8 || recs != 8*50*2 {
 		t.Fatalf("%d sessions and %d records, want 8 and %d", n, recs, 8*50*2)
+	}
+}
+
+// batchStore is a MemStore that remembers the largest batch it was given.
+type batchStore struct {
+	*sessions.MemStore
+	largest int
+}
+
+func (s *batchStore) Write(es []sessions.Entry) error {
+	n := 0
+	for _, e := range es {
+		n += len(e.Key) + len(e.Value)
+	}
+	s.largest = max(s.largest, n)
+	return s.MemStore.Write(es)
+}
+
+func TestImportWritesManyDecidedTracesInBoundedBatches(t *testing.T) {
+	fake := clock.NewFake(epoch.Add(time.Hour))
+	store := &batchStore{MemStore: sessions.NewMemStore()}
+	im, err := NewImporter("", ImporterConfig{}, WithStore(store), WithClock(fake.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Shutdown(context.Background())
+	var spans []ImportedSpan
+	for i := range 5000 {
+		s := span("compile", 1, 0, i, changed("artifact")...)
+		s.TraceID = trace.TraceID{byte(i >> 8), byte(i), 7}
+		s.Attributes = append(s.Attributes, attribute.String("target", strings.Repeat("x", 200)))
+		spans = append(spans, s)
+	}
+	if err := im.Import(context.Background(), ImportBatch{Resource: node, Spans: spans}); err != nil {
+		t.Fatal(err)
+	}
+	fake.Advance(time.Second)
+	im.tick() // decides all 5,000 traces at once: over 1 MiB of records
+	if st := im.Stats(); st.Written != 5000 {
+		t.Fatalf("written %d, want 5000", st.Written)
+	}
+	if store.largest > writeAt+4<<10 {
+		t.Fatalf("largest write %d bytes, want about writeAt (%d) at most", store.largest, writeAt)
 	}
 }

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -69,13 +70,22 @@ func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) {
 
 // decideDue records the traces of rs whose time has come: their root
 // arrived DefaultDecisionGrace ago, or their first span DecisionWait ago.
-func (im *Importer) decideDue(rs *remoteSession, now time.Time) {
+//
+// It writes every writeAt bytes of records the session keeps, as the
+// SpanProcessor's loop does, so that many traces decided at once neither
+// wait in one large batch nor grow it past what the Recorder reuses.
+func (im *Importer) decideDue(ctx context.Context, rs *remoteSession, now time.Time) error {
 	grace := min(DefaultDecisionGrace, im.cfg.DecisionWait)
+	var errs []error
 	for id, t := range rs.traces {
 		if (!t.root.IsZero() && now.Sub(t.root) >= grace) || now.Sub(t.first) >= im.cfg.DecisionWait {
 			im.decide(rs, id)
+			if _, bytes := rs.rec.Pending(); bytes >= writeAt {
+				errs = append(errs, rs.rec.Flush(ctx))
+			}
 		}
 	}
+	return errors.Join(errs...)
 }
 
 // keepWithinHeld decides the traces that arrived first, over every
