@@ -19,8 +19,8 @@ type Config struct {
 	Directory string `mapstructure:"directory"`
 	// KeepBy is the retention rule: "session" (the default: a session is
 	// kept from its first change on, with what it held before) or "trace"
-	// (a trace is kept when one of its records changed something; issue
-	// 23's exporter.KeepByTrace).
+	// (each trace is kept when one of its records changed something, for
+	// servers: exporter.KeepByTrace).
 	KeepBy string `mapstructure:"keep_by"`
 	// MaxBytes bounds the store's size in bytes (exporter.WithMaxBytes);
 	// 0 leaves it unbounded.
@@ -47,20 +47,12 @@ type Config struct {
 	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
 }
 
-// The keep_by values.
-const (
-	keepBySession = "session"
-	keepByTrace   = "trace"
-)
-
 // Validate checks every field, so that a mistyped configuration stops the
 // Collector at start rather than record something else.
 func (c *Config) Validate() error {
 	var errs []error
-	switch c.KeepBy {
-	case keepBySession, keepByTrace:
-	default:
-		errs = append(errs, fmt.Errorf("keep_by: %q is neither %q nor %q", c.KeepBy, keepBySession, keepByTrace))
+	if _, err := exporter.ParseKeepBy(c.KeepBy); err != nil {
+		errs = append(errs, fmt.Errorf("keep_by: %w", err))
 	}
 	if c.MaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("max_bytes: %d is negative (0 leaves the store unbounded)", c.MaxBytes))
@@ -81,9 +73,7 @@ func (c *Config) Validate() error {
 }
 
 // options turns the configuration into the library's options and the
-// Importer's configuration. It is the one place keep_by reaches the
-// library: keep_by "trace" is refused here until exporter.WithKeepBy
-// (issue 23) is merged, when it becomes exporter.WithKeepBy(KeepByTrace).
+// Importer's configuration.
 func (c *Config) options() (exporter.ImporterConfig, []exporter.Option, error) {
 	ic := exporter.ImporterConfig{SessionTimeout: c.SessionTimeout, DecisionWait: c.DecisionWait}
 	level, err := sessions.ParseLevel(c.Level)
@@ -98,8 +88,9 @@ func (c *Config) options() (exporter.ImporterConfig, []exporter.Option, error) {
 	if c.MaxBytes > 0 {
 		opts = append(opts, exporter.WithMaxBytes(c.MaxBytes))
 	}
-	if c.KeepBy == keepByTrace {
-		return ic, nil, errors.New("keep_by: trace needs exporter.WithKeepBy (issue 23), which this build does not have yet")
+	keepBy, err := exporter.ParseKeepBy(c.KeepBy)
+	if err != nil {
+		return ic, nil, err
 	}
-	return ic, opts, nil
+	return ic, append(opts, exporter.WithKeepBy(keepBy)), nil
 }

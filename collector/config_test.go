@@ -47,7 +47,7 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if full.Directory != "/var/lib/otelrecords/ci" || full.MaxBytes != 1<<30 || full.Level != "full" || full.Marks != "all" ||
+	if full.Directory != "/var/lib/otelrecords/ci" || full.KeepBy != "trace" || full.MaxBytes != 1<<30 || full.Level != "full" || full.Marks != "all" ||
 		full.SessionTimeout != 5*time.Minute || full.DecisionWait != 10*time.Second || full.TimeoutConfig.Timeout != 30*time.Second ||
 		!full.QueueConfig.HasValue() || full.QueueConfig.Get().QueueSize != 100 {
 		t.Errorf("loaded: %+v", full)

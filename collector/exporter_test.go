@@ -114,15 +114,51 @@ func TestExporterRecordsSenderSessions(t *testing.T) {
 	}
 }
 
-func TestKeepByTraceIsRefusedUntilWired(t *testing.T) {
+func TestKeepByTrace(t *testing.T) {
+	dir := t.TempDir()
 	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
-	cfg.KeepBy = "trace"
+	cfg.Directory, cfg.KeepBy = dir, "trace"
 	if err := cfg.Validate(); err != nil {
-		t.Fatalf("keep_by trace does not validate: %v", err)
+		t.Fatal(err)
 	}
-	_, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(componentType), cfg)
-	if err == nil || !strings.Contains(err.Error(), "WithKeepBy") {
-		t.Fatalf("CreateTraces with keep_by trace: %v, want the error naming what is missing", err)
+	exp, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(componentType), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := exp.Start(ctx, componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	// One sender: a trace that changed something (pid 41's children and
+	// root) and one that did not (a root and its mark only).
+	warm := traces(41, false)
+	warm.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).SetTraceID(pcommon.TraceID{9, 9})
+	warm.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1).SetTraceID(pcommon.TraceID{9, 9})
+	for _, td := range []ptrace.Traces{traces(41, true), traces(41, false), warm} {
+		if err := exp.ConsumeTraces(ctx, td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := exp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	for rec, err := range sessions.NewRecords(st).All("marks") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Record.TraceID[0] == 9 {
+			t.Errorf("a record of the unchanged trace was kept: %+v", rec.Record)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("%d marks kept, want the changed trace's 2", n)
 	}
 }

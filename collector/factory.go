@@ -29,7 +29,7 @@ func NewFactory() otelexporter.Factory {
 // gives: the library's defaults.
 func createDefaultConfig() component.Config {
 	return &Config{
-		KeepBy:         keepBySession,
+		KeepBy:         exporter.DefaultKeepBy.String(),
 		Level:          exporter.DefaultLevel.String(),
 		Marks:          exporter.DefaultMarks.String(),
 		SessionTimeout: exporter.DefaultSessionTimeout,

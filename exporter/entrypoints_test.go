@@ -148,6 +148,21 @@ func build(changed bool) func(trace.Tracer) {
 	}
 }
 
+// server is two requests, one that changed something and one that found
+// its work done.
+func server(tr trace.Tracer) {
+	for _, changed := range []bool{true, false} {
+		ctx, req := tr.Start(context.Background(), fmt.Sprint("GET /compile changed=", changed))
+		opts := spanbridge.Record("artifact")
+		if changed {
+			opts = append(opts, trace.WithAttributes(spanbridge.Changed()))
+		}
+		_, a := tr.Start(ctx, fmt.Sprint("compile changed=", changed), opts...)
+		a.End()
+		req.End()
+	}
+}
+
 func TestEntryPointsStoreTheSame(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -178,6 +193,16 @@ func TestEntryPointsStoreTheSame(t *testing.T) {
 			"marks odd observed <> records.invalid_kind=sessions",
 		}},
 		{"level off", build(true), []exporter.Option{exporter.WithLevel(sessions.LevelOff)}, nil},
+		{"keep by trace", server, []exporter.Option{exporter.WithKeepBy(exporter.KeepByTrace)}, []string{
+			"marks GET /compile changed=true observed <>",
+			"artifact compile changed=true changed <GET /compile changed=true>",
+		}},
+		{"keep by session", server, nil, []string{
+			"marks GET /compile changed=true observed <>",
+			"artifact compile changed=true changed <GET /compile changed=true>",
+			"marks GET /compile changed=false observed <>",
+			"artifact compile changed=false observed <GET /compile changed=false>",
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

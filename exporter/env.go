@@ -26,6 +26,8 @@ const (
 	// EnvMaxBytes bounds the store's size in bytes (see WithMaxBytes; at
 	// least 1: other values are reported and ignored).
 	EnvMaxBytes = env.MaxBytes
+	// EnvKeepBy sets what a change keeps: session or trace (see KeepBy).
+	EnvKeepBy = env.KeepBy
 )
 
 // fromEnv fills what the options left unset from the environment. A value
@@ -55,6 +57,13 @@ func (c *config) fromEnv(report func(error)) {
 	if c.maxBytes == nil {
 		if n, ok := env.Int(env.MaxBytes, 1, report); ok {
 			WithMaxBytes(int64(n))(c)
+		}
+	}
+	if v, ok := env.Lookup(env.KeepBy); ok && c.keepBy == nil {
+		if k, err := ParseKeepBy(v); err != nil {
+			report(fmt.Errorf("%s: %w; ignored", env.KeepBy, err))
+		} else {
+			c.keepBy = &k
 		}
 	}
 	if v, ok := env.Lookup(env.Marks); ok && c.marks == nil {

@@ -69,8 +69,8 @@ type ImporterConfig struct {
 // OTLP a Collector received from programs in any language — into a
 // store, one session per sender process, under the same rules as the
 // SpanProcessor: the same mapping, stamps, retention, levels and marks
-// policy (the Options are the SpanProcessor's; WithMaxQueueSize and
-// WithForward do not apply). Create it with NewImporter, hand it spans
+// policy and keep-by rule (the Options are the SpanProcessor's;
+// WithMaxQueueSize and WithForward do not apply). Create it with NewImporter, hand it spans
 // with Import, and end it with Shutdown.
 //
 // A remote session is one process of a sender: the Resource's
@@ -254,6 +254,7 @@ func (im *Importer) tick() {
 			continue
 		}
 		im.handle("write", im.decideDue(ctx, rs, now))
+		rs.rec.DecideTraces() // KeepByTrace: drop the unchanged traces whose grace passed
 		rs.forget(now)
 		im.handle("write", rs.rec.Flush(ctx))
 	}

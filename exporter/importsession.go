@@ -93,16 +93,10 @@ func (im *Importer) session(res []attribute.KeyValue, now time.Time) *remoteSess
 		}
 	}
 	rs := &remoteSession{last: now, traces: make(map[trace.TraceID]*heldTrace), decisions: make(map[trace.TraceID]*decision)}
-	rs.rec = recorder.New(im.recorderConfig(cfg), im.open, im.now)
+	rs.rec = recorder.New(cfg, im.open, im.now)
 	im.sessions[key] = rs
 	return rs
 }
-
-// recorderConfig is the one place an Importer's session Recorder gets
-// the keep-by rule: exporter.WithKeepBy (issue 23, KeepByTrace) is wired
-// here when it lands, as New wires it for the SpanProcessor. Until then
-// every session keeps by session, the seed's rule.
-func (im *Importer) recorderConfig(cfg recorder.Config) recorder.Config { return cfg }
 
 // open gives a session's Recorder the store: the one writer every session
 // shares, which only the Importer closes.

@@ -132,8 +132,6 @@ func (im *Importer) decide(rs *remoteSession, id trace.TraceID) {
 		delete(rs.decisions, rs.order[0])
 		rs.order = rs.order[1:]
 	}
-	// The keep-by rule for a whole trace (KeepByTrace, issue 23) decides
-	// here too, through the session's Recorder (recorderConfig).
 	byID := make(map[trace.SpanID]int, len(t.spans))
 	for i, s := range t.spans {
 		byID[s.SpanID] = i
@@ -179,6 +177,9 @@ func (im *Importer) decide(rs *remoteSession, id trace.TraceID) {
 	for _, i := range order {
 		im.record(rs, t.spans[i], encloses[i])
 	}
+	// The trace's root is in (or will not come): under KeepByTrace the
+	// Recorder decides it after its own grace, for spans arriving late.
+	rs.rec.EndTrace(recorder.Trace(id))
 }
 
 // depths returns how deep each span lies below the first of its
@@ -249,9 +250,11 @@ func (im *Importer) record(rs *remoteSession, s *ImportedSpan, encloses bool) {
 		rs.problems++
 		err = fmt.Errorf("otelrecords: encode %s record: %w", enc.kind, enc.err)
 	case enc.err != nil:
-		err = rs.rec.RecordTooLarge(enc.kind, enc.effect, enc.name, enc.err)
+		err = rs.rec.RecordTooLargeIn(recorder.Trace(s.TraceID), enc.kind, enc.effect, enc.name, enc.err)
 	default:
-		err = rs.rec.RecordEncoded(enc.kind, enc.effect, st, w.buf)
+		// Under KeepBySession the trace changes nothing; under KeepByTrace
+		// the record is held with its trace until the trace is decided.
+		err = rs.rec.RecordEncodedIn(recorder.Trace(s.TraceID), enc.kind, enc.effect, st, w.buf)
 	}
 	if err != nil && !errors.Is(err, sessions.ErrClosed) {
 		class := "record"

@@ -57,6 +57,8 @@ type Recorder struct {
 	spareArena []byte
 	closed     bool
 	stats      Stats
+	keepBy     KeepBy
+	traces     traces // KeepByTrace's undecided traces and decisions
 }
 
 // New returns the recorder of a session that has not started yet.
@@ -69,7 +71,7 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 		now = time.Now
 	}
 	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, report: cfg.Report,
-		label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions}
+		label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions, keepBy: cfg.KeepBy}
 	r.proc = Process{PID: os.Getpid(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	if cfg.Process != nil {
 		r.proc = *cfg.Process
