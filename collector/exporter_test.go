@@ -52,11 +52,18 @@ func traces(pid int64, children bool) ptrace.Traces {
 	return td
 }
 
-func TestExporterRecordsSenderSessions(t *testing.T) {
+// export runs the records exporter with cfg (its directory a new one)
+// over tds, shuts it down, and opens the store it wrote.
+func export(t *testing.T, edit func(*Config), tds ...ptrace.Traces) *sessions.Records {
+	t.Helper()
 	dir := t.TempDir()
 	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.Directory = dir
+	edit(cfg)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	exp, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(componentType), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +72,7 @@ func TestExporterRecordsSenderSessions(t *testing.T) {
 	if err := exp.Start(ctx, componenttest.NewNopHost()); err != nil {
 		t.Fatal(err)
 	}
-	for _, td := range []ptrace.Traces{traces(41, true), traces(41, false), traces(42, false)} {
+	for _, td := range tds {
 		if err := exp.ConsumeTraces(ctx, td); err != nil {
 			t.Fatal(err)
 		}
@@ -77,8 +84,12 @@ func TestExporterRecordsSenderSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	r := sessions.NewRecords(st)
+	t.Cleanup(func() { st.Close() })
+	return sessions.NewRecords(st)
+}
+
+func TestExporterRecordsSenderSessions(t *testing.T) {
+	r := export(t, func(*Config) {}, traces(41, true), traces(41, false), traces(42, false))
 	var rows []sessions.Session
 	for s, err := range r.Sessions() {
 		if err != nil {
@@ -115,41 +126,14 @@ func TestExporterRecordsSenderSessions(t *testing.T) {
 }
 
 func TestKeepByTrace(t *testing.T) {
-	dir := t.TempDir()
-	f := NewFactory()
-	cfg := f.CreateDefaultConfig().(*Config)
-	cfg.Directory, cfg.KeepBy = dir, "trace"
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	exp, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(componentType), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := exp.Start(ctx, componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
 	// One sender: a trace that changed something (pid 41's children and
 	// root) and one that did not (a root and its mark only).
 	warm := traces(41, false)
 	warm.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).SetTraceID(pcommon.TraceID{9, 9})
 	warm.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1).SetTraceID(pcommon.TraceID{9, 9})
-	for _, td := range []ptrace.Traces{traces(41, true), traces(41, false), warm} {
-		if err := exp.ConsumeTraces(ctx, td); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := exp.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	r := export(t, func(c *Config) { c.KeepBy = "trace" }, traces(41, true), traces(41, false), warm)
 	n := 0
-	for rec, err := range sessions.NewRecords(st).All("marks") {
+	for rec, err := range r.All("marks") {
 		if err != nil {
 			t.Fatal(err)
 		}
