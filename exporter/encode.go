@@ -25,10 +25,11 @@ type encoded struct {
 
 // encodeRecord appends the value of the record of the ended span s,
 // stamped st, to w's buffer, mapping it into w's record: the one place a
-// span becomes the bytes that are stored. It runs on the goroutine that
-// ended the span, where it costs CPU and no disk, and in parallel across
-// goroutines.
-func encodeRecord(w *scratchSpace, s sdktrace.ReadOnlySpan, level sessions.Level, inputs int, st sessions.Stamp) encoded {
+// span becomes the bytes that are stored, whether it ended in this
+// process's SDK (OnEnd) or was imported (Importer). For the SpanProcessor
+// it runs on the goroutine that ended the span, where it costs CPU and no
+// disk, and in parallel across goroutines.
+func encodeRecord(w *scratchSpace, s spanbridge.Source, level sessions.Level, inputs int, st sessions.Stamp) encoded {
 	spanbridge.MapTo(&w.m, s, level, inputs)
 	m := &w.m
 	out := encoded{kind: m.Kind, effect: m.Effect, problem: m.Problem, cut: m.Record.DroppedAttributes > 0}

@@ -95,7 +95,6 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	c.fromEnv(otel.Handle)
 
 	e := &Exporter{
-		marks:    DefaultMarks,
 		maxQueue: c.maxQueue,
 		wake:     make(chan struct{}, 1),
 		press:    make(chan struct{}, 1),
@@ -107,12 +106,9 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	e.pressAt.Store(int64(e.pressureAt()))
 	open := func() (sessions.Store, error) { return c.store, nil }
 	if c.store == nil {
-		if dir == "" {
-			d, err := badgerstore.DefaultDir()
-			if err != nil {
-				return nil, fmt.Errorf("otelrecords: no store directory given and no default: %w", err)
-			}
-			dir = d
+		dir, err := storeDir(dir)
+		if err != nil {
+			return nil, err
 		}
 		e.dir = dir
 		// The shared writer opens the directory only while it writes, so
@@ -122,29 +118,10 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 			return sharedstore.New(dir, otel.Handle), nil
 		}
 	}
-	cfg := recorder.Config{Level: DefaultLevel}
-	if c.level != nil {
-		cfg.Level = *c.level
-	}
-	if c.keepSessions != nil {
-		cfg.KeepSessions = *c.keepSessions
-	}
-	if c.budget != nil {
-		cfg.PendingBudget = *c.budget
-	}
-	if c.label != nil {
-		cfg.Label = *c.label
-		e.labelSet.Store(true)
-	}
-	if c.marks != nil {
-		e.marks = *c.marks
-	}
-	if c.maxBytes != nil {
-		cfg.MaxBytes = *c.maxBytes
-	}
-	if c.keepBy != nil && *c.keepBy == KeepByTrace {
-		cfg.KeepBy, e.byTrace = recorder.KeepByTrace, true
-	}
+	cfg := c.recorderConfig()
+	e.labelSet.Store(c.label != nil)
+	e.marks = c.marksPolicy()
+	e.byTrace = cfg.KeepBy == recorder.KeepByTrace
 	cfg.Report = e.reportOnce
 	if c.now == nil {
 		c.now = clock.Real{}.Now
@@ -319,6 +296,19 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// storeDir is the store directory for dir: dir itself, or the default
+// store when it is "" ($OTELRECORDS_DIR, else badgerstore.DefaultDir()).
+func storeDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	d, err := badgerstore.DefaultDir()
+	if err != nil {
+		return "", fmt.Errorf("otelrecords: no store directory given and no default: %w", err)
+	}
+	return d, nil
 }
 
 // budgetBytes turns the recorder's PendingBudget convention (0 for the

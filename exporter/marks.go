@@ -131,8 +131,15 @@ func (e *Exporter) enclose(s sdktrace.ReadWriteSpan, k spanKey, o *openSpan) {
 // recorded reports whether an ended span becomes a record under the marks
 // policy; encloses says a record started inside it.
 func (e *Exporter) recorded(s sdktrace.ReadOnlySpan, encloses bool) bool {
-	if e.marks == MarksAll || speaksRecords(s.Attributes()) {
+	return e.marks.records(s.Attributes(), encloses)
+}
+
+// records reports whether a span with attributes attrs becomes a record
+// under the policy m; encloses says a record started inside it. The
+// SpanProcessor and the Importer both ask it.
+func (m Marks) records(attrs []attribute.KeyValue, encloses bool) bool {
+	if m == MarksAll || speaksRecords(attrs) {
 		return true
 	}
-	return e.marks == MarksEnclosing && encloses
+	return m == MarksEnclosing && encloses
 }

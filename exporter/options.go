@@ -127,3 +127,40 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // without waiting until the queue has drained to half, so a stalled store
 // costs one short wait, not one per span. Default DefaultMaxQueueSize.
 func WithMaxQueueSize(n int) Option { return func(c *config) { c.maxQueue = max(n, 1) } }
+
+// recorderConfig is what the options say of a session's Recorder: its
+// level (DefaultLevel when unset), how many sessions the store keeps, the
+// pending budget, the label, the store's byte bound and what a change
+// keeps (WithKeepBy). The SpanProcessor
+// and the Importer's sessions both start from it.
+func (c *config) recorderConfig() recorder.Config {
+	cfg := recorder.Config{Level: DefaultLevel}
+	if c.level != nil {
+		cfg.Level = *c.level
+	}
+	if c.keepSessions != nil {
+		cfg.KeepSessions = *c.keepSessions
+	}
+	if c.budget != nil {
+		cfg.PendingBudget = *c.budget
+	}
+	if c.label != nil {
+		cfg.Label = *c.label
+	}
+	if c.maxBytes != nil {
+		cfg.MaxBytes = *c.maxBytes
+	}
+	if c.keepBy != nil && *c.keepBy == KeepByTrace {
+		cfg.KeepBy = recorder.KeepByTrace
+	}
+	return cfg
+}
+
+// marksPolicy is the marks policy the options say, DefaultMarks when
+// unset.
+func (c *config) marksPolicy() Marks {
+	if c.marks != nil {
+		return *c.marks
+	}
+	return DefaultMarks
+}

@@ -1,5 +1,7 @@
 package exporter
 
+import "github.com/otelrecords/otelrecords/internal/write/recorder"
+
 // Stats counts what the exporter did, so a user can tell when records are
 // dropped and why.
 type Stats struct {
@@ -81,7 +83,14 @@ type Stats struct {
 // Stats returns the exporter's counters.
 func (e *Exporter) Stats() Stats {
 	q := max(e.queue.n.Load(), 0)
-	r := e.rec.Stats()
+	s := recorderStats(e.rec.Stats())
+	s.Dropped, s.Problems, s.Queued, s.AttributesDropped = e.dropped.Load(), e.problems.Load(), q, e.cut.Load()
+	return s
+}
+
+// recorderStats is what a session's Recorder counted, as Stats: the
+// SpanProcessor's one session, or one of an Importer's.
+func recorderStats(r recorder.Stats) Stats {
 	return Stats{
 		Written: r.Written, Held: r.Held, HeldBytes: r.HeldBytes, Evicted: r.Evicted,
 		Invalid: r.Invalid, TooLarge: r.TooLarge, WriteErrors: r.WriteErrors,
@@ -89,8 +98,6 @@ func (e *Exporter) Stats() Stats {
 		Spooled: r.Spooled, StoreBytes: r.StoreBytes,
 		Unwritable: r.Unwritable, SpooledUnwritable: r.SpooledUnwritable,
 		TrimmedSessions: r.TrimmedSessions, TrimmedRecords: r.TrimmedRecords,
-		Dropped: e.dropped.Load(), Problems: e.problems.Load(), Queued: q,
-		AttributesDropped: e.cut.Load(),
-		TracesKept:        r.TracesKept, TracesDropped: r.TracesDropped, TracesEvicted: r.TracesEvicted,
+		TracesKept: r.TracesKept, TracesDropped: r.TracesDropped, TracesEvicted: r.TracesEvicted,
 	}
 }

@@ -59,13 +59,13 @@ var ErrAttributesDropped = errors.New("span attributes dropped at the attribute 
 // its attributes then.
 func InputCount(s sdktrace.ReadOnlySpan) int { return len(s.Attributes()) }
 
-// Map maps an ended span to a record at the given level: heavy
+// Map maps an ended span (a Go SDK span, or any Source) to a record at the given level: heavy
 // (records.full.*) attributes are kept, without their prefix, only at
 // sessions.LevelFull. It does not stamp; the stamp was taken when the span
 // started. inputs is how many attributes the span started with, as
 // InputCount said in OnStart; the record's Inputs are their keys. A
 // negative inputs means it is not known: the record has no Inputs.
-func Map(s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) Mapped {
+func Map(s Source, level sessions.Level, inputs int) Mapped {
 	var m Mapped
 	MapTo(&m, s, level, inputs)
 	return m
@@ -81,7 +81,7 @@ const maxReused = 128
 // allocates nothing for them. Everything else in m is replaced; the
 // Attributes and Inputs of the record m held before are overwritten, so
 // keep neither past the next call.
-func MapTo(m *Mapped, s sdktrace.ReadOnlySpan, level sessions.Level, inputs int) {
+func MapTo(m *Mapped, s Source, level sessions.Level, inputs int) {
 	attrBuf, inputBuf := m.attrs[:0], m.inputs[:0]
 	if cap(attrBuf) > maxReused || cap(inputBuf) > maxReused {
 		attrBuf, inputBuf = nil, nil // a rare wide span's go with it

@@ -28,14 +28,21 @@ import (
 const lib = "github.com/otelrecords/otelrecords/"
 
 // dirOf is where the go command runs for a package of the library (the
-// root) or of the records command (a module of its own, which the library's
-// module reaches only through go.work, and not at all with GOWORK=off).
+// root), of the records command or of the Collector component (modules of
+// their own, which the library's module reaches only through go.work, and
+// not at all with GOWORK=off).
 func dirOf(pkg string) string {
-	if pkg == "cmd/records" || strings.HasPrefix(pkg, "cmd/records/") {
-		return "../../../cmd/records"
+	for _, mod := range []string{"cmd/records", "collector"} {
+		if pkg == mod || strings.HasPrefix(pkg, mod+"/") {
+			return "../../../" + mod
+		}
 	}
 	return "../../.."
 }
+
+// modules are the directories of the repository's modules, one package of
+// each.
+var modules = []string{dirOf(""), dirOf("cmd/records"), dirOf("collector")}
 
 // goCmd runs the go command in dir and returns its standard output.
 func goCmd(t *testing.T, dir string, args ...string) []byte {
@@ -82,8 +89,12 @@ var layers = []layer{
 	// Tests' and benchmarks' helpers may stand on everything beneath;
 	// only tests and programs import them (TestTestSupportOnlyInTests).
 	{"test kits", 7, []string{"internal/testkit/...", "sessions/sessionstest", "internal/store/badgerfmt/badgerfmttest", "bench", "bench/internal/..."}, nil},
-	// Programs: the example a user copies and the benchmark commands.
-	{"programs", 8, []string{"examples/otel", "bench/cmd/..."}, nil},
+	// The Collector's exporter: its own module, a user of the exporter's
+	// Importer.
+	{"components", 7, []string{"collector"}, []string{badger}},
+	// Programs: the example a user copies, the benchmark commands and the
+	// Collector distribution.
+	{"programs", 8, []string{"examples/otel", "bench/cmd/...", "collector/cmd/..."}, nil},
 }
 
 // extra rules a layer's outside list cannot say.
@@ -94,6 +105,10 @@ var forbidden = map[string][]string{
 	// A reader: it reaches the store through badgerstore and has no
 	// business with the write side.
 	"cmd/records": {badger, lib + "exporter", lib + "internal/write/"},
+	// A module of its own that Go would let reach the library's internal
+	// packages (its path is below the library's): it uses the public API
+	// alone, as a component written elsewhere would.
+	"collector": {lib + "internal/"},
 }
 
 // layerOf finds the layer a package is declared in; the most specific
@@ -117,11 +132,11 @@ func layerOf(pkg string) (layer, bool) {
 	return best, bestLen >= 0
 }
 
-// allPackages lists every package of both modules with its direct imports
+// allPackages lists every package of every module with its direct imports
 // (tests' imports left out: a test may reach anything).
 func allPackages(t *testing.T) map[string][]string {
 	pkgs := map[string][]string{}
-	for _, dir := range []string{dirOf(""), dirOf("cmd/records")} {
+	for _, dir := range modules {
 		out := goCmd(t, dir, "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
 		for line := range strings.Lines(string(out)) {
 			f := strings.Fields(line)
@@ -170,7 +185,7 @@ func TestArchitectureListsEveryPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rows of the table: | `package` | layer | ...
-	row := regexp.MustCompile("(?m)^\\| `([a-z0-9/._]+)` \\| ([a-z ]+) \\|")
+	row := regexp.MustCompile("(?m)^\\| `([a-z0-9/._-]+)` \\| ([a-z ]+) \\|")
 	listed := map[string]string{}
 	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
 		listed[m[1]] = strings.TrimSpace(m[2])
@@ -206,7 +221,7 @@ func TestArchitectureListsEveryPackage(t *testing.T) {
 // those out), in both modules.
 func TestTestSupportOnlyInTests(t *testing.T) {
 	const support = lib + "internal/testkit/testsupport"
-	for _, dir := range []string{dirOf(""), dirOf("cmd/records")} {
+	for _, dir := range modules {
 		out := goCmd(t, dir, "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
 		for line := range strings.Lines(string(out)) {
 			pkg, imports, _ := strings.Cut(strings.TrimSpace(line), " ")
@@ -226,6 +241,7 @@ func TestLibraryModuleRequiresNoCommandDependency(t *testing.T) {
 		"github.com/chromedp",                     // the report's browser test
 		"google.golang.org/grpc",                  // OTLP over gRPC, for export and replay
 		"go.opentelemetry.io/otel/exporters/otlp", // the OTLP exporters
+		"go.opentelemetry.io/collector",           // the Collector, for collector/
 	}
 	var mod struct {
 		Require []struct{ Path string }
@@ -236,7 +252,7 @@ func TestLibraryModuleRequiresNoCommandDependency(t *testing.T) {
 	for _, r := range mod.Require {
 		for _, f := range forbidden {
 			if r.Path == f || strings.HasPrefix(r.Path, f+"/") {
-				t.Errorf("go.mod requires %s: a dependency of cmd/records belongs to cmd/records/go.mod", r.Path)
+				t.Errorf("go.mod requires %s: a dependency of cmd/records or collector belongs to their go.mod", r.Path)
 			}
 		}
 	}

@@ -43,6 +43,11 @@ type Config struct {
 	// Resource is the set of attributes describing the process (the
 	// OpenTelemetry Resource), copied into the session row.
 	Resource sessions.Attrs
+	// Process, when set, describes the process whose records these are,
+	// for the session row, in place of the one the Recorder runs in: an
+	// importer records the sessions of other processes (the programs
+	// sending OTLP to a Collector), and each row must name its sender.
+	Process *Process
 	// OnKeep, if set, is called once, when the session is kept, from the
 	// goroutine whose Record kept it, after the kept records are queued:
 	// the "session kept" hook the forwarder holds its spans until.
@@ -60,4 +65,18 @@ type Config struct {
 	// for deduplication: that the byte bound deleted something, and why it
 	// could not. It is called from the goroutine that flushes.
 	Report func(class string, err error)
+}
+
+// Process is what a session row says of the process that recorded the
+// session.
+type Process struct {
+	// PID is the operating system's process id; 0 when the sender did not
+	// say.
+	PID int
+	// OS is the operating system, in runtime.GOOS's names where the sender
+	// uses them (OpenTelemetry's os.type does).
+	OS string
+	// Arch is the CPU architecture, in runtime.GOARCH's names where the
+	// sender uses them (OpenTelemetry's host.arch does for amd64, arm64).
+	Arch string
 }

@@ -27,7 +27,8 @@ type Recorder struct {
 	now    func() time.Time
 	ids    *IDs
 	report func(class string, err error)
-	bound  *bound // MaxBytes's; nil without it. Used only under flushing.
+	bound  *bound  // MaxBytes's; nil without it. Used only under flushing.
+	proc   Process // what the session row says of the process
 
 	level atomic.Int32
 	start atomic.Pointer[start] // nil until the first stamp
@@ -75,6 +76,10 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 	}
 	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, report: cfg.Report,
 		label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions, keepBy: cfg.KeepBy}
+	r.proc = Process{PID: os.Getpid(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if cfg.Process != nil {
+		r.proc = *cfg.Process
+	}
 	if cfg.MaxBytes > 0 {
 		r.bound = newBound(cfg.MaxBytes)
 	}
@@ -119,9 +124,9 @@ func (r *Recorder) row(s *start) sessions.Session {
 		StartedUnixMs: s.at.UnixMilli(),
 		Version:       version.Module(),
 		Label:         r.label,
-		Process:       os.Getpid(),
-		OS:            runtime.GOOS,
-		Arch:          runtime.GOARCH,
+		Process:       r.proc.PID,
+		OS:            r.proc.OS,
+		Arch:          r.proc.Arch,
 		Resource:      r.resource,
 	})
 }

@@ -1,0 +1,149 @@
+package collector
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// BenchmarkCollector measures spans/s and the Collector's CPU per span
+// through otelcol-records, receiver straight to exporter (no batch
+// processor, so a request's reply means its spans were exported): once
+// with the records exporter, once with the nop exporter, the Collector
+// without us. Each op is one OTLP/HTTP request of spansPerRequest spans
+// (100 traces of 10 nested spans, every trace changed something, so every
+// span is written), sent by 4 clients at once. Run it with
+//
+//	go test ./collector -run '^$' -bench Collector -benchtime 200x -count 3
+func BenchmarkCollector(b *testing.B) {
+	bins, err := tools()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, exp := range []string{"nop", "records"} {
+		b.Run("exporter="+exp, func(b *testing.B) {
+			col := startBenchCollector(b, bins["otelcol"], exp)
+			reqs := make([][]byte, b.N)
+			for i := range reqs {
+				reqs[i] = benchRequest(i)
+			}
+			cpu0 := processCPU(b, col.cmd.Process.Pid)
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			next := make(chan []byte)
+			for range 4 {
+				wg.Go(func() {
+					for body := range next {
+						resp, err := http.Post(col.url, "application/x-protobuf", bytes.NewReader(body))
+						if err != nil {
+							b.Error(err)
+							continue
+						}
+						resp.Body.Close()
+						if resp.StatusCode != http.StatusOK {
+							b.Errorf("POST: %s", resp.Status)
+						}
+					}
+				})
+			}
+			for _, r := range reqs {
+				next <- r
+			}
+			close(next)
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			spans := float64(b.N * spansPerRequest)
+			b.ReportMetric(spans/elapsed.Seconds(), "spans/s")
+			b.ReportMetric(float64(processCPU(b, col.cmd.Process.Pid)-cpu0)/spans, "cpu-ns/span")
+			col.stop(b)
+		})
+	}
+}
+
+const spansPerRequest = 1000
+
+// benchRequest is the OTLP/HTTP body of request i: its own traces.
+func benchRequest(i int) []byte {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "bench")
+	rs.Resource().Attributes().PutStr("service.instance.id", "bench-1")
+	ss := rs.ScopeSpans().AppendEmpty()
+	t0 := pcommon.NewTimestampFromTime(time.Now())
+	for tr := range spansPerRequest / 10 {
+		tid := pcommon.TraceID{byte(i >> 16), byte(i >> 8), byte(i), byte(tr), 15: 1} // never the invalid zero id
+		for s := range 10 {
+			sp := ss.Spans().AppendEmpty()
+			sp.SetTraceID(tid)
+			sp.SetSpanID(pcommon.SpanID{0, 0, 0, 0, 0, 0, 0, byte(s + 1)})
+			if s > 0 {
+				sp.SetParentSpanID(pcommon.SpanID{0, 0, 0, 0, 0, 0, 0, byte(s)})
+			}
+			sp.SetName("compile unit " + strconv.Itoa(s))
+			sp.SetStartTimestamp(t0 + pcommon.Timestamp(s))
+			sp.SetEndTimestamp(t0 + 1e6)
+			sp.Attributes().PutStr("records.kind", "artifact")
+			sp.Attributes().PutStr("records.effect", "changed")
+			sp.Attributes().PutStr("target", "lib/unit"+strconv.Itoa(s)+".o")
+			sp.Attributes().PutInt("bytes", int64(1000*s))
+		}
+	}
+	body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		panic(err)
+	}
+	return body
+}
+
+// startBenchCollector starts otelcol-records with the OTLP receiver
+// feeding exporter exp directly.
+func startBenchCollector(b *testing.B, bin, exp string) *collectorProc {
+	b.Helper()
+	cfg := fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:%%d
+exporters:
+  nop:
+  records:
+    directory: %s
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [%s]
+`, filepath.Join(b.TempDir(), "store"), exp)
+	return startCollectorConfig(b, bin, cfg)
+}
+
+// processCPU is the user and system CPU pid has used, in nanoseconds.
+func processCPU(b *testing.B, pid int) int64 {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Skipf("no /proc: %v", err)
+	}
+	// Fields after the command name (which may hold spaces): utime and
+	// stime are the 12th and 13th of them, in clock ticks (100 a second
+	// on Linux).
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return (ut + st) * int64(10*time.Millisecond)
+}

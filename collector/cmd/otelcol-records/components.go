@@ -1,0 +1,33 @@
+package main
+
+import (
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/nopexporter"
+	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/batchprocessor"
+	"go.opentelemetry.io/collector/processor/memorylimiterprocessor"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+
+	"github.com/otelrecords/otelrecords/collector"
+)
+
+// Components returns the factories of the distribution: what a Collector
+// builder's manifest would list.
+func Components() (otelcol.Factories, error) {
+	var f otelcol.Factories
+	var err error
+	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory()); err != nil {
+		return f, err
+	}
+	if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](batchprocessor.NewFactory(), memorylimiterprocessor.NewFactory()); err != nil {
+		return f, err
+	}
+	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](collector.NewFactory(), nopexporter.NewFactory()); err != nil {
+		return f, err
+	}
+	f.Telemetry = otelconftelemetry.NewFactory()
+	return f, nil
+}

@@ -1,0 +1,33 @@
+// Command otelcol-records is an OpenTelemetry Collector with what a
+// records pipeline needs: the OTLP receiver (gRPC and HTTP), the batch and
+// memory_limiter processors, the records exporter, and the nop exporter
+// (for measuring the Collector without us). It is built with plain
+// `go build`, no Collector builder:
+//
+//	go build -o otelcol-records ./collector/cmd/otelcol-records
+//	./otelcol-records --config collector/cmd/otelcol-records/config.yaml
+package main
+
+import (
+	"log"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/envprovider"
+	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
+	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
+	"go.opentelemetry.io/collector/otelcol"
+)
+
+func main() {
+	set := otelcol.CollectorSettings{
+		BuildInfo: component.BuildInfo{Command: "otelcol-records", Description: "OpenTelemetry Collector recording sessions with otelrecords", Version: "dev"},
+		Factories: Components,
+		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
+			ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory(), envprovider.NewFactory(), yamlprovider.NewFactory()},
+		}},
+	}
+	if err := otelcol.NewCommand(set).Execute(); err != nil {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,96 @@
+package collector
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// Config is the records exporter's configuration.
+type Config struct {
+	// Directory is the store's directory. Empty means the library's
+	// default store ($OTELRECORDS_DIR, else the user's cache directory).
+	Directory string `mapstructure:"directory"`
+	// KeepBy is the retention rule: "session" (the default: a session is
+	// kept from its first change on, with what it held before) or "trace"
+	// (each trace is kept when one of its records changed something, for
+	// servers: exporter.KeepByTrace).
+	KeepBy string `mapstructure:"keep_by"`
+	// MaxBytes bounds the store's size in bytes (exporter.WithMaxBytes);
+	// 0 leaves it unbounded.
+	MaxBytes int64 `mapstructure:"max_bytes"`
+	// Level is how much is recorded: off, basic or full.
+	Level string `mapstructure:"level"`
+	// Marks is the marks policy for spans that say nothing of records:
+	// enclosing, all or none.
+	Marks string `mapstructure:"marks"`
+	// SessionTimeout ends a sender's session after this long without a
+	// span: OTLP has no "process exited".
+	SessionTimeout time.Duration `mapstructure:"session_timeout"`
+	// DecisionWait is how long a trace is held for its root before it is
+	// recorded anyway. A trace whose root arrives is recorded a moment
+	// (exporter.DefaultDecisionGrace) after it, not after DecisionWait.
+	DecisionWait time.Duration `mapstructure:"decision_wait"`
+
+	// TimeoutConfig bounds one export: a store another process holds
+	// is waited for until then, and its records spooled after.
+	TimeoutConfig exporterhelper.TimeoutConfig `mapstructure:",squash"`
+	// QueueConfig is the Collector's sending queue, off unless configured:
+	// with it on, the pipeline is acknowledged once a batch is queued in
+	// memory, and a crash loses the queue (see the package doc).
+	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+}
+
+// Validate checks every field, so that a mistyped configuration stops the
+// Collector at start rather than record something else.
+func (c *Config) Validate() error {
+	var errs []error
+	if _, err := exporter.ParseKeepBy(c.KeepBy); err != nil {
+		errs = append(errs, fmt.Errorf("keep_by: %w", err))
+	}
+	if c.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("max_bytes: %d is negative (0 leaves the store unbounded)", c.MaxBytes))
+	}
+	if _, err := sessions.ParseLevel(c.Level); err != nil {
+		errs = append(errs, fmt.Errorf("level: %w", err))
+	}
+	if _, err := exporter.ParseMarks(c.Marks); err != nil {
+		errs = append(errs, fmt.Errorf("marks: %w", err))
+	}
+	if c.SessionTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("session_timeout: %v must be positive", c.SessionTimeout))
+	}
+	if c.DecisionWait <= 0 {
+		errs = append(errs, fmt.Errorf("decision_wait: %v must be positive", c.DecisionWait))
+	}
+	return errors.Join(errs...)
+}
+
+// options turns the configuration into the library's options and the
+// Importer's configuration.
+func (c *Config) options() (exporter.ImporterConfig, []exporter.Option, error) {
+	ic := exporter.ImporterConfig{SessionTimeout: c.SessionTimeout, DecisionWait: c.DecisionWait}
+	level, err := sessions.ParseLevel(c.Level)
+	if err != nil {
+		return ic, nil, err
+	}
+	marks, err := exporter.ParseMarks(c.Marks)
+	if err != nil {
+		return ic, nil, err
+	}
+	opts := []exporter.Option{exporter.WithLevel(level), exporter.WithMarks(marks)}
+	if c.MaxBytes > 0 {
+		opts = append(opts, exporter.WithMaxBytes(c.MaxBytes))
+	}
+	keepBy, err := exporter.ParseKeepBy(c.KeepBy)
+	if err != nil {
+		return ic, nil, err
+	}
+	return ic, append(opts, exporter.WithKeepBy(keepBy)), nil
+}

@@ -1,0 +1,163 @@
+package collector
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/exporter"
+)
+
+// The OTLP span flags that say whether the parent is remote (OTLP's
+// SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK and _IS_REMOTE_MASK).
+const (
+	flagHasIsRemote = 0x100
+	flagIsRemote    = 0x200
+)
+
+// batches converts pdata traces into the library's import batches: one per
+// ResourceSpans, its scopes flattened, every value copied out of pdata
+// (the Importer holds spans past the call).
+func batches(td ptrace.Traces) []exporter.ImportBatch {
+	rss := td.ResourceSpans()
+	out := make([]exporter.ImportBatch, 0, rss.Len())
+	for i := range rss.Len() {
+		rs := rss.At(i)
+		b := exporter.ImportBatch{Resource: attrs(rs.Resource().Attributes())}
+		sss := rs.ScopeSpans()
+		n := 0
+		for j := range sss.Len() {
+			n += sss.At(j).Spans().Len()
+		}
+		b.Spans = make([]exporter.ImportedSpan, 0, n)
+		for j := range sss.Len() {
+			ss := sss.At(j)
+			scope := instrumentation.Scope{Name: ss.Scope().Name(), Version: ss.Scope().Version(), SchemaURL: ss.SchemaUrl()}
+			spans := ss.Spans()
+			for k := range spans.Len() {
+				b.Spans = append(b.Spans, span(spans.At(k), scope))
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// span converts one pdata span.
+func span(s ptrace.Span, scope instrumentation.Scope) exporter.ImportedSpan {
+	out := exporter.ImportedSpan{
+		TraceID:           trace.TraceID(s.TraceID()),
+		SpanID:            trace.SpanID(s.SpanID()),
+		ParentSpanID:      trace.SpanID(s.ParentSpanID()),
+		ParentRemote:      s.Flags()&flagHasIsRemote != 0 && s.Flags()&flagIsRemote != 0,
+		TraceState:        s.TraceState().AsRaw(),
+		Name:              s.Name(),
+		Kind:              trace.SpanKind(s.Kind()), // OTLP and the API number kinds alike
+		Start:             s.StartTimestamp().AsTime(),
+		End:               s.EndTimestamp().AsTime(),
+		Attributes:        attrs(s.Attributes()),
+		Status:            status(s.Status()),
+		Scope:             scope,
+		DroppedAttributes: int(s.DroppedAttributesCount()),
+		DroppedEvents:     int(s.DroppedEventsCount()),
+		DroppedLinks:      int(s.DroppedLinksCount()),
+	}
+	if evs := s.Events(); evs.Len() > 0 {
+		out.Events = make([]sdktrace.Event, evs.Len())
+		for i := range evs.Len() {
+			e := evs.At(i)
+			out.Events[i] = sdktrace.Event{Name: e.Name(), Time: e.Timestamp().AsTime(), Attributes: attrs(e.Attributes()),
+				DroppedAttributeCount: int(e.DroppedAttributesCount())}
+		}
+	}
+	if ls := s.Links(); ls.Len() > 0 {
+		out.Links = make([]sdktrace.Link, ls.Len())
+		for i := range ls.Len() {
+			l := ls.At(i)
+			ts, _ := trace.ParseTraceState(l.TraceState().AsRaw())
+			out.Links[i] = sdktrace.Link{
+				SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID(l.TraceID()), SpanID: trace.SpanID(l.SpanID()), TraceState: ts}),
+				Attributes:  attrs(l.Attributes()), DroppedAttributeCount: int(l.DroppedAttributesCount()),
+			}
+		}
+	}
+	return out
+}
+
+// status converts a span status: OTLP numbers its codes unlike the API.
+func status(st ptrace.Status) sdktrace.Status {
+	switch st.Code() {
+	case ptrace.StatusCodeError:
+		return sdktrace.Status{Code: codes.Error, Description: st.Message()}
+	case ptrace.StatusCodeOk:
+		return sdktrace.Status{Code: codes.Ok}
+	}
+	return sdktrace.Status{Code: codes.Unset}
+}
+
+// attrs converts OTLP attributes. OTLP carries values the API does not
+// (maps, byte strings, arrays of mixed types): those become their JSON
+// text, as pdata writes it, so nothing a sender said is lost.
+func attrs(m pcommon.Map) []attribute.KeyValue {
+	if m.Len() == 0 {
+		return nil
+	}
+	out := make([]attribute.KeyValue, 0, m.Len())
+	for k, v := range m.All() {
+		out = append(out, attribute.KeyValue{Key: attribute.Key(k), Value: value(v)})
+	}
+	return out
+}
+
+// value converts one OTLP value.
+func value(v pcommon.Value) attribute.Value {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return attribute.StringValue(v.Str())
+	case pcommon.ValueTypeInt:
+		return attribute.Int64Value(v.Int())
+	case pcommon.ValueTypeDouble:
+		return attribute.Float64Value(v.Double())
+	case pcommon.ValueTypeBool:
+		return attribute.BoolValue(v.Bool())
+	case pcommon.ValueTypeSlice:
+		if sv, ok := slice(v.Slice()); ok {
+			return sv
+		}
+	}
+	return attribute.StringValue(v.AsString())
+}
+
+// slice converts an OTLP array whose elements share one of the API's
+// types; false for any other.
+func slice(s pcommon.Slice) (attribute.Value, bool) {
+	if s.Len() == 0 {
+		return attribute.StringSliceValue(nil), true
+	}
+	switch s.At(0).Type() {
+	case pcommon.ValueTypeStr:
+		return homogeneous(s, pcommon.ValueTypeStr, pcommon.Value.Str, attribute.StringSliceValue)
+	case pcommon.ValueTypeInt:
+		return homogeneous(s, pcommon.ValueTypeInt, pcommon.Value.Int, attribute.Int64SliceValue)
+	case pcommon.ValueTypeDouble:
+		return homogeneous(s, pcommon.ValueTypeDouble, pcommon.Value.Double, attribute.Float64SliceValue)
+	case pcommon.ValueTypeBool:
+		return homogeneous(s, pcommon.ValueTypeBool, pcommon.Value.Bool, attribute.BoolSliceValue)
+	}
+	return attribute.Value{}, false
+}
+
+func homogeneous[T any](s pcommon.Slice, typ pcommon.ValueType, get func(pcommon.Value) T, wrap func([]T) attribute.Value) (attribute.Value, bool) {
+	out := make([]T, s.Len())
+	for i := range s.Len() {
+		if s.At(i).Type() != typ {
+			return attribute.Value{}, false
+		}
+		out[i] = get(s.At(i))
+	}
+	return wrap(out), true
+}

@@ -1,0 +1,57 @@
+package collector
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/consumer"
+	otelexporter "go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/otelrecords/otelrecords/exporter"
+)
+
+// typeStr is the component type, as a Collector configuration names it.
+const typeStr = "records"
+
+// componentType is the exporter's component.Type.
+var componentType = component.MustNewType(typeStr)
+
+// NewFactory returns the factory of the records exporter, for a
+// Collector distribution's exporter factories.
+func NewFactory() otelexporter.Factory {
+	return otelexporter.NewFactory(componentType, createDefaultConfig,
+		otelexporter.WithTraces(createTraces, component.StabilityLevelAlpha))
+}
+
+// createDefaultConfig is the configuration an empty `records:` section
+// gives: the library's defaults.
+func createDefaultConfig() component.Config {
+	return &Config{
+		KeepBy:         exporter.DefaultKeepBy.String(),
+		Level:          exporter.DefaultLevel.String(),
+		Marks:          exporter.DefaultMarks.String(),
+		SessionTimeout: exporter.DefaultSessionTimeout,
+		DecisionWait:   exporter.DefaultDecisionWait,
+		TimeoutConfig:  exporterhelper.NewDefaultTimeoutConfig(),
+		QueueConfig:    configoptional.Default(exporterhelper.NewDefaultQueueConfig()),
+	}
+}
+
+// createTraces creates the exporter. The store is opened only when a
+// session is kept, so creating it touches nothing.
+func createTraces(ctx context.Context, set otelexporter.Settings, cfg component.Config) (otelexporter.Traces, error) {
+	c := cfg.(*Config)
+	ic, opts, err := c.options()
+	if err != nil {
+		return nil, err
+	}
+	r := &recordsExporter{dir: c.Directory, ic: ic, opts: opts, logger: set.Logger}
+	return exporterhelper.NewTraces(ctx, set, cfg, r.consume,
+		exporterhelper.WithStart(r.start),
+		exporterhelper.WithShutdown(r.shutdown),
+		exporterhelper.WithTimeout(c.TimeoutConfig),
+		exporterhelper.WithQueue(c.QueueConfig),
+		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}))
+}

@@ -1,0 +1,149 @@
+package exporter
+
+import (
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/spanbridge"
+)
+
+// ImportedSpan is an ended span that did not come through this process's
+// OpenTelemetry SDK: one that another program sent (as OTLP, to a
+// Collector, say), handed to an Importer. It is a plain struct of the
+// library's, so that a converter (the Collector component's, from pdata)
+// needs nothing of ours but this, and the library needs nothing of the
+// Collector's. Its fields are those of an OTLP span; the Resource is
+// given beside the spans (ImportBatch), the instrumentation scope with
+// each span.
+//
+// An Importer keeps the span's slices (Attributes, Events, Links) until
+// it records the span: do not change them after Import.
+type ImportedSpan struct {
+	// TraceID and SpanID identify the span; a span without a valid pair
+	// is refused.
+	TraceID trace.TraceID
+	SpanID  trace.SpanID
+	// ParentSpanID is the parent's span id; zero for a root.
+	ParentSpanID trace.SpanID
+	// ParentRemote says the parent ran in another process (OTLP's span
+	// flags say so when the sender knows): the span is then the root of
+	// its trace in its sender, as a span without a parent is.
+	ParentRemote bool
+	// TraceState is the W3C tracestate header value; "" for none.
+	TraceState string
+	// Name is the span's name.
+	Name string
+	// Kind is the span kind.
+	Kind trace.SpanKind
+	// Start and End are the span's own times, as its sender's clock read
+	// them: the record is stamped by Start.
+	Start, End time.Time
+	// Attributes are the span's attributes, records.kind and
+	// records.effect among them.
+	Attributes []attribute.KeyValue
+	// Events are the span's events.
+	Events []sdktrace.Event
+	// Links are the span's links.
+	Links []sdktrace.Link
+	// Status is the span's status.
+	Status sdktrace.Status
+	// Scope is the instrumentation scope that made the span.
+	Scope instrumentation.Scope
+	// DroppedAttributes, DroppedEvents and DroppedLinks count what the
+	// sender's limits dropped.
+	DroppedAttributes, DroppedEvents, DroppedLinks int
+}
+
+// ImportBatch is spans of one sender process, with that process's
+// Resource: OTLP's ResourceSpans, flattened over its scopes.
+type ImportBatch struct {
+	// Resource holds the attributes of the sender's Resource
+	// (service.name, service.instance.id, process.pid, host.name, ...):
+	// they say which session the spans belong to, and describe it.
+	Resource []attribute.KeyValue
+	// Spans are the ended spans.
+	Spans []ImportedSpan
+}
+
+// importedView shows an ImportedSpan as a spanbridge.Source, so that an
+// imported span is mapped by the same code as a span of the SDK.
+type importedView struct {
+	s      *ImportedSpan
+	sc, pc trace.SpanContext
+}
+
+var _ spanbridge.Source = (*importedView)(nil)
+
+// view returns s as a spanbridge.Source. A trace state that does not
+// parse is left out, as the SDK leaves out one it cannot carry.
+func view(s *ImportedSpan) *importedView {
+	ts, _ := trace.ParseTraceState(s.TraceState)
+	v := &importedView{s: s}
+	v.sc = trace.NewSpanContext(trace.SpanContextConfig{TraceID: s.TraceID, SpanID: s.SpanID, TraceState: ts, TraceFlags: trace.FlagsSampled})
+	if s.ParentSpanID.IsValid() {
+		v.pc = trace.NewSpanContext(trace.SpanContextConfig{TraceID: s.TraceID, SpanID: s.ParentSpanID, TraceFlags: trace.FlagsSampled, Remote: s.ParentRemote})
+	}
+	return v
+}
+
+func (v *importedView) Name() string                                { return v.s.Name }
+func (v *importedView) SpanContext() trace.SpanContext              { return v.sc }
+func (v *importedView) Parent() trace.SpanContext                   { return v.pc }
+func (v *importedView) SpanKind() trace.SpanKind                    { return v.s.Kind }
+func (v *importedView) StartTime() time.Time                        { return v.s.Start }
+func (v *importedView) EndTime() time.Time                          { return v.s.End }
+func (v *importedView) Attributes() []attribute.KeyValue            { return v.s.Attributes }
+func (v *importedView) Links() []sdktrace.Link                      { return v.s.Links }
+func (v *importedView) Events() []sdktrace.Event                    { return v.s.Events }
+func (v *importedView) Status() sdktrace.Status                     { return v.s.Status }
+func (v *importedView) InstrumentationScope() instrumentation.Scope { return v.s.Scope }
+func (v *importedView) DroppedAttributes() int                      { return v.s.DroppedAttributes }
+func (v *importedView) DroppedLinks() int                           { return v.s.DroppedLinks }
+func (v *importedView) DroppedEvents() int                          { return v.s.DroppedEvents }
+
+// size is what an imported span counts against the bytes an Importer
+// holds: its strings and values, and a fixed part for the rest. It is an
+// estimate of the memory the span takes, erring high.
+func (s *ImportedSpan) size() int {
+	n := 256 + len(s.Name) + len(s.TraceState) + len(s.Scope.Name) + len(s.Scope.Version)
+	n += attrsSize(s.Attributes)
+	for i := range s.Events {
+		n += 64 + len(s.Events[i].Name) + attrsSize(s.Events[i].Attributes)
+	}
+	for i := range s.Links {
+		n += 64 + attrsSize(s.Links[i].Attributes)
+	}
+	return n
+}
+
+func attrsSize(kvs []attribute.KeyValue) int {
+	n := 0
+	for _, kv := range kvs {
+		n += 48 + len(kv.Key) + valueSize(kv.Value)
+	}
+	return n
+}
+
+func valueSize(v attribute.Value) int {
+	switch v.Type() {
+	case attribute.STRING:
+		return len(v.AsString())
+	case attribute.STRINGSLICE:
+		n := 0
+		for _, s := range v.AsStringSlice() {
+			n += 16 + len(s)
+		}
+		return n
+	case attribute.BOOLSLICE:
+		return len(v.AsBoolSlice())
+	case attribute.INT64SLICE:
+		return 8 * len(v.AsInt64Slice())
+	case attribute.FLOAT64SLICE:
+		return 8 * len(v.AsFloat64Slice())
+	}
+	return 0
+}
