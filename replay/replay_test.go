@@ -137,7 +137,7 @@ func TestReplayGivesBackTheSpans(t *testing.T) {
 	want := map[attribute.Key]attribute.Value{
 		"service.name":                    attribute.StringValue("tuner"),
 		"service.version":                 attribute.StringValue("1.2.3"),
-		spanbridge.SessionIDKey:           attribute.StringValue(fmt.Sprint(t0.UnixNano())),
+		spanbridge.SessionIDKey:           attribute.StringValue(onlySession(t, mem).String()),
 		spanbridge.SessionLabelKey:        attribute.StringValue("models build qwen3-8b"),
 		"process.pid":                     attribute.IntValue(os.Getpid()),
 		spanbridge.SessionVersionKey:      attribute.StringValue(version.Module()),
@@ -361,4 +361,20 @@ func TestReplayStopsWithItsContext(t *testing.T) {
 	if _, err := replay.Replay(ctx, sessions.NewRecords(mem), exp, replay.Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// onlySession returns the id of the one session in mem.
+func onlySession(t *testing.T, mem *sessions.MemStore) sessions.SessionID {
+	t.Helper()
+	var ids []sessions.SessionID
+	for s, err := range sessions.NewRecords(mem).Sessions() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	if len(ids) != 1 {
+		t.Fatalf("%d sessions, want 1", len(ids))
+	}
+	return ids[0]
 }
