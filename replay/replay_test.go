@@ -378,3 +378,20 @@ func onlySession(t *testing.T, mem *sessions.MemStore) sessions.SessionID {
 	}
 	return ids[0]
 }
+
+// Skip is asked about each record in stamp order, and what it returns
+// true for is not sent; a session all skipped is not counted.
+func TestReplaySkip(t *testing.T) {
+	mem, _ := record(t)
+	var asked []uint64
+	got, p := replayAll(t, mem, replay.Options{Skip: func(st sessions.Stamp) bool {
+		asked = append(asked, st.Seq)
+		return st.Seq != 1
+	}})
+	if !slices.Equal(asked, []uint64{0, 1, 2}) || len(got) != 1 || got[0].Name != "tune matmul" || p.Spans != 1 || p.Sessions != 1 {
+		t.Fatalf("asked %v, sent %d spans (%+v); want seqs 0-2 asked and tune matmul alone sent", asked, len(got), p)
+	}
+	if got, p := replayAll(t, mem, replay.Options{Skip: func(sessions.Stamp) bool { return true }}); len(got) != 0 || p.Sessions != 0 {
+		t.Fatalf("all skipped: %d spans, %d sessions; want none", len(got), p.Sessions)
+	}
+}
