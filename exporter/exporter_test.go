@@ -464,10 +464,11 @@ func TestShutdownIsFinal(t *testing.T) {
 func TestWriteErrorsGoToHandlerAndCaller(t *testing.T) {
 	e := captureErrors(t)
 	dir := filepath.Join(t.TempDir(), "file")
+	p := newProvider(t, dir)
+	// A file takes the path after New (which refuses one at once).
 	if err := os.WriteFile(dir, []byte("not a directory"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := newProvider(t, dir)
 	p.do("c", spanbridge.Kind("compile"), spanbridge.Changed())
 	if err := p.ForceFlush(context.Background()); err == nil {
 		t.Fatal("ForceFlush into a store path that is a file returned nil")
