@@ -61,3 +61,37 @@ func TestOddStartsGetSaneIDs(t *testing.T) {
 		t.Fatalf("%d records, want %d", i, len(odd))
 	}
 }
+
+// Sessions that began with a year-1000 and a year-1600 span, then four
+// ordinary ones: prune --keep 2 keeps the two started last. Before, the
+// odd ones overflowed into the newest ids, and the prune kept them and
+// deleted the four real sessions.
+func TestPruneKeepsTheNewestAfterOddStarts(t *testing.T) {
+	mem := sessions.NewMemStore()
+	shared := nopClose{mem}
+	write := func(label string, at time.Time) {
+		p := newProvider(t, "", exporter.WithStore(shared), exporter.WithLabel(label))
+		opts := []trace.SpanStartOption{trace.WithAttributes(spanbridge.Kind("phase"), spanbridge.Changed())}
+		if !at.IsZero() {
+			opts = append(opts, trace.WithTimestamp(at))
+		}
+		_, s := p.tr.Start(context.Background(), "work", opts...)
+		s.End()
+		p.shutdown(t)
+	}
+	write("1000", testsupport.OddStarts[0])
+	write("1600", testsupport.OddStarts[1])
+	for _, l := range []string{"a", "b", "c", "d"} {
+		write(l, time.Time{})
+	}
+	if _, err := sessions.NewRecords(mem).Prune(2); err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, s := range countSessions(t, sessions.NewRecords(mem)) {
+		labels = append(labels, s.Label)
+	}
+	if !slices.Equal(labels, []string{"c", "d"}) {
+		t.Fatalf("after prune --keep 2: %q, want [c d]", labels)
+	}
+}
