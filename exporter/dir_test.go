@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
@@ -99,4 +102,28 @@ func TestTwoExportersOnOneDirectory(t *testing.T) {
 		t.Fatalf("New after the first shut down: %v", err)
 	}
 	again.Shutdown(context.Background())
+}
+
+// failingMeters is a MeterProvider whose callbacks cannot be registered.
+type failingMeters struct{ noop.MeterProvider }
+
+func (failingMeters) Meter(string, ...metric.MeterOption) metric.Meter { return failingMeter{} }
+
+type failingMeter struct{ noop.Meter }
+
+func (failingMeter) RegisterCallback(metric.Callback, ...metric.Observable) (metric.Registration, error) {
+	return nil, errors.New("no callbacks here")
+}
+
+// A New that fails after it claimed its directory gives it back.
+func TestFailedNewReleasesItsDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	if _, err := exporter.New(dir, exporter.WithMeterProvider(failingMeters{})); err == nil {
+		t.Fatal("New with failing metrics returned no error")
+	}
+	exp, err := exporter.New(dir)
+	if err != nil {
+		t.Fatalf("New after a failed New on the directory: %v", err)
+	}
+	exp.Shutdown(context.Background())
 }

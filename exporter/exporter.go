@@ -177,6 +177,9 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	e.rec = recorder.New(cfg, open, c.now)
 	if c.meters != nil {
 		if err := e.registerMetrics(c.meters); err != nil {
+			if e.releaseDir != nil {
+				e.releaseDir() // no loop will: this exporter never runs
+			}
 			return nil, fmt.Errorf("otelrecords: register metrics: %w", err)
 		}
 	}
