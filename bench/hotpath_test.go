@@ -83,6 +83,15 @@ func settle() {
 	runtime.GC()
 }
 
+// startCPU starts a sub-benchmark's clock from a collected heap, counting
+// allocations, and returns the process's CPU time at its start.
+func startCPU(b *testing.B) time.Duration {
+	settle()
+	b.ReportAllocs()
+	b.ResetTimer()
+	return processCPU(b)
+}
+
 // processCPU returns the process's CPU time so far.
 func processCPU(b *testing.B) time.Duration {
 	cpu, err := workload.ProcessCPU()
@@ -199,10 +208,7 @@ func BenchmarkSpanCPU(b *testing.B) {
 			defer checkShutdown(b, tp)
 			tr := tp.Tracer("bench")
 			ctx := context.Background()
-			settle()
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu := processCPU(b)
+			cpu := startCPU(b)
 			endSpans(ctx, tr, 0, b.N)
 			if err := tp.ForceFlush(ctx); err != nil {
 				b.Fatal(err)

@@ -1,9 +1,12 @@
 package explain
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // Step is a record on a session's critical path.
@@ -17,20 +20,28 @@ type Step struct {
 	Critical time.Duration
 }
 
-// CriticalPath returns the chain of records that bounded the session's
-// duration, as Jaeger finds a trace's: from the session's end, the root
-// that ended last; within it, the child that ended last before that
-// point, then the child that ended before that one started, and so on;
-// where no child is left, the record's own time back to its start counts,
-// and the walk goes on in its parent from there. Overlapping children
-// that did not end before the next one on the path started are off it:
-// they ran beside the work that bounded the session.
+// CriticalPath returns the chain of records that bounded one request of
+// the session, as Jaeger finds a trace's critical path: from the request's
+// end, the root that ended last; within it, the child that ended last
+// before that point, then the child that ended before that one started,
+// and so on; where no child is left, the record's own time back to its
+// start counts, and the walk goes on in its parent from there. It follows
+// parents and children, and siblings that ran one after the other;
+// overlapping children that did not end before the next one on the path
+// started are off it: they ran beside the work that bounded the request.
+//
+// A request is the roots of one trace (all the roots without a trace id
+// are one): roots of different traces, concurrent requests to a server,
+// are never chained, however they fall in time. Of a session with many
+// requests, the path is the longest request's: the one whose steps add up
+// to the most time (of equals, the one that ended last), so its first
+// step is the root it starts from. A program's phases, roots of one
+// trace, are chained as siblings are.
 //
 // A record ends, for the walk, when the last record inside it ends: work
 // left running after its parent ended (on another goroutine) is what the
-// session waited for, so the path follows it. Time between roots on the
-// path that no record covers (the session waiting on nothing recorded) is
-// on no step.
+// request waited for, so the path follows it. Time between roots on the
+// path that no record covers (waiting on nothing recorded) is on no step.
 //
 // Steps come in pre-order: a record before the records on the path inside
 // it, siblings in time order. It costs O(n log n) time at worst and O(n)
@@ -48,24 +59,15 @@ func (t *SessionTree) CriticalPath() []Step {
 		nd := t.nodes.at(i)
 		ends[i] = endOf(nd.Stamp, nd.Record.Wall)
 	}
-	var sessionEnd time.Duration
 	for i := int32(n - 1); i >= 0; i-- {
 		if p := t.nodes.at(i).parent; p >= 0 {
 			ends[p] = max(ends[p], ends[i])
-		} else {
-			sessionEnd = max(sessionEnd, ends[i])
 		}
 	}
 
 	// Every array below is indexed by position + 1, so that 0 stands for
 	// the session, whose children are the roots.
 	parent := func(v int32) int32 { return t.nodes.at(v-1).parent + 1 }
-	firstChild := func(v int32) int32 {
-		if v == 0 {
-			return t.first
-		}
-		return t.nodes.at(v - 1).first
-	}
 
 	// The walk. at only moves back in time, so a child that ended after
 	// at never qualifies later: a record's children are sorted once, when
@@ -84,50 +86,97 @@ func (t *SessionTree) CriticalPath() []Step {
 	for v := range pathFirst {
 		pathFirst[v], pathNext[v] = -1, -1
 	}
-	cur, at := int32(0), sessionEnd
-	for {
-		if next[cur] < 0 {
-			from[cur] = int32(len(kids))
-			for j := firstChild(cur); j >= 0; j = t.nodes.at(j).next {
-				kids = append(kids, j+1)
-			}
-			to[cur], next[cur] = int32(len(kids)), from[cur]
-			// Latest end first; on a tie the longer first, since it was
-			// running all the while the shorter one was.
-			slices.SortFunc(kids[from[cur]:], func(a, b int32) int {
-				if c := cmp.Compare(ends[b-1], ends[a-1]); c != 0 {
-					return c
-				}
-				if c := cmp.Compare(t.nodes.at(a-1).Stamp.Offset, t.nodes.at(b-1).Stamp.Offset); c != 0 {
-					return c
-				}
-				return cmp.Compare(a, b)
-			})
+	// Latest end first; on a tie the longer first, since it was running
+	// all the while the shorter one was.
+	byEnd := func(a, b int32) int {
+		if c := cmp.Compare(ends[b-1], ends[a-1]); c != 0 {
+			return c
 		}
-		c := int32(-1)
-		for next[cur] < to[cur] {
-			k := kids[next[cur]]
-			next[cur]++
-			if ends[k-1] <= at {
-				c = k
-				break
-			}
+		if c := cmp.Compare(t.nodes.at(a-1).Stamp.Offset, t.nodes.at(b-1).Stamp.Offset); c != 0 {
+			return c
 		}
-		if c >= 0 {
-			crit[cur] += at - ends[c-1]
-			pathNext[c], pathFirst[cur] = pathFirst[cur], c
-			cur, at = c, ends[c-1]
-			continue
-		}
-		if cur == 0 {
-			break
-		}
-		if start := t.nodes.at(cur - 1).Stamp.Offset; start < at {
-			crit[cur] += at - start
-			at = start
-		}
-		cur = parent(cur)
+		return cmp.Compare(a, b)
 	}
+	// walk walks from the session, whose children are the roots in
+	// kids[next[0]:to[0]] (one request's), back from at, and returns the
+	// time its steps cover.
+	walk := func(at time.Duration) (covered time.Duration) {
+		cur := int32(0)
+		for {
+			if next[cur] < 0 {
+				from[cur] = int32(len(kids))
+				for j := t.nodes.at(cur - 1).first; j >= 0; j = t.nodes.at(j).next {
+					kids = append(kids, j+1)
+				}
+				to[cur], next[cur] = int32(len(kids)), from[cur]
+				slices.SortFunc(kids[from[cur]:], byEnd)
+			}
+			c := int32(-1)
+			for next[cur] < to[cur] {
+				k := kids[next[cur]]
+				next[cur]++
+				if ends[k-1] <= at {
+					c = k
+					break
+				}
+			}
+			if c >= 0 {
+				if cur > 0 { // time between roots is on no step
+					crit[cur] += at - ends[c-1]
+					covered += at - ends[c-1]
+				}
+				pathNext[c], pathFirst[cur] = pathFirst[cur], c
+				cur, at = c, ends[c-1]
+				continue
+			}
+			if cur == 0 {
+				return covered
+			}
+			if start := t.nodes.at(cur - 1).Stamp.Offset; start < at {
+				crit[cur] += at - start
+				covered += at - start
+				at = start
+			}
+			cur = parent(cur)
+		}
+	}
+
+	// The roots, one request (one trace) at a time: sorted by trace, each
+	// trace's in the order they were placed, and walked a run at a time.
+	count := 0
+	for j := t.first; j >= 0; j = t.nodes.at(j).next {
+		count++
+	}
+	roots := make([]int32, 0, count)
+	for j := t.first; j >= 0; j = t.nodes.at(j).next {
+		roots = append(roots, j+1)
+	}
+	traceOf := func(v int32) *sessions.TraceID { return &t.nodes.at(v - 1).Record.TraceID }
+	byTrace := func(a, b int32) int { return bytes.Compare(traceOf(a)[:], traceOf(b)[:]) }
+	if !slices.IsSortedFunc(roots, byTrace) { // as they are when one trace holds them all
+		slices.SortStableFunc(roots, byTrace)
+	}
+	best, bestCovered, bestEnd := int32(-1), time.Duration(-1), time.Duration(0)
+	for i := 0; i < len(roots); {
+		j := i + 1
+		for j < len(roots) && *traceOf(roots[j]) == *traceOf(roots[i]) {
+			j++
+		}
+		var end time.Duration
+		from[0] = int32(len(kids))
+		for _, r := range roots[i:j] {
+			kids = append(kids, r)
+			end = max(end, ends[r-1])
+		}
+		to[0], next[0] = int32(len(kids)), from[0]
+		slices.SortFunc(kids[from[0]:], byEnd)
+		pathFirst[0] = -1
+		if covered := walk(end); covered > bestCovered || covered == bestCovered && end > bestEnd {
+			best, bestCovered, bestEnd = pathFirst[0], covered, end
+		}
+		i = j
+	}
+	pathFirst[0] = best
 
 	// Pre-order, as Walk goes: down to the first record on the path
 	// inside, else on to the next, else back up.

@@ -290,3 +290,30 @@ func TestCriticalPathOfDeepNesting(t *testing.T) {
 		t.Errorf("flat: %v, want %v", got, want)
 	}
 }
+
+// A server's session: requests (each its own trace) one after another and
+// side by side, each a request span with a lookup inside. The path is one
+// request's, the longest: never a chain of requests that happened to
+// follow one another in time. Its first step is the root it starts from.
+func TestCriticalPathOfAServerSession(t *testing.T) {
+	var spans []span
+	for r := range 40 {
+		at, wall := time.Duration(r)*10, time.Duration(8)
+		if r == 17 {
+			wall = 30 // the slow request, overlapping the next ones
+		}
+		id := uint64(2*r + 1)
+		spans = append(spans,
+			span{kind: "marks", name: "GET /lookup", at: at, wall: wall, id: id, trace: uint64(r + 1)},
+			span{kind: "lookup", name: "lookup", at: at + 1, wall: wall - 2, id: id + 1, parent: id, trace: uint64(r + 1)})
+	}
+	got := treeOf(t, spans).CriticalPath()
+	if want := []explain.Step{{34, 2}, {35, 28}}; !slices.Equal(got, want) {
+		t.Errorf("critical path: %v, want %v: the slow request alone", got, want)
+	}
+	// Of requests as long as one another, the one that ended last.
+	got = treeOf(t, spans[:10]).CriticalPath()
+	if want := []explain.Step{{8, 2}, {9, 6}}; !slices.Equal(got, want) {
+		t.Errorf("critical path of equal requests: %v, want %v: the last", got, want)
+	}
+}

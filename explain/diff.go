@@ -3,6 +3,8 @@ package explain
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -11,15 +13,19 @@ import (
 )
 
 // Match says which records of two sides of a diff are the same work: those
-// of one kind and name whose key attributes are equal. The other
+// of one kind, name and effect whose key attributes are equal. The other
 // attributes are compared, but those Ignore names.
 type Match struct {
 	// Keys are the key attributes; nil means "key" and those ending in
 	// ".key" (autotune.key).
 	Keys []string
 	// Ignore are attributes left out of the comparison: those that
-	// change from run to run.
+	// change from run to run (a server's port). Each is a name, or a
+	// pattern where * stands for any run of characters (net.*), as
+	// path.Match reads it.
 	Ignore []string
+	// Body reads a record's effect; nil means StoredBody.
+	Body Body
 }
 
 // IsKey reports whether the attribute k is a key attribute.
@@ -28,6 +34,40 @@ func (m Match) IsKey(k string) bool {
 		return slices.Contains(m.Keys, k)
 	}
 	return k == "key" || strings.HasSuffix(k, ".key")
+}
+
+// Ignores reports whether the attribute k is left out of the comparison:
+// Ignore names it, or one of its patterns matches it. A malformed pattern
+// matches nothing (Check reports it).
+func (m Match) Ignores(k string) bool {
+	for _, p := range m.Ignore {
+		if ok, err := path.Match(p, k); p == k || ok && err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Check returns an error naming the first malformed pattern of Ignore
+// (an unclosed [, say), or nil.
+func (m Match) Check() error {
+	for _, p := range m.Ignore {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("%q: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// keyOf returns the key attributes of attrs, nil when it has none.
+func (m Match) keyOf(attrs sessions.Attrs) sessions.Attrs {
+	var key sessions.Attrs
+	for _, kv := range attrs {
+		if m.IsKey(kv.Key) {
+			key = append(key, kv)
+		}
+	}
+	return key
 }
 
 // Side is what one side of a diff recorded: a store, or some of its
@@ -47,32 +87,46 @@ type Side struct {
 	entries map[string]*Entry // by identity
 }
 
-// Entry is what one side recorded of one key: how many records, and the
-// newest one's attributes and wall.
+// Entry is what one side recorded of one key, with one effect: how many
+// records, how long they took, and the newest one's attributes.
 type Entry struct {
 	Kind, Name string
 	// Key are the key attributes.
 	Key sessions.Attrs
+	// Effect is the records' effect, "changed" or "observed"; "" for
+	// records that do not say (written before records kept it). Records
+	// of one key with different effects are different entries: work done
+	// is compared with work done, and hits with hits.
+	Effect string
 	// Attributes are the newest record's compared attributes: neither
 	// key nor ignored.
 	Attributes sessions.Attrs
 	// Count is how many records of the key the side holds.
 	Count int
-	// Wall is the newest record's wall.
-	Wall time.Duration
+	// Median is the median of their walls (of an even count, the mean of
+	// the middle two), and Total their sum.
+	Median, Total time.Duration
+
+	walls []time.Duration // until Read ends
 }
 
 // Read reads one side of a diff from a store: the records of the kinds
 // (every kind when nil) that the options select (sessions.InSession,
-// say), in stamp order, keeping per key the newest record, and per
+// say), in stamp order, keeping per key and effect the count, median and
+// total of the records' walls and the newest one's attributes, and per
 // session its duration and its kinds' times. It holds a few words per
-// key and per kind, and one session's intervals at a time.
+// key and per kind, a wall per record (for the medians), and one
+// session's intervals at a time.
 func (m Match) Read(r *sessions.Records, kinds []string, opts ...sessions.ReadOption) (*Side, error) {
 	if kinds == nil {
 		var err error
 		if kinds, err = r.Kinds(); err != nil {
 			return nil, err
 		}
+	}
+	body := m.Body
+	if body == nil {
+		body = StoredBody
 	}
 	side := &Side{Kinds: map[string]time.Duration{}, entries: map[string]*Entry{}}
 	var (
@@ -106,23 +160,48 @@ func (m Match) Read(r *sessions.Records, kinds []string, opts ...sessions.ReadOp
 			switch {
 			case m.IsKey(kv.Key):
 				key = append(key, kv)
-			case !slices.Contains(m.Ignore, kv.Key):
+			case !m.Ignores(kv.Key):
 				attrs = append(attrs, kv)
 			}
 		}
-		id := identity(kr.Kind, kr.Record.Name, key)
+		effect := ""
+		if e, known := body.Effect(&kr.Record); known {
+			effect = e.String()
+		}
+		id := identity(kr.Kind, kr.Record.Name, key) + effect
 		e := side.entries[id]
 		if e == nil {
-			e = &Entry{Kind: kr.Kind, Name: kr.Record.Name, Key: key}
+			e = &Entry{Kind: kr.Kind, Name: kr.Record.Name, Key: key, Effect: effect}
 			side.entries[id] = e
 		}
 		e.Count++
-		e.Attributes, e.Wall = attrs, kr.Record.Wall // records come in stamp order: the last is the newest
+		wall := max(kr.Record.Wall, 0)
+		e.Total = addSat(e.Total, wall)
+		e.walls = append(e.walls, wall)
+		e.Attributes = attrs // records come in stamp order: the last is the newest
 	}
 	if started {
 		fold()
 	}
+	for _, e := range side.entries {
+		e.Median, e.walls = median(e.walls), nil
+	}
 	return side, nil
+}
+
+// median returns the median of walls, which it sorts: of an even count,
+// the mean of the middle two; 0 of none.
+func median(walls []time.Duration) time.Duration {
+	n := len(walls)
+	if n == 0 {
+		return 0
+	}
+	slices.Sort(walls)
+	if n%2 == 1 {
+		return walls[n/2]
+	}
+	a, b := walls[n/2-1], walls[n/2]
+	return a + (b-a)/2
 }
 
 // identity returns the key a record falls under, as a map key: its kind,
@@ -206,6 +285,7 @@ func Diff(a, b *Side) Comparison {
 			cmp.Compare(ex.Kind, ey.Kind),
 			cmp.Compare(ex.Name, ey.Name),
 			cmp.Compare(identity(ex.Kind, ex.Name, ex.Key), identity(ey.Kind, ey.Name, ey.Key)),
+			cmp.Compare(ex.Effect, ey.Effect),
 		)
 	})
 	kinds := map[string]bool{}
@@ -231,39 +311,34 @@ func attributeDifferences(a, b sessions.Attrs) []Difference {
 	return differences(keys, a, b)
 }
 
-// Slowdown is a time that grew from side A to side B by more than a
-// given share: a key's wall (Key set), a kind's time (Kind set, Key
-// nil), or the duration (neither).
+// Slowdown is a key whose records took longer on side B than on side A:
+// their median wall grew by more than a share and by more than a
+// duration.
 type Slowdown struct {
-	// Key is the key whose newest record's wall grew; nil for a total.
+	// Key is the key, recorded with the same effect on both sides.
 	Key *KeyDiff
-	// Total is the total that grew, when Key is nil.
-	Total Total
-	// A and B are the times on each side.
+	// A and B are the key's median walls on each side.
 	A, B time.Duration
 }
 
-// Slower returns what took longer on side B than on side A by more than
-// pct percent of A's time: the duration first, then kinds, then keys
-// both sides recorded, each in the comparison's order. A time that was
-// zero on side A grows by no share, and is never slower.
-func (c Comparison) Slower(pct float64) []Slowdown {
-	slower := func(a, b time.Duration) bool {
-		return a > 0 && float64(b-a) > float64(a)*pct/100
-	}
+// Slower returns the keys both sides recorded, with the same effect,
+// whose median wall grew from side A to side B by more than pct percent
+// of A's and by more than minDelta, in the comparison's order. Like is
+// compared with like: a key's work with its work, its hits with its
+// hits, so that two hits that took 3µs and 5µs, or a key recorded on one
+// side only, are never slower. The totals (the duration, each kind's
+// time) are not judged: a server's session lasts as long as the server
+// ran, whatever its work took.
+func (c Comparison) Slower(pct float64, minDelta time.Duration) []Slowdown {
 	var out []Slowdown
-	if slower(c.Duration.A, c.Duration.B) {
-		out = append(out, Slowdown{Total: c.Duration, A: c.Duration.A, B: c.Duration.B})
-	}
-	for _, k := range c.Kinds {
-		if slower(k.A, k.B) {
-			out = append(out, Slowdown{Total: k, A: k.A, B: k.B})
-		}
-	}
 	for i := range c.Keys {
 		d := &c.Keys[i]
-		if d.A != nil && d.B != nil && slower(d.A.Wall, d.B.Wall) {
-			out = append(out, Slowdown{Key: d, A: d.A.Wall, B: d.B.Wall})
+		if d.A == nil || d.B == nil {
+			continue
+		}
+		a, b := d.A.Median, d.B.Median
+		if a > 0 && b-a > minDelta && float64(b-a) > float64(a)*pct/100 {
+			out = append(out, Slowdown{Key: d, A: a, B: b})
 		}
 	}
 	return out

@@ -137,3 +137,32 @@ func ExampleRework() {
 	// marks -> compile: 1 parents, 1 children, 40ms
 	// autotune -> candidate: 1 parents, 2 children, 35ms
 }
+
+// A server's session has a root per request: RootGroups sums them up by
+// kind and name, and SlowestRoots picks the few worth expanding.
+func ExampleSessionTree_RootGroups() {
+	store := sessions.NewMemStore()
+	var spans []span
+	for i := range 20 {
+		wall := time.Duration(1+i%5) * time.Millisecond
+		if i == 13 {
+			wall = 90 * time.Millisecond // the slow one
+		}
+		spans = append(spans, span{kind: "marks", name: "GET /lookup", at: time.Duration(i) * 100 * time.Millisecond, wall: wall, id: uint64(i + 1), trace: uint64(i + 1)})
+	}
+	spans = append(spans, span{kind: "marks", name: "GET /health", at: 2 * time.Second, wall: time.Millisecond, id: 99, trace: 99})
+	id := record(store, spans)
+	tree, err := explain.Tree(sessions.NewRecords(store.Reopen()), id)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, g := range tree.RootGroups() {
+		fmt.Printf("%s ×%d: median %v, p90 %v, max %v (seq %d)\n", g.Name, g.Count, g.Median, g.P90, g.Max, g.Slowest)
+	}
+	fmt.Println("expand:", tree.SlowestRoots(3))
+	// Output:
+	// GET /lookup ×20: median 3ms, p90 5ms, max 90ms (seq 13)
+	// GET /health ×1: median 1ms, p90 1ms, max 1ms (seq 20)
+	// expand: [13 4 9]
+}

@@ -22,6 +22,7 @@ type span struct {
 	id, parent uint64
 	trace      uint64
 	attrs      sessions.Attrs
+	observed   bool // changed nothing (a cache hit); else changed
 }
 
 // epoch is when every test session starts.
@@ -68,8 +69,14 @@ func recordWith(store sessions.Store, start time.Time, cfg recorder.Config, span
 			ParentSpanID: spanID(s.parent),
 		}
 		// Changed, so the session is kept from its first record and none
-		// is held back or evicted.
-		if err := rec.Record(s.kind, sessions.Changed, st, body); err != nil {
+		// is held back or evicted; an observed record says so, and that
+		// none of its attributes is an input, as records from spans do.
+		effect := sessions.Changed
+		if s.observed {
+			effect, body.Inputs = sessions.Observed, []string{}
+		}
+		body.Effect = effect
+		if err := rec.Record(s.kind, effect, st, body); err != nil {
 			panic(err)
 		}
 	}

@@ -13,21 +13,31 @@ import (
 // autotune ran, of which one won), and which records were done again (a
 // key tuned in one session and tuned again in the next).
 //
-// Whether a child changed anything (its effect) is read through Body
-// (StoredBody when nil): ChildWork.Unchanged is the time in children
+// Whether a record changed anything (its effect) is read through Body
+// (StoredBody when nil). ChildWork.Unchanged is the time in children
 // known to have changed nothing — candidates benchmarked and not kept —
-// and is unknown (UnchangedKnown false) while records do not store their
-// effect.
+// and is unknown (UnchangedKnown false) for records that do not store
+// their effect. A record of a key (KeyWork) that changed nothing is a
+// hit: the work found done, never work redone. Work is redone when a key
+// that had already changed something (earlier in the session or in an
+// earlier session added) changes something again; a record whose effect
+// is not known counts as work, as stores written before effects were
+// kept cannot tell.
 //
 // The zero Rework is ready to use. It holds a few words per pair of
-// parent and child kinds, and per kind and name seen.
+// parent and child kinds, and per key seen.
 type Rework struct {
 	// Body reads a record's effect; nil means StoredBody.
 	Body Body
+	// Keys are the attributes that, with a record's kind and name, tell
+	// one piece of work from another (a compile of one kernel from a
+	// compile of the next); nil means "key" and those ending in ".key",
+	// as Match.
+	Keys []string
 
 	adds     int // how many trees were added
 	children map[[2]string]*childTally
-	keys     map[[2]string]*keyTally
+	keys     map[string]*keyTally // by identity
 }
 
 // childTally is a ChildWork, and the parent (in which Add) that last
@@ -42,7 +52,8 @@ type childTally struct {
 // session counts once.
 type keyTally struct {
 	KeyWork
-	add int
+	add  int
+	done bool // a record of the key changed something
 }
 
 // ChildWork is what the records of one kind spent in their children of
@@ -70,31 +81,42 @@ type ChildWork struct {
 	UnchangedKnown    bool
 }
 
-// KeyWork is how often one record — a kind and a name, such as an
-// autotune key — was recorded.
+// KeyWork is how often one piece of work — a kind, a name and key
+// attributes, such as an autotune key — was recorded, done and found
+// done.
 type KeyWork struct {
 	// Kind is the record's kind.
 	Kind string
 	// Name is the record's name within its kind.
 	Name string
-	// Records is how many times it was recorded: all but the first are
-	// the same work done again.
+	// Key are its key attributes (Rework.Keys), in the first record's
+	// order; nil when it has none.
+	Key sessions.Attrs
+	// Records is how many times it was recorded, work and hits.
 	Records int
 	// Sessions is how many sessions recorded it.
 	Sessions int
 	// Wall is the sum of its records' walls.
 	Wall time.Duration
-	// Redone is the sum of the walls of all its records but the first
-	// added: the time spent doing it again.
+	// Redos is how many of its records changed something again, after
+	// an earlier record of the key had (or whose effect is not known):
+	// the same work done again; Redone is the sum of their walls.
+	Redos  int
 	Redone time.Duration
+	// Hits is how many of its records changed nothing (a cache hit: the
+	// work found done), and HitWall the sum of their walls. A hit is
+	// never redone work.
+	Hits    int
+	HitWall time.Duration
 }
 
 // Add counts one session's tree.
 func (w *Rework) Add(t *SessionTree) {
 	if w.children == nil {
 		w.children = map[[2]string]*childTally{}
-		w.keys = map[[2]string]*keyTally{}
+		w.keys = map[string]*keyTally{}
 	}
+	m := Match{Keys: w.Keys}
 	w.adds++
 	body := w.Body
 	if body == nil {
@@ -104,14 +126,22 @@ func (w *Rework) Add(t *SessionTree) {
 		n := t.nodes.at(i)
 		wall := max(n.Record.Wall, 0)
 
-		key := [2]string{n.Kind, n.Record.Name}
-		k := w.keys[key]
+		key := m.keyOf(n.Record.Attributes)
+		id := identity(n.Kind, n.Record.Name, key)
+		k := w.keys[id]
 		if k == nil {
-			k = &keyTally{KeyWork: KeyWork{Kind: n.Kind, Name: n.Record.Name}}
-			w.keys[key] = k
+			k = &keyTally{KeyWork: KeyWork{Kind: n.Kind, Name: n.Record.Name, Key: key}}
+			w.keys[id] = k
 		}
-		if k.Records > 0 {
+		switch effect, known := body.Effect(&n.Record); {
+		case known && effect == sessions.Observed:
+			k.Hits++
+			k.HitWall = addSat(k.HitWall, wall)
+		case k.done:
+			k.Redos++
 			k.Redone = addSat(k.Redone, wall)
+		default:
+			k.done = true
 		}
 		k.Records++
 		k.Wall = addSat(k.Wall, wall)
@@ -166,8 +196,8 @@ func (w *Rework) Children() []ChildWork {
 	return out
 }
 
-// Redone returns the records recorded more than once, by kind and name,
-// the most wall first.
+// Redone returns the keys recorded more than once (work redone, or found
+// done), the most time redone first, then the most wall.
 func (w *Rework) Redone() []KeyWork {
 	var out []KeyWork
 	for _, k := range w.keys {
@@ -176,13 +206,13 @@ func (w *Rework) Redone() []KeyWork {
 		}
 	}
 	slices.SortFunc(out, func(a, b KeyWork) int {
-		if c := cmp.Compare(b.Wall, a.Wall); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Name, b.Name)
+		return cmp.Or(
+			cmp.Compare(b.Redone, a.Redone),
+			cmp.Compare(b.Wall, a.Wall),
+			cmp.Compare(a.Kind, b.Kind),
+			cmp.Compare(a.Name, b.Name),
+			cmp.Compare(identity(a.Kind, a.Name, a.Key), identity(b.Kind, b.Name, b.Key)),
+		)
 	})
 	return out
 }

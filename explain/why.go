@@ -46,6 +46,24 @@ type Reason struct {
 	// order: its inputs for Inputs, its session's environment for
 	// Environment; none otherwise.
 	Differences []Difference
+	// Outcome is, for work done again with the same inputs (Environment
+	// and Forgotten), every outcome attribute (not an input) of either
+	// record, in key order, with its value before (the previous record's)
+	// and after (this one's), equal or not: a forgotten tune that picked
+	// another winner, or the same one. None otherwise.
+	Outcome []Difference
+}
+
+// OutcomeChanged reports whether an outcome attribute differs between the
+// previous record and this one: the work done again did not come out the
+// same.
+func (r Reason) OutcomeChanged() bool {
+	for _, d := range r.Outcome {
+		if d.Before == nil || d.After == nil || !d.Before.Equal(*d.After) {
+			return true
+		}
+	}
+	return false
 }
 
 // Difference is one attribute, or one field of a session's environment,
@@ -213,6 +231,7 @@ func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Va
 				} else {
 					reason.Cause = Forgotten
 				}
+				reason.Outcome = outcomes(body, &prev.Record, &kr.Record)
 			}
 			last = &kr
 			if reason.Cause != Observed {
@@ -232,6 +251,21 @@ func inputDifferences(body Body, before, after *sessions.Record) []Difference {
 	addKeys(keys, before.Attributes, func(k string) bool { return body.IsInput(before, k) })
 	addKeys(keys, after.Attributes, func(k string) bool { return body.IsInput(after, k) })
 	return differences(keys, before.Attributes, after.Attributes)
+}
+
+// outcomes returns every outcome attribute (not an input) of either of
+// two records of a key, in key order, with both values, equal or not.
+func outcomes(body Body, before, after *sessions.Record) []Difference {
+	keys := map[string]bool{}
+	addKeys(keys, before.Attributes, func(k string) bool { return !body.IsInput(before, k) })
+	addKeys(keys, after.Attributes, func(k string) bool { return !body.IsInput(after, k) })
+	out := make([]Difference, 0, len(keys))
+	for _, k := range sortedKeys(keys) {
+		vb, inb := before.Attributes.Get(k)
+		va, ina := after.Attributes.Get(k)
+		out = append(out, difference(k, vb, inb, va, ina))
+	}
+	return out
 }
 
 // environmentDifferences returns what differs between two sessions'

@@ -210,3 +210,30 @@ func ExampleWhy() {
 	// 1h0m0s, inputs (candidates: tiled simd → tiled simd split-k)
 	// 2h0m0s, forgotten
 }
+
+// Work done again with the same inputs says what it came out as, before
+// and after: a forgotten tune that picked another winner says so, and
+// one that picked the same says that.
+func TestWhyOutcome(t *testing.T) {
+	r := whyStore(
+		[]span{tune(0, "matmul", "tiled simd", "tiled")},
+		[]span{tune(0, "matmul", "tiled simd", "tiled")},
+		[]span{tune(0, "matmul", "tiled simd", "simd")},
+	)
+	var got []string
+	for reason, err := range explain.Why(r, "autotune", "autotune.key", sessions.StringValue("matmul")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := fmt.Sprint(reason.Cause, " changed=", reason.OutcomeChanged())
+		for _, d := range reason.Outcome {
+			line += fmt.Sprintf(" %s:%v>%v", d.Key, side(d.Before), side(d.After))
+		}
+		got = append(got, line)
+	}
+	// The second session runs another service.version: environment.
+	want := []string{"new changed=false", "environment changed=false winner:tiled>tiled", "forgotten changed=true winner:tiled>simd"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -23,6 +23,7 @@ func TestBadVariablesFallBackToSafeDefaults(t *testing.T) {
 	}{
 		{exporter.EnvLevel, "loud", "off, basic or full"},
 		{exporter.EnvMarks, "some", "all, enclosing or none"},
+		{exporter.EnvKeepBy, "request", "session or trace"},
 		{exporter.EnvKeepSessions, "0", "1"},
 		{exporter.EnvKeepSessions, "-5", "1"},
 		{exporter.EnvKeepSessions, "many", "1"},
@@ -70,6 +71,7 @@ func TestVariablesInAnyCaseAndUnit(t *testing.T) {
 	e := captureErrors(t)
 	t.Setenv(exporter.EnvLevel, " FULL ")
 	t.Setenv(exporter.EnvMarks, "None")
+	t.Setenv(exporter.EnvKeepBy, "Session")
 	t.Setenv(exporter.EnvMaxBytes, "64 mib")
 	t.Setenv(exporter.EnvPendingBudget, "1.5GB")
 	p := newProvider(t, "", exporter.WithStore(sessions.NewMemStore()))

@@ -39,7 +39,11 @@
 // held in memory within a byte budget, oldest dropped first; the first
 // change keeps the session and writes what was held. The store is opened
 // only then, so a warm run that finds everything cached opens nothing,
-// creates no directory and writes no byte.
+// creates no directory and writes no byte. A server keeps by request
+// instead (WithKeepBy(KeepByTrace)): each trace is held until its local
+// root span ends, kept if one of its records changed something and
+// dropped otherwise, so a server that runs for days writes the requests
+// that did the work and none of the cache hits.
 //
 // Only recording (sampled) spans reach a span processor. The provider
 // carrying this processor should sample everything, as the SDK's default

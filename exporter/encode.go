@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -58,10 +59,11 @@ const maxScratch = 64 << 10
 
 // enqueue encodes the record of the ended span s (when the marks policy
 // records it) and queues it, with s itself when forwarding, in the place
-// reserve took; false means nothing was queued. A panic in the mapping or
+// reserve took, saying whether s is a local root that ends its trace under
+// KeepByTrace; false means nothing was queued. A panic in the mapping or
 // the encoding (a hostile span, a bug) is recovered, counted and reported
 // once, and the span dropped, rather than raised into the caller.
-func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, record, forward bool) (queued bool) {
+func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, record, forward, root bool) (queued bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			e.problems.Add(1)
@@ -71,7 +73,11 @@ func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, recor
 			queued = false
 		}
 	}()
-	q := queuedSpan{stamp: o.stamp, what: spanForward}
+	q := queuedSpan{stamp: o.stamp, what: spanForward, root: root}
+	var tr *trace.TraceID
+	if e.byTrace {
+		tr = &k.trace
+	}
 	var tl tooLarge
 	var value []byte
 	if record {
@@ -84,7 +90,7 @@ func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, recor
 		enc := encodeRecord(w, s, max(e.rec.Level(), sessions.LevelBasic), o.inputs, o.stamp)
 		switch {
 		case !e.noted(enc):
-			if !forward {
+			if !forward && !root {
 				return false
 			}
 		case enc.err != nil:
@@ -93,7 +99,7 @@ func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, recor
 			q.what, q.kind, q.effect, value = spanRecord, enc.kind, enc.effect, w.buf
 		}
 	}
-	e.queue.put(int(k.span[6])%queueShards, q, value, tl, s, forward)
+	e.queue.put(int(k.span[6])%queueShards, q, value, tl, s, forward, tr)
 	return true
 }
 

@@ -31,6 +31,8 @@ const (
 	// a unit ("64MiB", "1GB") of at least MinMaxBytes: a bare "64" is a
 	// unit left off, reported and ignored (no bound), never 64 bytes.
 	EnvMaxBytes = env.MaxBytes
+	// EnvKeepBy sets what a change keeps: session or trace (see KeepBy).
+	EnvKeepBy = env.KeepBy
 )
 
 // The least a size variable takes, in bytes; smaller values are reported
@@ -70,6 +72,13 @@ func (c *config) fromEnv(report func(error)) {
 	if c.maxBytes == nil {
 		if n, ok := env.Size(env.MaxBytes, env.MinMaxBytes, false, report); ok {
 			WithMaxBytes(n)(c)
+		}
+	}
+	if v, ok := env.Lookup(env.KeepBy); ok && c.keepBy == nil {
+		if k, err := ParseKeepBy(v); err != nil {
+			report(fmt.Errorf("%s=%q: %w; ignored (keep by %s)", env.KeepBy, v, err, DefaultKeepBy))
+		} else {
+			c.keepBy = &k
 		}
 	}
 	if v, ok := env.Lookup(env.Marks); ok && c.marks == nil {

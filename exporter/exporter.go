@@ -29,6 +29,7 @@ type Exporter struct {
 	stamps   stampTable
 	inflight atomic.Int64 // stamped spans not yet ended
 	marks    Marks
+	byTrace  bool // KeepByTrace: records carry their trace, local roots end theirs
 
 	registration registration // where Register put the exporter (register.go)
 
@@ -90,8 +91,9 @@ var _ sdktrace.SpanProcessor = (*Exporter)(nil)
 // The environment configures what the options leave unset:
 // OTELRECORDS_LEVEL (off, basic, full), OTELRECORDS_KEEP_SESSIONS,
 // OTELRECORDS_PENDING_BUDGET (bytes), OTELRECORDS_LABEL, OTELRECORDS_MARKS
-// (all, enclosing, none) and OTELRECORDS_MAX_BYTES. A value that does not
-// parse is reported through otel.Handle and ignored.
+// (all, enclosing, none), OTELRECORDS_MAX_BYTES and OTELRECORDS_KEEP_BY
+// (session, trace). A value that does not parse is reported through
+// otel.Handle and ignored.
 func New(dir string, opts ...Option) (*Exporter, error) {
 	c := config{maxQueue: DefaultMaxQueueSize}
 	for _, o := range opts {
@@ -159,6 +161,9 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	}
 	if c.maxBytes != nil {
 		cfg.MaxBytes = *c.maxBytes
+	}
+	if c.keepBy != nil && *c.keepBy == KeepByTrace {
+		cfg.KeepBy, e.byTrace = recorder.KeepByTrace, true
 	}
 	cfg.Report = e.reportOnce
 	if c.now == nil {
@@ -260,7 +265,11 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 		e.resourceOnce.Do(func() { e.useResource(s) })
 	}
 	record, forward := e.recorded(s, o.encloses), e.fwd != nil
-	if !record && !forward {
+	// Under KeepByTrace a local root's end starts its trace's grace, even
+	// when the root itself is let go — unless, under MarksEnclosing, no
+	// record started inside it, when its trace holds nothing of it.
+	root := e.byTrace && isLocalRoot(s) && (record || e.marks != MarksEnclosing || o.encloses)
+	if !record && !forward && !root {
 		return // an implicit mark the policy lets go
 	}
 	if !e.reserve() {
@@ -272,7 +281,7 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 		}
 		return
 	}
-	if !e.enqueue(s, k, o, record, forward) {
+	if !e.enqueue(s, k, o, record, forward, root) {
 		e.routed(1) // its place goes back: nothing was queued
 	}
 }
@@ -292,9 +301,10 @@ func (e *Exporter) useResource(s sdktrace.ReadOnlySpan) {
 // ForceFlush returns once every record of every span ended before the call
 // is durable in the store (written, or — when another process holds the
 // store until ctx ends — in its spool), or held in memory for a session
-// not yet kept. The background goroutine answers it after one take of
-// the whole queue, which holds every span ended before the call: a steady
-// stream of spans after it cannot starve it. It returns the error of the
+// not yet kept (under KeepByTrace, for a trace not yet decided). The
+// background goroutine answers it after one take of the whole queue,
+// which holds every span ended before the call: a steady stream of spans
+// after it cannot starve it. It returns the error of the
 // write, if it failed, or ctx's error if ctx ends first. After Shutdown
 // it returns nil.
 func (e *Exporter) ForceFlush(ctx context.Context) error {

@@ -131,6 +131,9 @@ func (e *Exporter) loop() {
 			continue
 		}
 		e.drain(life)
+		// Under KeepByTrace, traces whose grace has passed are dropped;
+		// while some wait the loop comes back within writeInterval.
+		waiting := e.rec.DecideTraces()
 		for _, req := range reqs {
 			if req.shutdown {
 				req.reply <- e.close(req.ctx)
@@ -147,7 +150,7 @@ func (e *Exporter) loop() {
 				continue
 			}
 		}
-		if !armed && (e.queue.n.Load() > 0 || e.pendingBytes() > 0) {
+		if !armed && (e.queue.n.Load() > 0 || e.pendingBytes() > 0 || waiting) {
 			arm(writeInterval)
 		}
 	}
@@ -228,13 +231,20 @@ func (e *Exporter) pendingBytes() int {
 // forwarder the span.
 func (e *Exporter) route(b *queueBatch, i int) {
 	q := &b.recs[i]
+	var t recorder.Trace // the zero Trace under KeepBySession
+	if b.traces != nil {
+		t = recorder.Trace(b.traces[i])
+	}
 	var err error
 	switch q.what {
 	case spanRecord:
-		err = e.rec.RecordEncoded(q.kind, q.effect, q.stamp, b.bytes[q.start:q.end])
+		err = e.rec.RecordEncodedIn(t, q.kind, q.effect, q.stamp, b.bytes[q.start:q.end])
 	case spanTooLarge:
 		tl := b.tooLarge[q.start]
-		err = e.rec.RecordTooLarge(q.kind, q.effect, tl.name, tl.err)
+		err = e.rec.RecordTooLargeIn(t, q.kind, q.effect, tl.name, tl.err)
+	}
+	if q.root {
+		e.rec.EndTrace(t)
 	}
 	if err != nil && !errors.Is(err, sessions.ErrClosed) {
 		e.problems.Add(1)

@@ -74,12 +74,21 @@ func (m Marks) String() string {
 // ParseMarks parses a marks policy by name: all, enclosing or none, in any
 // case.
 func ParseMarks(s string) (Marks, error) {
-	for _, m := range []Marks{MarksEnclosing, MarksAll, MarksNone} {
-		if strings.EqualFold(s, m.String()) {
-			return m, nil
-		}
+	if m, ok := parseName(s, MarksEnclosing, MarksAll, MarksNone); ok {
+		return m, nil
 	}
 	return 0, fmt.Errorf("otelrecords: unknown marks policy %q (want all, enclosing or none)", s)
+}
+
+// parseName returns the one of values whose String is s, in any case.
+func parseName[T fmt.Stringer](s string, values ...T) (T, bool) {
+	for _, v := range values {
+		if strings.EqualFold(s, v.String()) {
+			return v, true
+		}
+	}
+	var zero T
+	return zero, false
 }
 
 // WithMarks sets which spans that carry neither records.kind nor

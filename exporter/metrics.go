@@ -42,6 +42,9 @@ func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
 	kept := counter("otelrecords.sessions.kept", "{session}", "Sessions kept (1 once this session changed something).")
 	trimmedRecords := counter("otelrecords.records.trimmed", "{record}", "Records of this session deleted to keep the store within its byte bound.")
 	trimmedSessions := counter("otelrecords.sessions.trimmed", "{session}", "Other sessions deleted to keep the store within its byte bound.")
+	tracesKept := counter("otelrecords.traces.kept", "{trace}", "Traces kept under KeepByTrace because one of their records changed something.")
+	tracesDropped := counter("otelrecords.traces.dropped", "{trace}", "Traces dropped under KeepByTrace: their root ended and the grace passed with nothing changed.")
+	tracesEvicted := counter("otelrecords.traces.evicted", "{trace}", "Held traces pushed out by the pending budget before they were decided.")
 	storeBytes := gauge("otelrecords.store.bytes", "By", "The store's size as its byte bound counts it (0 without one).")
 	held := gauge("otelrecords.records.held", "{record}", "Records held in memory, waiting for a change.")
 	heldBytes := gauge("otelrecords.records.held_bytes", "By", "Bytes the held records count against the pending budget.")
@@ -65,8 +68,11 @@ func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
 		o.ObserveInt64(trimmedRecords, s.TrimmedRecords)
 		o.ObserveInt64(trimmedSessions, s.TrimmedSessions)
 		o.ObserveInt64(storeBytes, s.StoreBytes)
+		o.ObserveInt64(tracesKept, s.TracesKept)
+		o.ObserveInt64(tracesDropped, s.TracesDropped)
+		o.ObserveInt64(tracesEvicted, s.TracesEvicted)
 		return nil
 	}, written, evicted, dropped, tooLarge, problems, writeErrors, opens, busyWaits, spooled, kept, held, heldBytes,
-		trimmedRecords, trimmedSessions, storeBytes)
+		trimmedRecords, trimmedSessions, storeBytes, tracesKept, tracesDropped, tracesEvicted)
 	return err
 }

@@ -3,6 +3,7 @@ package exporter_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -22,6 +23,39 @@ func TestMetricsMirrorStats(t *testing.T) {
 	if err := p.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	checkMetrics(t, reader, map[string]int64{
+		"otelrecords.records.written": 2, // the observed one went: a budget of 1 byte holds nothing
+		"otelrecords.records.evicted": 1,
+		"otelrecords.sessions.kept":   1,
+		"otelrecords.store.opens":     1,
+		"otelrecords.records.held":    0,
+		"otelrecords.records.dropped": 0,
+	})
+	p.shutdown(t)
+}
+
+func TestMetricsCountTraces(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	p := newProvider(t, "", exporter.WithStore(sessions.NewMemStore()), exporter.WithMeterProvider(mp),
+		exporter.WithKeepBy(exporter.KeepByTrace))
+	p.do("hit", spanbridge.Kind("lookup")) // a trace of its own, which changes nothing
+	p.do("miss", spanbridge.Kind("compile"), spanbridge.Changed())
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checkMetrics(t, reader, map[string]int64{"otelrecords.traces.kept": 1, "otelrecords.records.held": 1})
+	for deadline := time.Now().Add(exporter.TraceGrace + 5*time.Second); p.exp.Stats().TracesDropped == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	checkMetrics(t, reader, map[string]int64{"otelrecords.traces.dropped": 1, "otelrecords.traces.evicted": 0, "otelrecords.records.held": 0})
+	p.shutdown(t)
+}
+
+// checkMetrics collects reader's metrics and fails on each of want that
+// differs.
+func checkMetrics(t *testing.T, reader *sdkmetric.ManualReader, want map[string]int64) {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
@@ -37,18 +71,9 @@ func TestMetricsMirrorStats(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]int64{
-		"otelrecords.records.written": 2, // the observed one went: a budget of 1 byte holds nothing
-		"otelrecords.records.evicted": 1,
-		"otelrecords.sessions.kept":   1,
-		"otelrecords.store.opens":     1,
-		"otelrecords.records.held":    0,
-		"otelrecords.records.dropped": 0,
-	}
 	for name, v := range want {
 		if got[name] != v {
 			t.Errorf("%s = %d, want %d (all: %v)", name, got[name], v, got)
 		}
 	}
-	p.shutdown(t)
 }

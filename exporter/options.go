@@ -34,6 +34,7 @@ type config struct {
 	budget       *int
 	label        *string
 	marks        *Marks
+	keepBy       *KeepBy
 	maxBytes     *int64
 	store        sessions.Store
 	now          func() time.Time
@@ -111,8 +112,10 @@ func WithStore(s sessions.Store) Option { return func(c *config) { c.store = s }
 // record's offset is its span's start minus that; the clock matters only
 // if it reads earlier than the first span's start (a fake clock in a
 // test), when the session starts at its reading. For a reproducible store,
-// start spans with explicit timestamps (trace.WithTimestamp). The default
-// is time.Now.
+// start spans with explicit timestamps (trace.WithTimestamp). Under
+// KeepByTrace, TraceGrace is measured on this clock too: a clock that
+// stands still holds every trace that changes nothing until Shutdown
+// lets it go (or the budget evicts it). The default is time.Now.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithMaxQueueSize sets how many ended spans may wait for the background

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -43,6 +44,7 @@ type queueBatch struct {
 	recs     []queuedSpan            // in ticket order
 	tooLarge []tooLarge              // records that did not encode within a store's limits
 	spans    []sdktrace.ReadOnlySpan // with WithForward: recs[i]'s span is spans[i]
+	traces   []trace.TraceID         // under KeepByTrace: recs[i]'s trace is traces[i]
 }
 
 // queuedSpan is one ended span in a queueBatch.
@@ -53,13 +55,14 @@ type queuedSpan struct {
 	start, end int // its value in bytes; for a tooLarge one, start indexes tooLarge
 	effect     sessions.Effect
 	what       uint8
+	root       bool // a local root: its trace's grace starts (KeepByTrace)
 }
 
 // What a queuedSpan holds.
 const (
 	spanRecord   uint8 = iota // an encoded record
 	spanTooLarge              // a record no store holds: dropped and counted
-	spanForward               // no record (the marks policy): only forwarded
+	spanForward               // no record (the marks policy): only forwarded, or a root that ends its trace
 )
 
 // tooLarge is a record that encoding refused, and why.
@@ -69,7 +72,9 @@ type tooLarge struct {
 }
 
 // put queues one span's entry in shard sh; value is copied.
-func (q *spanQueue) put(sh int, s queuedSpan, value []byte, tl tooLarge, span sdktrace.ReadOnlySpan, forward bool) {
+// Under KeepByTrace tr is the span's trace; nil otherwise, when nothing
+// is kept of it.
+func (q *spanQueue) put(sh int, s queuedSpan, value []byte, tl tooLarge, span sdktrace.ReadOnlySpan, forward bool, tr *trace.TraceID) {
 	shard := &q.shards[sh]
 	shard.mu.Lock()
 	b := &shard.batch
@@ -88,6 +93,9 @@ func (q *spanQueue) put(sh int, s queuedSpan, value []byte, tl tooLarge, span sd
 	b.recs = append(b.recs, s)
 	if forward {
 		b.spans = append(b.spans, span)
+	}
+	if tr != nil {
+		b.traces = append(b.traces, *tr)
 	}
 	shard.mu.Unlock()
 }
@@ -130,7 +138,7 @@ func empty(taken *[queueShards]queueBatch) {
 		clear(b.recs) // their kinds are strings of ended spans
 		clear(b.tooLarge)
 		clear(b.spans)
-		b.bytes, b.recs, b.tooLarge, b.spans = b.bytes[:0], b.recs[:0], b.tooLarge[:0], b.spans[:0]
+		b.bytes, b.recs, b.tooLarge, b.spans, b.traces = b.bytes[:0], b.recs[:0], b.tooLarge[:0], b.spans[:0], b.traces[:0]
 	}
 }
 

@@ -106,6 +106,8 @@ func TestReadmeConfigurationTable(t *testing.T) {
 		[]string{"basic", "full", "off"}, exporter.DefaultLevel.String())
 	enum(exporter.EnvMarks, func(s string) (string, error) { m, err := exporter.ParseMarks(s); return m.String(), err },
 		[]string{"all", "enclosing", "none"}, exporter.DefaultMarks.String())
+	enum(exporter.EnvKeepBy, func(s string) (string, error) { k, err := exporter.ParseKeepBy(s); return k.String(), err },
+		[]string{"session", "trace"}, exporter.DefaultKeepBy.String())
 	for n, want := range map[string][]string{
 		exporter.EnvKeepSessions:  {"at least 1", "0 is refused"},
 		exporter.EnvPendingBudget: {"at least " + env.FormatSize(exporter.MinPendingBudget), "0 or"},

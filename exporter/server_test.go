@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -53,21 +54,9 @@ func TestOtelhttpServerWithConcurrentClients(t *testing.T) {
 	defer srv.Close()
 
 	const clients, requests, kernels = 4, 100, 10
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Go(func() {
-			for i := range requests {
-				resp, err := http.Get(fmt.Sprintf("%s/kernel/k%d", srv.URL, (c*requests+i)%kernels))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-		})
-	}
-	wg.Wait()
+	testsupport.GetConcurrently(t, clients, requests, func(c, i int) string {
+		return fmt.Sprintf("%s/kernel/k%d", srv.URL, (c*requests+i)%kernels)
+	})
 	if err := tp.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

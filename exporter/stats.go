@@ -11,6 +11,17 @@ type Stats struct {
 	HeldBytes int64
 	// Evicted is how many held records the pending budget pushed out.
 	Evicted int64
+	// TracesKept is how many traces were kept under KeepByTrace because
+	// one of their records changed something.
+	TracesKept int64
+	// TracesDropped is how many traces were dropped under KeepByTrace
+	// because their local root ended, and TraceGrace passed, with nothing
+	// changed.
+	TracesDropped int64
+	// TracesEvicted is how many traces the pending budget pushed out under
+	// KeepByTrace before they were decided (their records are counted in
+	// Evicted).
+	TracesEvicted int64
 	// Invalid is how many records were refused for an invalid kind.
 	Invalid int64
 	// TooLarge is how many records were dropped because no store could
@@ -69,5 +80,6 @@ func (e *Exporter) Stats() Stats {
 		TrimmedSessions: r.TrimmedSessions, TrimmedRecords: r.TrimmedRecords,
 		Dropped: e.dropped.Load(), Problems: e.problems.Load(), Queued: q,
 		AttributesDropped: e.cut.Load(),
+		TracesKept:        r.TracesKept, TracesDropped: r.TracesDropped, TracesEvicted: r.TracesEvicted,
 	}
 }

@@ -110,11 +110,10 @@ func TestDiffFailSlower(t *testing.T) {
 	// Session 3 benchmarked twice as slowly as session 2.
 	code, out, errOut := runCLI(t, "diff", "--dir", dir, "--session", id(1), "--against-session", id(2), "--fail-slower", "50")
 	for _, want := range []string{
-		"B took more than 50% longer than A: ",
-		"the duration 26ms → 41ms (+58%)",
-		"kind autotune 15ms → 30ms (+100%)",
-		"autotune tune matmul autotune.key=matmul 15ms → 30ms (+100%)",
-		"bench bench split-k 6ms → 12ms (+100%)",
+		"B took more than 50% (and 1ms) longer than A: ",
+		"marks build qwen3-8b median 26ms → 41ms (+58%)",
+		"autotune tune matmul autotune.key=matmul (changed) median 15ms → 30ms (+100%)",
+		"bench bench split-k median 6ms → 12ms (+100%)",
 	} {
 		if code != 1 || !strings.Contains(errOut, want) {
 			t.Errorf("diff --fail-slower 50: exit %d, stderr %q; want exit 1 and %q", code, errOut, want)
@@ -131,8 +130,24 @@ func TestDiffFailSlower(t *testing.T) {
 	if code, _, errOut := runCLI(t, "diff", "--dir", dir, "--session", id(2), "--against-session", id(3), "--fail-slower", "0"); code != 0 || errOut != "" {
 		t.Errorf("diff of a faster session --fail-slower 0: exit %d, stderr %q; want 0", code, errOut)
 	}
-	if code, _, _ := runCLI(t, "diff", "--dir", dir, "--against-session", id(2), "--fail-slower", "-5"); code != 2 {
-		t.Errorf("--fail-slower -5: exit %d, want 2", code)
+	// A key whose median grew by no more than --min-delta is not slower:
+	// the benches grew by 4ms to 6ms, the tune by 15ms and the build by
+	// 15ms.
+	code, _, errOut = runCLI(t, "diff", "--dir", dir, "--session", id(1), "--against-session", id(2), "--fail-slower", "50", "--min-delta", "6ms")
+	if code != 1 || strings.Contains(errOut, "bench") || !strings.Contains(errOut, "tune matmul") {
+		t.Errorf("diff --fail-slower 50 --min-delta 6ms: exit %d, stderr %q; want the tune and the build alone", code, errOut)
+	}
+	for _, c := range []struct{ flag, value, want string }{
+		{"--fail-slower", "-5", "--fail-slower -5: want a percentage"},
+		{"--fail-slower", "abc", `--fail-slower "abc": not a number`},
+		{"--min-delta", "5", `--min-delta "5": not a duration`},
+		{"--min-delta", "-1ms", "--min-delta -1ms: want a duration"},
+		{"--ignore", "net.[", `--ignore "net.[": syntax error in pattern`},
+	} {
+		code, out, errOut := runCLI(t, "diff", "--dir", dir, "--against-session", id(2), "--fail-slower", "10", c.flag, c.value)
+		if code != 2 || out != "" || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "strconv") {
+			t.Errorf("%s %s: exit %d, stdout %q, stderr %q; want exit 2 naming %q", c.flag, c.value, code, out, errOut, c.want)
+		}
 	}
 	if code, _, errOut := runCLI(t, "diff", "--dir", dir, "--against-session", "7"); code != 1 || !strings.Contains(errOut, "no session 7") {
 		t.Errorf("--against-session 7: exit %d, stderr %q; want 1, no session 7", code, errOut)

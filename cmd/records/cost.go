@@ -30,21 +30,29 @@ Children: what the records of each kind spent in the records inside them,
 by the children's kind (an autotune in its candidates, a build's mark in
 its compiles): how many parents had such children, how many children, the
 time in them (concurrent children each counted), and of it the time in
-children that changed nothing (a candidate benchmarked and not kept).
-Records do not store yet whether they changed anything, so that column
-says "unknown" until they do.
+children that changed nothing (a candidate benchmarked and not kept), read
+from the effect each record stores; "unknown" for records of stores
+written before records kept their effect.
 
-Redone: records of one kind and name recorded more than once (a key tuned
-in one session and tuned again in the next): how many times, in how many
-sessions, the time in all of them, and the time spent doing it again (all
-but the first). Marks are left out: they are phases a program names, which
-every run has again. records why KIND KEY=VALUE says why each was done.
+Work and hits: each piece of work (a kind, a name and its key attributes,
+"key" and those ending in ".key") recorded more than once: how many times,
+in how many sessions, the time in all of them; then how many times the
+work was redone, and the time in it: a record that changed something for a
+key that had already changed something, earlier in the session or in an
+earlier session (a key tuned in one session and tuned again in the next, a
+server compiling after a restart what it compiled before); then the hits,
+and the time in them: records that changed nothing (the work found done, a
+cache hit), which are never redone work. A record whose effect is not
+known counts as work. Marks are left out: they are phases a program names,
+which every run has again. records why KIND KEY=VALUE says why each was
+done.
 
 Each table lists the --top rows with the most time, 20 by default (0 for
 all). With --json, one JSON object per row and line: for children, table
 "children", parent, child, parents, children, wall_ns and
-changed_nothing_ns (null when not known); for work redone, table "redone",
-kind, name, records, sessions, wall_ns and redone_ns.`,
+changed_nothing_ns (null when not known); for work, table "redone", kind,
+name, key (the key attributes), records, sessions, wall_ns, redone (how
+many records redid the work), redone_ns, hits and hit_ns.`,
 		Example: `  records cost
   records cost --top 0 --json | jq -c 'select(.table == "redone")'`,
 		Args: cobra.NoArgs,
@@ -83,7 +91,8 @@ func rework(r *sessions.Records) (*explain.Rework, error) {
 	err = eachSession(rows, inStampOrder(r, kinds), sessionVisitor{
 		begin: func(sessions.Session) error { return nil },
 		record: func(kr kindRecord) error {
-			kr.Record.Attributes, kr.Record.Events = nil, nil // the tree needs the name, ids and times
+			// The tree needs the name, ids, times and effect, and the key.
+			kr.Record.Attributes, kr.Record.Events = keyAttributes(kr.Record.Attributes), nil
 			return b.Add(kr)
 		},
 		end: func(sessions.Session) error {
@@ -105,13 +114,29 @@ type childCostJSON struct {
 }
 
 type redoneJSON struct {
-	Table    string `json:"table"`
-	Kind     string `json:"kind"`
-	Name     string `json:"name"`
-	Records  int    `json:"records"`
-	Sessions int    `json:"sessions"`
-	WallNs   int64  `json:"wall_ns"`
-	RedoneNs int64  `json:"redone_ns"`
+	Table    string         `json:"table"`
+	Kind     string         `json:"kind"`
+	Name     string         `json:"name"`
+	Key      sessions.Attrs `json:"key"`
+	Records  int            `json:"records"`
+	Sessions int            `json:"sessions"`
+	WallNs   int64          `json:"wall_ns"`
+	Redone   int            `json:"redone"`
+	RedoneNs int64          `json:"redone_ns"`
+	Hits     int            `json:"hits"`
+	HitNs    int64          `json:"hit_ns"`
+}
+
+// keyAttributes returns the key attributes of attrs ("key" and those
+// ending in ".key", as Rework's default Keys), in a new slice.
+func keyAttributes(attrs sessions.Attrs) sessions.Attrs {
+	var key sessions.Attrs
+	for _, kv := range attrs {
+		if (explain.Match{}).IsKey(kv.Key) {
+			key = append(key, kv)
+		}
+	}
+	return key
 }
 
 func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) error {
@@ -137,7 +162,12 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 			}
 		}
 		for _, k := range redone {
-			if err := enc.Encode(redoneJSON{"redone", k.Kind, k.Name, k.Records, k.Sessions, int64(k.Wall), int64(k.Redone)}); err != nil {
+			key := k.Key
+			if key == nil {
+				key = sessions.Attrs{}
+			}
+			if err := enc.Encode(redoneJSON{"redone", k.Kind, k.Name, key, k.Records, k.Sessions, int64(k.Wall),
+				k.Redos, int64(k.Redone), k.Hits, int64(k.HitWall)}); err != nil {
 				return err
 			}
 		}
@@ -170,16 +200,20 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 	}
 	fmt.Fprintln(out)
 	if len(redone) == 0 {
-		fmt.Fprintln(out, "Redone: no record was recorded more than once.")
+		fmt.Fprintln(out, "Work and hits: no record was recorded more than once.")
 	} else {
-		fmt.Fprintln(out, "Redone: records of one kind and name recorded more than once")
+		fmt.Fprintln(out, "Work and hits: work recorded more than once, redone (changed again) or found done (hits)")
 		t := newTable(out)
-		if err := t.row("KIND", "RECORD", "TIMES", "SESSIONS", "TIME", "AGAIN"); err != nil {
+		if err := t.row("KIND", "RECORD", "TIMES", "SESSIONS", "TIME", "REDONE", "REDONE TIME", "HITS", "HIT TIME"); err != nil {
 			return err
 		}
 		for _, k := range redone {
-			if err := t.row(k.Kind, orDash(k.Name), strconv.Itoa(k.Records), strconv.Itoa(k.Sessions),
-				formatDuration(k.Wall), formatDuration(k.Redone)); err != nil {
+			name := orDash(k.Name)
+			if len(k.Key) > 0 {
+				name += " " + formatAttrs(k.Key)
+			}
+			if err := t.row(k.Kind, name, strconv.Itoa(k.Records), strconv.Itoa(k.Sessions),
+				formatDuration(k.Wall), strconv.Itoa(k.Redos), formatDuration(k.Redone), strconv.Itoa(k.Hits), formatDuration(k.HitWall)); err != nil {
 				return err
 			}
 		}

@@ -26,6 +26,7 @@ func (a *app) diffCommand() *cobra.Command {
 		sessionA   sessionFlag
 		sessionB   sessionFlag
 		failSlower float64
+		minDelta   time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "diff [--session A] (--against DIR | --against-session B)",
@@ -36,36 +37,50 @@ the session --against-session of the store --against (of --dir when
 --against is not given): say a build machine's store and a laptop's, or
 yesterday's build and today's in one store.
 
-Records are matched by kind, name and key attributes: by default the
-attributes named "key" or ending in ".key" (autotune.key), or those --key
-names. For each match the newest record of each side is compared,
-attribute by attribute, and a difference is shown:
+Records are matched by kind, name, effect and key attributes: by default
+the attributes named "key" or ending in ".key" (autotune.key), or those
+--key names. Like is compared with like: a key's records that changed
+something (work done) with the other side's that did, and those that
+changed nothing (cache hits) with hits. For each match the newest record
+of each side is compared, attribute by attribute, and a difference is
+shown:
 
   ~  recorded on both sides, with different attributes (a key tuned to a
      different winner: winner: tiled → simd)
-  -  recorded only in A
-  +  recorded only in B
+  -  recorded only in A (removed)
+  +  recorded only in B (added)
 
 The counts say how many records of the match each side holds. Attributes
-that change from run to run can be left out with --ignore.
+that change from run to run can be left out with --ignore, a comma list
+that may be repeated and may hold * patterns: --ignore 'net.*,server.port'
+leaves out the ports a server listens and is called on.
 
 Then the times, A's and B's, and how B's compares (+25% is slower): the
-duration (of a store, its sessions' added up), each kind's time (counted
-once within each session: records inside or beside one another add only
-what the others did not cover), and each key both sides recorded (its
-newest record's wall). --fail-slower PCT exits with status 1, naming what
-did, when B's duration, a kind's time or a key's wall is more than PCT
-percent longer than A's.
+duration (of a store, its sessions' added up) and each kind's time
+(counted once within each session: records inside or beside one another
+add only what the others did not cover); then each match both sides
+recorded: its count, the median and the total of its records' walls.
 
-With --json, one JSON object per key and line: change ("same", "changed",
-"only_in_a" or "only_in_b"), kind, name, key (the key attributes), a and b
-({count, attributes, wall_ns}: count 0 where that side has none) and
+--fail-slower PCT is a gate: it exits with status 1, naming on stderr each
+match whose median wall on B is more than PCT percent longer than A's and
+longer by more than --min-delta (1ms by default), so that hits that took
+3µs and 5µs never trip it. Matches recorded on one side only are added or
+removed, never slower; the totals are shown, not judged (a server's
+session lasts as long as it ran, whatever its work took).
+
+With --json, one JSON object per match and line: change ("same",
+"changed", "only_in_a" or "only_in_b"), kind, name, key (the key
+attributes), effect ("changed", "observed", or null for records that do
+not say), count_a, count_b, median_a_ns, median_b_ns, total_a_ns,
+total_b_ns (0 where that side has none), a and b ({count, attributes,
+wall_ns}: wall_ns is the median; count 0 where that side has none) and
 differences ([{key, a, b}], a value or null where that side has no such
 attribute); then one per time, {total: "duration" or "kind", kind, a:
 {wall_ns}, b: {wall_ns}}. Both stores are only read.`,
 		Example: `  records diff --dir ./ci-store --against ~/.cache/otelrecords/default
   records diff --session 1735787045006000000 --against-session 1735790645006000000 --fail-slower 10
   records diff --dir A --against B --kind autotune --ignore tried
+  records diff --session A --against-session B --ignore 'net.*,server.port' --fail-slower 50 --min-delta 5ms
   records diff --dir A --against B --key kernel --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -77,6 +92,13 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 			if cmd.Flags().Changed("fail-slower") && (failSlower < 0 || math.IsNaN(failSlower) || math.IsInf(failSlower, 0)) {
 				return usageError{fmt.Errorf("--fail-slower %v: want a percentage, 0 or more", failSlower)}
 			}
+			if minDelta < 0 {
+				return usageError{fmt.Errorf("--min-delta %v: want a duration, 0 or more", minDelta)}
+			}
+			m := explain.Match{Keys: keys, Ignore: splitList(ignore)}
+			if err := m.Check(); err != nil {
+				return usageError{fmt.Errorf("--ignore %w", err)}
+			}
 			var kinds []string
 			if kind != "" {
 				k, err := recordkeys.CheckKind(kind)
@@ -85,7 +107,6 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 				}
 				kinds = []string{k}
 			}
-			m := explain.Match{Keys: keys, Ignore: ignore}
 			// B is read as A is, with every other flag the same.
 			b := *a
 			if against != "" {
@@ -117,7 +138,7 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 				return err
 			}
 			if cmd.Flags().Changed("fail-slower") {
-				return slowerError(c.Slower(failSlower), failSlower)
+				return slowerError(c.Slower(failSlower, minDelta), failSlower, minDelta)
 			}
 			return nil
 		},
@@ -127,8 +148,9 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 	cmd.Flags().Var(&sessionB, "against-session", "compare with this `session` (B), of --against or else of --dir")
 	cmd.Flags().StringVar(&kind, "kind", "", "compare only records of this `kind`")
 	cmd.Flags().StringArrayVar(&keys, "key", nil, "match records by this attribute (repeatable; default: key and *.key)")
-	cmd.Flags().StringArrayVar(&ignore, "ignore", nil, "do not compare this attribute (repeatable)")
-	cmd.Flags().Float64Var(&failSlower, "fail-slower", 0, "exit 1 when B took more than `PCT` percent longer than A: its duration, a kind's time or a key's wall")
+	cmd.Flags().StringArrayVar(&ignore, "ignore", nil, "do not compare these `attributes`: a comma list, * patterns allowed (repeatable)")
+	cmd.Flags().Float64Var(&failSlower, "fail-slower", 0, "exit 1 when a key's median wall on B is more than `PCT` percent longer than on A (and longer by more than --min-delta)")
+	cmd.Flags().DurationVar(&minDelta, "min-delta", time.Millisecond, "with --fail-slower, a key's median must also grow by more than this `duration`")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per key and per time, one per line")
 	return cmd
 }
@@ -155,13 +177,20 @@ type diffJSON struct {
 	Kind        string         `json:"kind"`
 	Name        string         `json:"name"`
 	Key         sessions.Attrs `json:"key"`
+	Effect      *string        `json:"effect"`
+	CountA      int            `json:"count_a"`
+	CountB      int            `json:"count_b"`
+	MedianANs   int64          `json:"median_a_ns"`
+	MedianBNs   int64          `json:"median_b_ns"`
+	TotalANs    int64          `json:"total_a_ns"`
+	TotalBNs    int64          `json:"total_b_ns"`
 	A           sideJSON       `json:"a"`
 	B           sideJSON       `json:"b"`
 	Differences []attrDiffJSON `json:"differences"`
 }
 
-// sideJSON is what one side holds of a key; count 0, attributes {} and
-// wall_ns 0 when it holds nothing.
+// sideJSON is what one side holds of a key: wall_ns is its records'
+// median; count 0, attributes {} and wall_ns 0 when it holds nothing.
 type sideJSON struct {
 	Count      int            `json:"count"`
 	Attributes sessions.Attrs `json:"attributes"`
@@ -190,7 +219,7 @@ func sideOf(e *explain.Entry) sideJSON {
 	if e == nil {
 		return sideJSON{Attributes: sessions.Attrs{}}
 	}
-	return sideJSON{Count: e.Count, Attributes: e.Attributes, WallNs: int64(e.Wall)}
+	return sideJSON{Count: e.Count, Attributes: e.Attributes, WallNs: int64(e.Median)}
 }
 
 var changeSigns = map[explain.Change]string{explain.Same: "=", explain.Changed: "~", explain.OnlyInA: "-", explain.OnlyInB: "+"}
@@ -201,13 +230,21 @@ func printDiff(cmd *cobra.Command, sides [2]diffSide, c explain.Comparison, asJS
 		enc := jsonLines(out)
 		for _, k := range c.Keys {
 			e := k.Entry()
+			a, b := sideOf(k.A), sideOf(k.B)
 			d := diffJSON{
 				Change:      k.Change,
 				Kind:        e.Kind,
 				Name:        e.Name,
 				Key:         e.Key,
-				A:           sideOf(k.A),
-				B:           sideOf(k.B),
+				Effect:      nullable(e.Effect),
+				CountA:      a.Count,
+				CountB:      b.Count,
+				MedianANs:   a.WallNs,
+				MedianBNs:   b.WallNs,
+				TotalANs:    totalOf(k.A),
+				TotalBNs:    totalOf(k.B),
+				A:           a,
+				B:           b,
 				Differences: make([]attrDiffJSON, len(k.Differences)),
 			}
 			for i, ad := range k.Differences {
@@ -261,9 +298,9 @@ func printDiff(cmd *cobra.Command, sides [2]diffSide, c explain.Comparison, asJS
 			var what string
 			switch k.Change {
 			case explain.OnlyInA:
-				what = "only in A"
+				what = "removed: only in A"
 			case explain.OnlyInB:
-				what = "only in B"
+				what = "added: only in B"
 			default:
 				parts := make([]string, len(k.Differences))
 				for i, d := range k.Differences {
@@ -280,27 +317,49 @@ func printDiff(cmd *cobra.Command, sides [2]diffSide, c explain.Comparison, asJS
 		}
 	}
 
-	// The times: the duration, each kind's, and each key both recorded.
+	// The totals: the duration and each kind's time.
 	if _, err := fmt.Fprintln(out); err != nil {
 		return err
 	}
 	t := newTable(out)
-	if err := t.row("TIME", "KIND", "RECORD", "A", "B", "B VS A"); err != nil {
+	if err := t.row("TIME", "KIND", "A", "B", "B VS A"); err != nil {
 		return err
 	}
-	if err := t.row("duration", "-", "-", formatDuration(c.Duration.A), formatDuration(c.Duration.B), formatChange(c.Duration.A, c.Duration.B)); err != nil {
+	if err := t.row("duration", "-", formatDuration(c.Duration.A), formatDuration(c.Duration.B), formatChange(c.Duration.A, c.Duration.B)); err != nil {
 		return err
 	}
 	for _, k := range c.Kinds {
-		if err := t.row("kind", k.Kind, "-", formatDuration(k.A), formatDuration(k.B), formatChange(k.A, k.B)); err != nil {
+		if err := t.row("kind", k.Kind, formatDuration(k.A), formatDuration(k.B), formatChange(k.A, k.B)); err != nil {
 			return err
 		}
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	// Each match both recorded, like with like: medians and totals.
+	both := 0
+	for _, k := range c.Keys {
+		if k.A != nil && k.B != nil {
+			both++
+		}
+	}
+	if both == 0 {
+		return out.Flush()
+	}
+	if _, err := fmt.Fprintln(out); err != nil {
+		return err
+	}
+	t = newTable(out)
+	if err := t.row("KIND", "RECORD", "EFFECT", "COUNT A", "COUNT B", "MEDIAN A", "MEDIAN B", "TOTAL A", "TOTAL B", "B VS A"); err != nil {
+		return err
 	}
 	for _, k := range c.Keys {
 		if k.A == nil || k.B == nil {
 			continue
 		}
-		if err := t.row("record", k.A.Kind, recordName(k.A), formatDuration(k.A.Wall), formatDuration(k.B.Wall), formatChange(k.A.Wall, k.B.Wall)); err != nil {
+		if err := t.row(k.A.Kind, recordName(k.A), orDash(k.A.Effect), strconv.Itoa(k.A.Count), strconv.Itoa(k.B.Count),
+			formatDuration(k.A.Median), formatDuration(k.B.Median), formatDuration(k.A.Total), formatDuration(k.B.Total),
+			formatChange(k.A.Median, k.B.Median)); err != nil {
 			return err
 		}
 	}
@@ -332,31 +391,55 @@ func formatChange(a, b time.Duration) string {
 	return fmt.Sprintf("%+.0f%%", pct)
 }
 
-// slowerError names what took longer on side B than on side A by more
-// than pct percent, or is nil when nothing did.
-func slowerError(slower []explain.Slowdown, pct float64) error {
+// slowerError names the keys whose median wall grew from side A to side
+// B by more than pct percent and minDelta, or is nil when none did.
+func slowerError(slower []explain.Slowdown, pct float64, minDelta time.Duration) error {
 	if len(slower) == 0 {
 		return nil
 	}
 	const most = 10 // named in the message; the table has them all
 	parts := make([]string, 0, min(len(slower), most))
 	for _, s := range slower[:min(len(slower), most)] {
-		var what string
-		switch {
-		case s.Key != nil:
-			what = s.Key.A.Kind + " " + recordName(s.Key.A)
-		case s.Total.Kind != "":
-			what = "kind " + clean(s.Total.Kind)
-		default:
-			what = "the duration"
+		what := s.Key.A.Kind + " " + recordName(s.Key.A)
+		if s.Key.A.Effect != "" {
+			what += " (" + s.Key.A.Effect + ")"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s → %s (%s)", what, formatDuration(s.A), formatDuration(s.B), formatChange(s.A, s.B)))
+		parts = append(parts, fmt.Sprintf("%s median %s → %s (%s)", what, formatDuration(s.A), formatDuration(s.B), formatChange(s.A, s.B)))
 	}
 	msg := strings.Join(parts, "; ")
 	if len(slower) > most {
 		msg += fmt.Sprintf("; and %d more", len(slower)-most)
 	}
-	return fmt.Errorf("B took more than %s%% longer than A: %s", strconv.FormatFloat(pct, 'f', -1, 64), msg)
+	return fmt.Errorf("B took more than %s%% (and %s) longer than A: %s", strconv.FormatFloat(pct, 'f', -1, 64), formatDuration(minDelta), msg)
+}
+
+// splitList splits each of values at commas, leaving out empty items and
+// the spaces around each: --ignore 'a, b' --ignore c is a, b and c.
+func splitList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for item := range strings.SplitSeq(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				out = append(out, item)
+			}
+		}
+	}
+	return out
+}
+
+// nullable returns s, or nil for "": a JSON null.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func totalOf(e *explain.Entry) int64 {
+	if e == nil {
+		return 0
+	}
+	return int64(e.Total)
 }
 
 func formatSide(v *sessions.Value) string {

@@ -31,7 +31,9 @@ record's seq, the order it was stamped in across every kind. Without --kind
 every kind is printed, merged into that one order.
 
 Each text line is: session, seq, offset from the session's start, kind,
-name (a mark's label), wall time, and the attributes as key=value.`,
+name (a mark's label), wall time, effect (changed: the record did the work,
+observed: it changed nothing, as a cache hit; "-" for records of older
+stores, which do not say), and the attributes as key=value.`,
 		Example: `  records dump
   records dump --kind autotune
   records dump --session 1735787045006000000 --json
@@ -85,6 +87,7 @@ type recordJSON struct {
 	Scope        scopeJSON          `json:"scope"`
 	SpanKind     string             `json:"span_kind"`
 	Links        []linkJSON         `json:"links"`
+	Effect       *string            `json:"effect"`
 }
 
 // linkJSON is one of a span's links.
@@ -149,6 +152,7 @@ func toJSON(kr kindRecord) recordJSON {
 		Scope:        scopeJSON{Name: rec.Scope.Name, Version: rec.Scope.Version},
 		SpanKind:     kind,
 		Links:        links,
+		Effect:       effectOf(&rec),
 	}
 }
 
@@ -184,6 +188,7 @@ func dump(cmd *cobra.Command, records iter.Seq2[kindRecord, error], asJSON bool)
 			kr.Kind,
 			orDash(kr.Record.Name),
 			formatDuration(kr.Record.Wall),
+			effectCell(&kr.Record),
 		}
 		if len(kr.Record.Attributes) > 0 {
 			cells = append(cells, formatAttrs(kr.Record.Attributes))

@@ -133,6 +133,8 @@ func flagError(cmd *cobra.Command, err error) error {
 			if strings.Contains(m[3], "out of range") {
 				why = "out of range"
 			}
+		case "float32", "float64":
+			why = "not a number"
 		case "duration":
 			why = "not a duration (like 500ms, 30s or 2m)"
 		case "bool":

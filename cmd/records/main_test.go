@@ -260,7 +260,7 @@ func TestDumpJSONOrderAndFields(t *testing.T) {
 		t.Fatalf("order\n got %v\nwant %v", order, wantOrder)
 	}
 
-	wantKeys := []string{"attributes", "events", "kind", "links", "name", "offset_ns", "parent_span_id", "scope",
+	wantKeys := []string{"attributes", "effect", "events", "kind", "links", "name", "offset_ns", "parent_span_id", "scope",
 		"seq", "session", "span_id", "span_kind", "status", "trace_id", "wall_ns"}
 	for _, r := range got {
 		if k := keysOf(r); !slices.Equal(k, wantKeys) {
@@ -294,6 +294,7 @@ func TestDumpJSONOrderAndFields(t *testing.T) {
 		"parent_span_id": "",
 		"scope":          map[string]any{"name": "example.com/tuner", "version": "v0.1.0"},
 		"span_kind":      "server",
+		"effect":         "changed",
 		"links": []any{map[string]any{
 			"trace_id":   "ab0000000000000000000000000000cd",
 			"span_id":    "ef00000000000001",
@@ -327,6 +328,7 @@ func TestDumpJSONOrderAndFields(t *testing.T) {
 		"scope":          map[string]any{"name": "", "version": ""},
 		"span_kind":      "unspecified", // not made from a span
 		"links":          []any{},
+		"effect":         nil, // observed, written with no inputs: it does not say
 	}
 	if !reflect.DeepEqual(got[4], wantMark) {
 		t.Errorf("mark:\n got %v\nwant %v", got[4], wantMark)
@@ -380,11 +382,11 @@ func TestDumpText(t *testing.T) {
 		t.Errorf("text output holds control characters:\n%q", out)
 	}
 	want := strings.Join([]string{
-		id1.String() + `  0  0s   marks     load weights     10ms`,
-		id1.String() + `  1  1ms  autotune  tune matmul      5ms  autotune.key="matmul 1024x1024" cached=false candidates=[tiled simd] speedup=1.5 tried=2`,
-		id1.String() + `  2  3ms  compile   compile matmul   2ms  kernel=matmul_f16`,
-		id2.String() + `  0  1s   compile   compile [31mred  1s   note="bell here" path]0;title=x`,
-		id2.String() + `  1  2s   marks     plan turn 7      500ms`,
+		id1.String() + `  0  0s   marks     load weights     10ms   -`,
+		id1.String() + `  1  1ms  autotune  tune matmul      5ms    changed  autotune.key="matmul 1024x1024" cached=false candidates=[tiled simd] speedup=1.5 tried=2`,
+		id1.String() + `  2  3ms  compile   compile matmul   2ms    -        kernel=matmul_f16`,
+		id2.String() + `  0  1s   compile   compile [31mred  1s     changed  note="bell here" path]0;title=x`,
+		id2.String() + `  1  2s   marks     plan turn 7      500ms  -`,
 	}, "\n") + "\n"
 	if out != want {
 		t.Errorf("text dump:\n got:\n%s\nwant:\n%s", out, want)

@@ -67,13 +67,18 @@ that any browser opens offline: no network, no external script or style.
 It shows the session (id, label, start, process, duration, Resource), a
 summary per kind (records; time, counted once however its records nest or
 overlap; mean and longest wall time), the critical path (the chain of
-records that bounded the session's duration), the slowest records, the
-timeline drawn as bars (one per record, under the record of its parent
-span, records that ran at once on rows of their own, the critical path
-outlined; hover over a bar for its details), and a table per kind with its
-attributes as columns.
+records that bounded its longest request: the roots of one trace), the
+slowest records, the timeline drawn as bars (one per record, under the
+record of its parent span, records that ran at once on rows of their own,
+the critical path outlined; hover over a bar for its details, its label in
+full and its effect), and a table per kind with its effect and attributes
+as columns.
 
-A timeline draws at most 20,000 bars (the longest records), and a table
+A session with more than 40 roots whose names repeat (a server's, a root
+per request) has them grouped by kind and name: a table of the groups
+(count, median, p90 and max wall), the 5 slowest roots drawn whole, and a
+row per group where the others are drawn merged where they touch. No bar
+is drawn narrower than a pixel. A timeline draws at most 20,000 bars (the longest records), and a table
 lists at most 500 records of its kind; the page says what it left out.
 Every record field is escaped, and the page's Content Security Policy lets
 nothing but its own script run. Without -o the page goes to standard

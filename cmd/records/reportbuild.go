@@ -65,6 +65,9 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 			Name:   clean(rec.Name),
 			Status: clean(formatStatus(rec.Status)),
 		}
+		if e := effectOf(&rec); e != nil {
+			row.Effect = *e
+		}
 		if len(k.Rows) < reportMaxRows {
 			row.attrs = rec.Attributes
 			k.Rows = append(k.Rows, row)
@@ -74,7 +77,8 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 		seqs = append(seqs, kr.Stamp.Seq)
 		// The tree needs the stamp, the kind and the span ids; the name
 		// is kept for the critical path's table.
-		kr.Record = sessions.Record{Name: rec.Name, Wall: rec.Wall, TraceID: rec.TraceID, SpanID: rec.SpanID, ParentSpanID: rec.ParentSpanID}
+		kr.Record = sessions.Record{Name: rec.Name, Wall: rec.Wall, TraceID: rec.TraceID, SpanID: rec.SpanID, ParentSpanID: rec.ParentSpanID,
+			Effect: rec.Effect, Inputs: rec.Inputs}
 		if err := b.Add(kr); err != nil {
 			return nil, err
 		}
@@ -130,8 +134,13 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 			drawn[seq] = true
 		}
 	}
-	// A bar is drawn half a unit wide at least: as long, for the layout.
-	places, rows := layOutTree(tree, drawn, max(sum.End/(2*tlWidth), 1))
+	// A session with too many roots to draw each draws the slowest whole,
+	// and the others grouped.
+	expanded := groupRoots(page, tree, path, classes, drawn)
+	// A bar is drawn tlMinBar units wide at least, never a sliver under a
+	// pixel: as long, for the layout.
+	minWidth := max(time.Duration(float64(sum.End)*tlMinBar/tlWidth), 1)
+	places, rows := layOutTree(tree, drawn, minWidth)
 	tl := &page.Timeline
 	tl.Width = tlWidth
 	tl.Height = tlAxis + float64(rows)*tlRow
@@ -151,7 +160,7 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 		}
 		start := kr.Stamp.Offset
 		x := float64(start) * scale
-		w := max(float64(max(kr.Record.Wall, 0))*scale, 0.5) // a hairline rather than nothing
+		w := max(float64(max(kr.Record.Wall, 0))*scale, tlMinBar)
 		y := tlAxis + float64(row)*tlRow
 		bar := reportBar{
 			X:        svgNum(x),
@@ -172,6 +181,9 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 			bar.Label = truncate(kr.Record.Name, fit)
 		}
 		tl.Bars = append(tl.Bars, bar)
+	}
+	if expanded != nil {
+		drawGroups(page, tree, expanded, rows, minWidth, scale)
 	}
 	return page, nil
 }
@@ -225,6 +237,9 @@ func details(kr kindRecord) string {
 	rec := kr.Record
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n%s · seq %d · at %s · %s", orDash(rec.Name), kr.Kind, kr.Stamp.Seq, formatDuration(kr.Stamp.Offset), formatDuration(rec.Wall))
+	if e := effectOf(&rec); e != nil {
+		fmt.Fprintf(&b, " · %s", *e)
+	}
 	if st := formatStatus(rec.Status); st != "" {
 		fmt.Fprintf(&b, "\nstatus: %s", st)
 	}

@@ -20,6 +20,7 @@ const (
 	tlBar        = 20.0 // a bar's height, leaving a gap below it
 	tlCharWidth  = 7.2  // the width of a label's character, roughly
 	tlMinLabelW  = 40.0 // the narrowest bar that gets a label
+	tlMinBar     = 1.5  // the narrowest bar: over a pixel on a page 1,200 pixels wide or more
 	tlTickTarget = 8    // about how many ticks the axis has
 )
 

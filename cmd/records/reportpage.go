@@ -25,6 +25,9 @@ type reportPage struct {
 	Slowest  []reportRecord
 	Critical reportPath
 	Timeline reportTimeline
+	// Groups are the session's roots by kind and name, when it has too
+	// many to draw each (see groupRoots); nil otherwise.
+	Groups []reportGroup
 }
 
 // dur is a duration as the page shows it: to 3 significant digits, as
@@ -110,6 +113,7 @@ type reportRecord struct {
 	Wall   dur
 	Name   string
 	Status string
+	Effect string   // changed, observed, or "" where the record does not say
 	Cells  []string // the values of the kind's Columns, "" where it has none
 	attrs  sessions.Attrs
 }
@@ -123,6 +127,11 @@ type reportTimeline struct {
 	Omitted       int // records not drawn
 	Shortest      dur // the shortest drawn, when some are omitted
 	Critical      int // bars on the critical path
+	// GroupedRoots is how many roots are drawn grouped, not whole, in
+	// Groups ("3 groups"), and GroupLabels name the groups' rows.
+	GroupedRoots int
+	Groups       string
+	GroupLabels  []reportGroupLabel
 }
 
 // reportBar is one record's bar.

@@ -25,7 +25,8 @@ func (a *app) showCommand() *cobra.Command {
 		Use:   "show KIND",
 		Short: "Show one kind's records as a table, attributes as columns",
 		Long: `Show the records of one kind in stamp order as a table: session, seq,
-offset, name and wall time, then a column per attribute key, in key order
+offset, name, wall time and effect (changed, observed, or "-" for records
+that do not say), then a column per attribute key, in key order
 ("-" where a record has none). An attribute gets a column when at least one
 shown record in 10 has it, and only the 16 most common do; the others are
 printed as key=value in a last column, OTHER.
@@ -142,7 +143,7 @@ func show(cmd *cobra.Command, r *sessions.Records, kind string, filters []filter
 	columns, rest := showColumns(present, shown)
 
 	t := newTable(out)
-	header := append([]string{"SESSION", "SEQ", "OFFSET", "NAME", "WALL"}, columns...)
+	header := append([]string{"SESSION", "SEQ", "OFFSET", "NAME", "WALL", "EFFECT"}, columns...)
 	if rest {
 		header = append(header, "OTHER")
 	}
@@ -162,9 +163,10 @@ func show(cmd *cobra.Command, r *sessions.Records, kind string, filters []filter
 		cells := []string{
 			rec.Stamp.Session.String(),
 			strconv.FormatUint(rec.Stamp.Seq, 10),
-			rec.Stamp.Offset.String(),
+			formatDuration(rec.Stamp.Offset),
 			orDash(rec.Record.Name),
-			rec.Record.Wall.String(),
+			formatDuration(rec.Record.Wall),
+			effectCell(&rec.Record),
 		}
 		for _, k := range columns {
 			cell := "-"

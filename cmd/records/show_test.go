@@ -38,7 +38,7 @@ func TestHostileShowDistinctKeys(t *testing.T) {
 	if len(lines) != n+1 {
 		t.Fatalf("%d lines, want %d", len(lines), n+1)
 	}
-	if h := strings.Fields(lines[0]); strings.Join(h, " ") != "SESSION SEQ OFFSET NAME WALL method OTHER" {
+	if h := strings.Fields(lines[0]); strings.Join(h, " ") != "SESSION SEQ OFFSET NAME WALL EFFECT method OTHER" {
 		t.Errorf("header %q", lines[0])
 	}
 	if !strings.HasSuffix(lines[n], fmt.Sprintf(" GET  req.%06d=%d", n-1, n-1)) {

@@ -44,14 +44,18 @@ more than the session lasted, however its records nest or run at once.
 Below the table, each session's critical path: the chain of records that
 bounded its duration (from the record that ended last back to the start,
 each the one the next waited on), nested as the records nest, with the
-time each alone held the session up. The text shows the 20 that held it up
-most; JSON lists the whole path.
+time each alone held the session up. It follows parents and children, and
+siblings one after the other, within one request (the roots of one trace):
+of a server's session, whose requests ran side by side, it is the longest
+request's, never a chain of unrelated requests. The text shows the 20
+records that held it up most; JSON lists the whole path.
 
 With --json, one JSON object per session and line: id, started_unix_ms,
 label, process, duration_ns, records (kind -> {count, wall_ns}, the time
 counted once), slowest ([{kind, seq, offset_ns, name, wall_ns}]) and
-critical_path (the seqs of the records on it, in pre-order: a record
-before the records on the path inside it). Records whose session row is
+critical_path ({root_seq, seqs}: the root it starts from, null for a
+session with no records, and the seqs of the records on it in pre-order,
+a record before the records on the path inside it). Records whose session row is
 gone (another process pruned it while it ran) are summarised under their
 session's id, with an empty label and process 0.`,
 		Example: `  records summary
@@ -84,10 +88,13 @@ session's id, with an empty label and process 0.`,
 // summary is what summary says of one session.
 type summary struct {
 	sessions.Session
-	sum     explain.Summary
-	path    []explain.Step // its critical path, in pre-order
-	nodes   map[uint64]pathNode
-	slowest []kindRecord // slowest first; at most top
+	sum   explain.Summary
+	path  []explain.Step // its critical path, in pre-order
+	nodes map[uint64]pathNode
+	// requests is how many requests (traces of its roots) the session
+	// holds: the path is the longest one's.
+	requests int
+	slowest  []kindRecord // slowest first; at most top
 }
 
 // pathNode is what summary shows of a record on the critical path.
@@ -129,6 +136,13 @@ func summarise(r *sessions.Records, top int, opts ...sessions.ReadOption) ([]*su
 			t := b.Tree()
 			cur.sum = t.Summary()
 			cur.path = t.CriticalPath()
+			traces := map[sessions.TraceID]bool{}
+			for n := range t.Walk() {
+				if n.Depth == 0 {
+					traces[n.Record.TraceID] = true
+				}
+			}
+			cur.requests = len(traces)
 			cur.nodes = make(map[uint64]pathNode, len(cur.path))
 			for _, st := range cur.path {
 				n := t.BySeq(st.Seq)
@@ -176,7 +190,15 @@ type summaryJSON struct {
 	DurationNs    int64                `json:"duration_ns"`
 	Records       map[string]kindTotal `json:"records"`
 	Slowest       []slowJSON           `json:"slowest"`
-	CriticalPath  []uint64             `json:"critical_path"`
+	CriticalPath  pathJSON             `json:"critical_path"`
+}
+
+// pathJSON is a session's critical path as `records summary --json`
+// prints it: the root it starts from (null for a session with no
+// records), and the seqs on it in pre-order.
+type pathJSON struct {
+	RootSeq *uint64  `json:"root_seq"`
+	Seqs    []uint64 `json:"seqs"`
 }
 
 // kindTotal is one kind's share of a session: how many records, and how
@@ -213,9 +235,12 @@ func printSummaries(cmd *cobra.Command, sums []*summary, asJSON bool) error {
 			for _, k := range s.sum.Kinds {
 				kinds[k.Kind] = kindTotal{k.Records, int64(k.Wall)}
 			}
-			path := make([]uint64, len(s.path))
+			path := pathJSON{Seqs: make([]uint64, len(s.path))}
 			for i, st := range s.path {
-				path[i] = st.Seq
+				path.Seqs[i] = st.Seq
+			}
+			if len(s.path) > 0 {
+				path.RootSeq = &path.Seqs[0] // pre-order: the root comes first
 			}
 			if err := enc.Encode(summaryJSON{
 				ID:            s.ID,
@@ -278,7 +303,16 @@ func printPath(w io.Writer, s *summary) error {
 		}
 		shown = slices.DeleteFunc(slices.Clone(shown), func(st explain.Step) bool { return !keep[st.Seq] })
 	}
-	if _, err := fmt.Fprintf(w, "\ncritical path of session %s: %s, bounded by %s\n",
+	if s.requests > 1 {
+		var held time.Duration
+		for _, st := range s.path {
+			held += st.Critical
+		}
+		if _, err := fmt.Fprintf(w, "\ncritical path of session %s, in its longest of %d requests (from seq %d): %s, bounded by %s\n",
+			s.ID, s.requests, s.path[0].Seq, formatDuration(held), plural(len(s.path), "record")); err != nil {
+			return err
+		}
+	} else if _, err := fmt.Fprintf(w, "\ncritical path of session %s: %s, bounded by %s\n",
 		s.ID, formatDuration(s.sum.End), plural(len(s.path), "record")); err != nil {
 		return err
 	}

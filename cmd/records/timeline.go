@@ -22,6 +22,7 @@ const maxIndent = 32
 func (a *app) timelineCommand() *cobra.Command {
 	var (
 		asJSON  bool
+		all     bool
 		session sessionFlag
 	)
 	cmd := &cobra.Command{
@@ -33,13 +34,21 @@ recorded in the session; else it is at the top. Records are never nested
 because their times overlap: four requests served at once are four records
 at the top, side by side. Siblings are in stamp order.
 
-Each line is: the offset from the session's start, the wall time, the kind,
+Each line is: the offset from the session's start, the wall time, the
+effect (changed: the record did the work; observed: it changed nothing, as
+a cache hit; "-" for records of older stores, which do not say), the kind,
 and the name (a mark's label), indented under its parent. Indentation stops
 at 32 levels; a record deeper than that shows its depth, as [depth 40].
 
+A session with more than 40 roots whose names repeat (a server's, a root
+per request) is summed up rather than printed whole: its roots grouped by
+kind and name (how many, their median, 90th percentile and longest wall,
+and the seq of the slowest), then the 5 slowest roots with the records
+inside them. --all prints every root.
+
 With --json, one JSON object per record and line, in stamp order: session,
 seq, parent_seq (null for a record at the top), depth (0 at the top), kind,
-name, offset_ns and wall_ns.`,
+name, offset_ns, wall_ns and effect ("changed", "observed", or null).`,
 		Example: `  records timeline
   records timeline --session 1735787045006000000
   records timeline --json | jq -c 'select(.depth == 0)'`,
@@ -47,16 +56,17 @@ name, offset_ns and wall_ns.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			session.parse(cmd)
 			return a.read(cmd, func(r *sessions.Records) error {
-				return timeline(cmd, r, session, asJSON)
+				return timeline(cmd, r, session, asJSON, all)
 			})
 		},
 	}
 	session.register(cmd, "show only the session with this `id`")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per record, one per line")
+	cmd.Flags().BoolVar(&all, "all", false, "print every root of a session, however many (a server's requests)")
 	return cmd
 }
 
-func timeline(cmd *cobra.Command, r *sessions.Records, f sessionFlag, asJSON bool) error {
+func timeline(cmd *cobra.Command, r *sessions.Records, f sessionFlag, asJSON, all bool) error {
 	opts := f.readOptions()
 	rows, err := sessionRows(r, opts...)
 	if err != nil {
@@ -72,7 +82,7 @@ func timeline(cmd *cobra.Command, r *sessions.Records, f sessionFlag, asJSON boo
 	if asJSON {
 		v = timelineJSONVisitor(out, &seen)
 	} else {
-		v = timelineTextVisitor(out, &seen)
+		v = timelineTextVisitor(out, &seen, all)
 	}
 	if err := eachSession(rows, inStampOrder(r, kinds, opts...), v); err != nil {
 		out.Flush() // show what was read before the error
@@ -85,7 +95,7 @@ func timeline(cmd *cobra.Command, r *sessions.Records, f sessionFlag, asJSON boo
 }
 
 // timelineTextVisitor builds each session's tree and prints it.
-func timelineTextVisitor(out io.Writer, seen *bool) sessionVisitor {
+func timelineTextVisitor(out io.Writer, seen *bool, all bool) sessionVisitor {
 	var b explain.TreeBuilder
 	first := true
 	return sessionVisitor{
@@ -104,14 +114,14 @@ func timelineTextVisitor(out io.Writer, seen *bool) sessionVisitor {
 				}
 			}
 			first = false
-			return printTree(out, s, b.Tree())
+			return printTree(out, s, b.Tree(), all)
 		},
 	}
 }
 
 // printTree writes a session's tree as an indented table under a line
 // naming the session.
-func printTree(w io.Writer, s sessions.Session, t *explain.SessionTree) error {
+func printTree(w io.Writer, s sessions.Session, t *explain.SessionTree, all bool) error {
 	label := ""
 	if s.Label != "" {
 		label = "  " + clean(s.Label)
@@ -124,8 +134,15 @@ func printTree(w io.Writer, s sessions.Session, t *explain.SessionTree) error {
 		_, err := io.WriteString(w, "(no records)\n")
 		return err
 	}
+	var expanded map[uint64]bool // the roots printed, when not all
+	if !all {
+		var err error
+		if expanded, err = printRootGroups(w, t); err != nil {
+			return err
+		}
+	}
 	tab := newTable(w)
-	if err := tab.row("OFFSET", "WALL", "KIND", "RECORD"); err != nil {
+	if err := tab.row("OFFSET", "WALL", "EFFECT", "KIND", "RECORD"); err != nil {
 		return err
 	}
 	// Roots start at the margin; the records inside one hang under it on
@@ -133,12 +150,19 @@ func printTree(w io.Writer, s sessions.Session, t *explain.SessionTree) error {
 	// down has a sibling still to come, so its column carries a │.
 	more := make([]bool, 0, maxIndent+1)
 	n := 0
+	var root uint64
 	for node := range t.Walk() {
+		if node.Depth == 0 {
+			root = node.Stamp.Seq
+		}
+		if expanded != nil && !expanded[root] {
+			continue // summed up by printRootGroups
+		}
 		next := t.NextSibling(node) != nil
 		if node.Depth <= maxIndent {
 			more = append(more[:node.Depth], next)
 		}
-		if err := tab.row(formatDuration(node.Stamp.Offset), formatDuration(node.Record.Wall), node.Kind,
+		if err := tab.row(formatDuration(node.Stamp.Offset), formatDuration(node.Record.Wall), effectCell(&node.Record), node.Kind,
 			branches(more, node.Depth, next)+orDash(node.Record.Name)); err != nil {
 			return err
 		}
@@ -158,6 +182,50 @@ func printTree(w io.Writer, s sessions.Session, t *explain.SessionTree) error {
 // to come), then its own branch: ├─, or └─ for the last of its siblings
 // (next says which). Past maxIndent levels the drawing stops growing and
 // says the depth.
+// printRootGroups sums up the roots of a session that has more than a
+// screenful whose names repeat: a table of them by kind and name, and a
+// line naming the slowest, which the tree below prints whole. It returns
+// their seqs, or nil (and prints nothing) when the roots are printed
+// each.
+func printRootGroups(w io.Writer, t *explain.SessionTree) (map[uint64]bool, error) {
+	roots := 0
+	for range t.Roots() {
+		roots++
+	}
+	if roots <= reportScreenRoots {
+		return nil, nil
+	}
+	groups := t.RootGroups()
+	if len(groups)*reportGroupShare > roots {
+		return nil, nil // names that do not repeat group nothing
+	}
+	if _, err := fmt.Fprintf(w, "%d roots, by kind and name (records timeline --all prints each):\n", roots); err != nil {
+		return nil, err
+	}
+	tab := newTable(w)
+	if err := tab.row("  KIND", "NAME", "ROOTS", "MEDIAN", "P90", "MAX", "SLOWEST SEQ"); err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		if err := tab.row("  "+g.Kind, orDash(g.Name), strconv.Itoa(g.Count), formatDuration(g.Median),
+			formatDuration(g.P90), formatDuration(g.Max), strconv.FormatUint(g.Slowest, 10)); err != nil {
+			return nil, err
+		}
+	}
+	if err := tab.flush(); err != nil {
+		return nil, err
+	}
+	slowest := t.SlowestRoots(reportExpandRoots)
+	if _, err := fmt.Fprintf(w, "the %d slowest roots, whole:\n", len(slowest)); err != nil {
+		return nil, err
+	}
+	expanded := make(map[uint64]bool, len(slowest))
+	for _, seq := range slowest {
+		expanded[seq] = true
+	}
+	return expanded, nil
+}
+
 func branches(more []bool, depth int, next bool) string {
 	if depth == 0 {
 		return ""
@@ -191,6 +259,7 @@ type timelineRecordJSON struct {
 	Name      string             `json:"name"`
 	OffsetNs  int64              `json:"offset_ns"`
 	WallNs    int64              `json:"wall_ns"`
+	Effect    *string            `json:"effect"`
 }
 
 // timelineJSONVisitor prints every record as it is read, placed in its
@@ -213,6 +282,7 @@ func timelineJSONVisitor(out io.Writer, seen *bool) sessionVisitor {
 				Name:     kr.Record.Name,
 				OffsetNs: int64(kr.Stamp.Offset),
 				WallNs:   int64(kr.Record.Wall),
+				Effect:   effectOf(&kr.Record),
 			}
 			if n.Depth > 0 {
 				j.ParentSeq = &n.ParentSeq

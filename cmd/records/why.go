@@ -33,18 +33,28 @@ done:
                cache lost what it had
 
 A record is compared with the latest record of the key before it that did
-the work (not observed). Attributes are inputs except outcomes, the keys
-named (or ending in .) winner, result, outcome, status, error, speedup,
-tried, hit, cached, bytes, size, elapsed or duration: records do not yet
-store which attributes their span started with, nor their effect, so
-observed is not told yet (see explain.StoredBody). Resource attributes
-that differ from one process to the next (process.*, service.instance.id)
-are not the environment.
+the work (not observed). A record says which attributes its span started
+with (its inputs: what it was asked to do) and which were set while it ran
+(its outcome: the winner), and whether it changed anything; records of
+stores written before they said so read every attribute as an input but
+outcomes, the keys named (or ending in .) winner, result, outcome, status,
+error, speedup, tried, hit, cached, bytes, size, elapsed or duration, and
+are never observed (see explain.StoredBody). Resource attributes that
+differ from one process to the next (process.*, service.instance.id) are
+not the environment.
+
+Work done again with the same inputs (environment, forgotten) also says
+what it came out as, before and after: "came out differently: winner:
+tiled → simd" when an outcome differs (the work was not redundant: the
+answer changed), "came out the same: winner=tiled" when none does.
 
 With --json, one JSON object per record and line: session, seq, kind, name,
-wall_ns, reason, previous ({session, seq} of the record compared with, or
-null) and differences ([{key, before, after}], a value or null where that
-side has none).`,
+wall_ns, effect ("changed", "observed", or null for a record that does not
+say), reason, previous ({session, seq} of the record compared with, or
+null), differences ([{key, before, after}], a value or null where that
+side has none), outcome (for work done again with the same inputs, every
+outcome attribute as [{key, before, after}]; [] otherwise) and
+outcome_changed (whether one of them differs).`,
 		Example: `  records why autotune autotune.key=matmul_1024
   records why compile kernel=softmax_f16 --json | jq -r .reason`,
 		Args: cobra.ExactArgs(2),
@@ -76,9 +86,12 @@ type whyJSON struct {
 	Kind        string             `json:"kind"`
 	Name        string             `json:"name"`
 	WallNs      int64              `json:"wall_ns"`
+	Effect      *string            `json:"effect"`
 	Reason      explain.Cause      `json:"reason"`
 	Previous    *stampJSON         `json:"previous"`
 	Differences []differenceJSON   `json:"differences"`
+	Outcome     []differenceJSON   `json:"outcome"`
+	Changed     bool               `json:"outcome_changed"`
 }
 
 type stampJSON struct {
@@ -110,8 +123,14 @@ func why(cmd *cobra.Command, r *sessions.Records, kind, key, value string, asJSO
 				Kind:        reason.Kind,
 				Name:        reason.Record.Name,
 				WallNs:      int64(reason.Record.Wall),
+				Effect:      effectOf(&reason.Record),
 				Reason:      reason.Cause,
 				Differences: make([]differenceJSON, len(reason.Differences)),
+				Outcome:     make([]differenceJSON, len(reason.Outcome)),
+				Changed:     reason.OutcomeChanged(),
+			}
+			for i, d := range reason.Outcome {
+				j.Outcome[i] = differenceJSON{d.Key, d.Before, d.After}
 			}
 			if reason.HasPrevious {
 				j.Previous = &stampJSON{reason.Previous.Session, reason.Previous.Seq}
@@ -161,6 +180,12 @@ func sayWhy(reason explain.Reason, key, value string) string {
 			prev = "session " + reason.Previous.Session.String()
 		}
 	}
+	return sayCause(reason, key, value, prev) + sayOutcome(reason)
+}
+
+// sayCause says why the record was done, naming the record it was
+// compared with as prev.
+func sayCause(reason explain.Reason, key, value, prev string) string {
 	switch reason.Cause {
 	case explain.New:
 		return "new: the first record of " + formatString(key) + "=" + formatString(value) + " in the store"
@@ -178,6 +203,28 @@ func sayWhy(reason explain.Reason, key, value string) string {
 
 // formatDifferences formats differences as "key: before → after", comma
 // separated.
+// sayOutcome says, of work done again with the same inputs, whether it
+// came out as before: "" when it has no outcome attribute.
+func sayOutcome(reason explain.Reason) string {
+	if len(reason.Outcome) == 0 {
+		return ""
+	}
+	if reason.OutcomeChanged() {
+		var changed []explain.Difference
+		for _, d := range reason.Outcome {
+			if d.Before == nil || d.After == nil || !d.Before.Equal(*d.After) {
+				changed = append(changed, d)
+			}
+		}
+		return "; came out differently: " + formatDifferences(changed)
+	}
+	same := make(sessions.Attrs, len(reason.Outcome))
+	for i, d := range reason.Outcome {
+		same[i] = sessions.Attr{Key: d.Key, Value: *d.After}
+	}
+	return "; came out the same: " + formatAttrs(same)
+}
+
 func formatDifferences(diffs []explain.Difference) string {
 	parts := make([]string, len(diffs))
 	for i, d := range diffs {

@@ -17,6 +17,13 @@
 //	go run ./examples/otel              # warm: nothing written
 //	go run ./examples/otel -reset       # forget the cache and the example's sessions
 //
+// With -clock TIME the build runs on a pretend clock that starts at TIME
+// and moves only by the work it pretends to do (each step its nominal time,
+// give or take a third, drawn from a generator seeded by TIME): every span
+// is given its time (trace.WithTimestamp), so the run records the same
+// session, id and times on every machine. The README's sample outputs are
+// made so, and cmd/records/readme_test.go checks them.
+//
 // The store is the default one (see badgerstore.DefaultDir) unless -dir
 // says otherwise; the cache lives beside it, in <dir>-cache. The default
 // store is also where the user's own programs record, so the example

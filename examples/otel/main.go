@@ -41,6 +41,15 @@ func run(args []string, out io.Writer) error {
 	flags := flag.NewFlagSet("otel", flag.ContinueOnError)
 	dir := flags.String("dir", "", "store directory (default: the library's default store)")
 	reset := flags.Bool("reset", false, "delete this example's sessions from the store, and its cache, then exit")
+	var start time.Time
+	flags.Func("clock", "run on a pretend clock from this `time` (RFC 3339, in the past): the same records on every machine", func(s string) error {
+		t, err := time.Parse(time.RFC3339, s)
+		if err == nil && t.After(time.Now()) {
+			err = errors.New("not in the past: a session cannot start later than now")
+		}
+		start = t
+		return err
+	})
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -72,7 +81,11 @@ func run(args []string, out io.Writer) error {
 			attribute.String("service.version", "1.0.0"),
 		)),
 	)
-	b := &build{tracer: tp.Tracer("github.com/otelrecords/otelrecords/examples/otel"), cache: cache}
+	b := &build{tracer: tp.Tracer("github.com/otelrecords/otelrecords/examples/otel"), cache: cache, sleep: time.Sleep}
+	if !start.IsZero() {
+		clock := newPretendClock(start)
+		b.tracer, b.sleep = pretendTracer{Tracer: b.tracer, clock: clock}, clock.sleep
+	}
 	buildErr := b.run(context.Background())
 	// ForceFlush returns once every ended span's record is written (kept
 	// session) or held (not kept); Stats then tells which happened.
@@ -105,10 +118,12 @@ func cacheDir(store string) string { return filepath.Clean(store) + "-cache" }
 const serviceName = "example-build"
 
 // build is the pretend build: its cache is a directory with one file per
-// tuned key or compiled kernel.
+// tuned key or compiled kernel. Its work is sleeping, on the machine's
+// clock or (-clock) a pretend one.
 type build struct {
 	tracer  trace.Tracer
 	cache   string
+	sleep   func(time.Duration)
 	changed int
 }
 
@@ -122,7 +137,7 @@ func (b *build) run(ctx context.Context) error {
 		// mark, recorded only when a record starts inside it, which none
 		// does here.
 		_, s := b.tracer.Start(ctx, "read manifest", trace.WithAttributes(attribute.Int("kernels", len(kernels))))
-		time.Sleep(2 * time.Millisecond)
+		b.sleep(2 * time.Millisecond)
 		s.End()
 		return nil
 	})
@@ -170,7 +185,7 @@ func (b *build) tune(ctx context.Context, key string) error {
 	for i, c := range candidates {
 		_, cs := b.tracer.Start(ctx, "candidate "+c, spanbridge.Record("bench", attribute.String("candidate", c))...)
 		cost := time.Duration((len(key)*(i+3)+5*i)%7+1) * 300 * time.Microsecond
-		time.Sleep(cost)
+		b.sleep(cost)
 		cs.SetAttributes(attribute.Int64("cost_us", cost.Microseconds()))
 		cs.End()
 		if cost < bestCost {
@@ -199,7 +214,7 @@ func (b *build) compile(ctx context.Context, kernel string) error {
 	}
 	source := fmt.Sprintf("kernel void %s(global float* x) { /* ... */ }", kernel)
 	span.AddEvent("codegen", trace.WithAttributes(attribute.Int("lines", 42)))
-	time.Sleep(3 * time.Millisecond)
+	b.sleep(3 * time.Millisecond)
 	bin := []byte(strings.ToUpper(source))
 	if err := os.WriteFile(path, bin, 0o600); err != nil {
 		span.RecordError(err)

@@ -86,13 +86,8 @@ func TestPhasesDoNotOverlap(t *testing.T) {
 	if err := run([]string{"-dir", dir}, new(bytes.Buffer)); err != nil {
 		t.Fatal(err)
 	}
-	st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	var phases []sessions.Stamped[sessions.Record]
-	for m, err := range sessions.NewRecords(st).All(sessions.MarksKind) {
+	for m, err := range openRecords(t, dir).All(sessions.MarksKind) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,12 +140,7 @@ func TestLeavesOtherSessionsAlone(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("after -reset, sessions = %q, want the others' alone", got)
 	}
-	st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	r := sessions.NewRecords(st)
+	r := openRecords(t, dir)
 	kinds, err := r.Kinds()
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +196,7 @@ func sessionsIn(t *testing.T, dir string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer st.Close() // before the next run opens it to write
 	var out []string
 	for s, err := range sessions.NewRecords(st).Sessions() {
 		if err != nil {

@@ -31,6 +31,8 @@ const (
 	Marks = "OTELRECORDS_MARKS"
 	// MaxBytes bounds the store's size, a size of at least MinMaxBytes.
 	MaxBytes = "OTELRECORDS_MAX_BYTES"
+	// KeepBy sets what a change keeps: session or trace.
+	KeepBy = "OTELRECORDS_KEEP_BY"
 )
 
 // Lookup returns the value of a variable, trimmed, and whether it is set

@@ -33,6 +33,11 @@ type Config struct {
 	// go first. Zero means DefaultPendingBudget; negative means no record
 	// is held at all.
 	PendingBudget int
+	// KeepBy is what is kept: the session from its first change on
+	// (KeepBySession, the zero value) or each trace that changed something
+	// (KeepByTrace). Held traces share PendingBudget with the session's
+	// held records.
+	KeepBy KeepBy
 	// Label names what the process is doing, for the session.
 	Label string
 	// Resource is the set of attributes describing the process (the

@@ -56,6 +56,8 @@ type Recorder struct {
 	spareArena []byte
 	closed     bool
 	stats      Stats
+	keepBy     KeepBy
+	traces     traces // KeepByTrace's undecided traces and decisions
 }
 
 // New returns the recorder of a session that has not started yet.
@@ -68,7 +70,7 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 		now = time.Now
 	}
 	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, report: cfg.Report,
-		label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions}
+		label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions, keepBy: cfg.KeepBy}
 	if cfg.MaxBytes > 0 {
 		r.bound = newBound(cfg.MaxBytes)
 	}

@@ -28,12 +28,12 @@ func (r *Recorder) Record(kind string, effect sessions.Effect, st sessions.Stamp
 	body.Effect = effect // the record says what it did (FORMAT.md §3.5)
 	value, err := AppendEncoded(nil, k, st, &body)
 	if errors.Is(err, ErrTooLarge) {
-		return r.routeLocked(k, effect, st, nil, err, body.Name)
+		return r.routeLocked(Trace{}, k, effect, st, nil, err, body.Name)
 	}
 	if err != nil {
 		return fmt.Errorf("otelrecords: encode %s record: %w", k, err)
 	}
-	return r.routeLocked(k, effect, st, value, nil, "")
+	return r.routeLocked(Trace{}, k, effect, st, value, nil, "")
 }
 
 // RecordEncoded is Record for a record already encoded, as AppendEncoded
@@ -43,11 +43,19 @@ func (r *Recorder) Record(kind string, effect sessions.Effect, st sessions.Stamp
 // so the caller may reuse it at once; routing it allocates nothing once
 // the buffers have grown to the session's pace.
 func (r *Recorder) RecordEncoded(kind string, effect sessions.Effect, st sessions.Stamp, value []byte) error {
+	return r.RecordEncodedIn(Trace{}, kind, effect, st, value)
+}
+
+// RecordEncodedIn is RecordEncoded for a record of trace t: under
+// KeepByTrace it is held with its trace until the trace is decided (see
+// KeepByTrace); under KeepBySession, or with the zero Trace, the trace
+// changes nothing.
+func (r *Recorder) RecordEncodedIn(t Trace, kind string, effect sessions.Effect, st sessions.Stamp, value []byte) error {
 	k, err := r.checkKind(kind)
 	if err != nil {
 		return err
 	}
-	return r.routeLocked(k, effect, st, value, nil, "")
+	return r.routeLocked(t, k, effect, st, value, nil, "")
 }
 
 // RecordTooLarge routes a record that could not be encoded within what a
@@ -56,11 +64,17 @@ func (r *Recorder) RecordEncoded(kind string, effect sessions.Effect, st session
 // keeps the session. The error it returns names the record (name) and
 // says why.
 func (r *Recorder) RecordTooLarge(kind string, effect sessions.Effect, name string, cause error) error {
+	return r.RecordTooLargeIn(Trace{}, kind, effect, name, cause)
+}
+
+// RecordTooLargeIn is RecordTooLarge for a record of trace t: under
+// KeepByTrace, if it was Changed it still keeps its trace.
+func (r *Recorder) RecordTooLargeIn(t Trace, kind string, effect sessions.Effect, name string, cause error) error {
 	k, err := r.checkKind(kind)
 	if err != nil {
 		return err
 	}
-	return r.routeLocked(k, effect, sessions.Stamp{}, nil, cause, name)
+	return r.routeLocked(t, k, effect, sessions.Stamp{}, nil, cause, name)
 }
 
 // checkKind returns kind in canonical form, or counts it Invalid.
@@ -76,10 +90,18 @@ func (r *Recorder) checkKind(kind string) (string, error) {
 
 // routeLocked routes under r.mu and calls the keep hook, outside it, if
 // this record kept the session.
-func (r *Recorder) routeLocked(k string, effect sessions.Effect, st sessions.Stamp, value []byte, encErr error, name string) error {
+func (r *Recorder) routeLocked(t Trace, k string, effect sessions.Effect, st sessions.Stamp, value []byte, encErr error, name string) error {
 	r.mu.Lock()
 	wasKept := r.kept
-	err := r.route(k, effect, st, value, encErr, name)
+	var err error
+	switch {
+	case r.closed:
+		err = sessions.ErrClosed
+	case r.keepBy == KeepByTrace && t != Trace{}:
+		err = r.routeTrace(t, k, effect, st, value, encErr, name)
+	default:
+		err = r.route(k, effect, st, value, encErr, name)
+	}
 	keptNow := !wasKept && r.kept
 	r.mu.Unlock()
 	if keptNow && r.onKeep != nil {
@@ -102,7 +124,7 @@ func (r *Recorder) route(k string, effect sessions.Effect, st sessions.Stamp, va
 		if effect == sessions.Changed && !r.kept {
 			r.keepSession()
 		}
-		return fmt.Errorf("otelrecords: %s record %q dropped: %w", k, cutName(name), err)
+		return tooLarge(k, name, err)
 	}
 	if !r.kept && effect != sessions.Changed {
 		// A held record needs no key until the session is kept: its kind
@@ -115,6 +137,12 @@ func (r *Recorder) route(k string, effect sessions.Effect, st sessions.Stamp, va
 	}
 	r.queueRecord(k, uint64(st.Session), st.Seq, value)
 	return nil
+}
+
+// tooLarge is the error of a record of kind k, named name, dropped
+// because no store holds it (err says why).
+func tooLarge(k, name string, err error) error {
+	return fmt.Errorf("otelrecords: %s record %q dropped: %w", k, cutName(name), err)
 }
 
 // holdRecord holds a record of a session not kept yet. Its payload is its

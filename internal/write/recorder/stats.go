@@ -15,6 +15,16 @@ type Stats struct {
 	HeldBytes int64
 	// Evicted is how many held records the pending budget pushed out.
 	Evicted int64
+	// TracesKept is how many traces were kept under KeepByTrace because
+	// one of their records changed something.
+	TracesKept int64
+	// TracesDropped is how many traces were dropped under KeepByTrace
+	// because their root ended, and TraceGrace passed, with nothing
+	// changed.
+	TracesDropped int64
+	// TracesEvicted is how many held traces the pending budget pushed out
+	// before they were decided (their records are counted in Evicted).
+	TracesEvicted int64
 	// Invalid is how many records were refused for an invalid kind.
 	Invalid int64
 	// TooLarge is how many records were dropped because no store could
@@ -56,8 +66,8 @@ func (r *Recorder) Stats() Stats {
 		ss := bs.StoreStats()
 		s.StoreOpens, s.BusyWaits = ss.Opens, ss.BusyWaits
 	}
-	s.Held = int64(r.held.Len())
-	s.HeldBytes = int64(r.held.Counted())
+	s.Held = int64(r.held.Len() + r.traces.records)
+	s.HeldBytes = int64(r.held.Counted() + r.traces.counted)
 	for _, e := range r.batch {
 		if !keys.IsSession(e.Key) {
 			s.Pending++

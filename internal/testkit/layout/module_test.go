@@ -1,0 +1,117 @@
+package layout
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// userProgram is a program of a user's own module: it records a span that
+// changed something through the exporter, then reads it back through
+// sessions, as the README's tour does.
+const userProgram = `package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
+)
+
+func main() {
+	dir := os.Args[1]
+	rec, err := exporter.New(dir, exporter.WithLabel("my build"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	_, span := tp.Tracer("mybuild").Start(context.Background(), "compile matmul",
+		spanbridge.Record("compile", spanbridge.Changed())...)
+	span.End()
+	if err := tp.Shutdown(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	for r, err := range sessions.NewRecords(st).All("compile") {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(r.Record.Name)
+	}
+}
+`
+
+// TestUserModuleBuildsAgainstAClone does what the README's "Using it from
+// your module" says, in a module of its own outside this repository: a
+// replace line naming this clone, go mod tidy, and the program builds,
+// passes go vet and records. The module is not published yet, so this is
+// how anyone depends on it; a file the library forgets to export, a
+// dependency only go.work supplies or an internal import in an example
+// the README gives would fail here.
+//
+// It runs offline: GOPROXY=off, everything comes from the module cache
+// the library's own build filled. With no proxy to ask for the latest
+// OpenTelemetry SDK, the program requires the version the library does,
+// as go mod tidy would pick for a user whose proxy had nothing newer.
+func TestUserModuleBuildsAgainstAClone(t *testing.T) {
+	clone, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lib struct {
+		Require []struct{ Path, Version string }
+	}
+	if err := json.Unmarshal(goCmd(t, clone, "mod", "edit", "-json", "go.mod"), &lib); err != nil {
+		t.Fatal(err)
+	}
+	sdk := ""
+	for _, r := range lib.Require {
+		if r.Path == "go.opentelemetry.io/otel/sdk" {
+			sdk = r.Path + "@" + r.Version
+		}
+	}
+	if sdk == "" {
+		t.Fatal("the library's go.mod does not require go.opentelemetry.io/otel/sdk")
+	}
+
+	mod := t.TempDir()
+	if err := os.WriteFile(filepath.Join(mod, "main.go"), []byte(userProgram), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// No workspace, no network, no checksum database: what the module
+	// cache holds was verified when it was downloaded.
+	env := append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod")
+	run := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = mod, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("go", "mod", "init", "example.com/mybuild")
+	run("go", "mod", "edit", "-replace", "github.com/otelrecords/otelrecords="+clone)
+	run("go", "mod", "edit", "-require", sdk)
+	run("go", "mod", "tidy")
+	run("go", "vet", "./...")
+	run("go", "build", "-o", "mybuild", ".")
+	if got := run(filepath.Join(mod, "mybuild"), filepath.Join(mod, "store")); got != "compile matmul\n" {
+		t.Errorf("the user's program printed %q, want the record it wrote: %q", got, "compile matmul\n")
+	}
+}
