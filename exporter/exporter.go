@@ -168,6 +168,9 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	cfg.Report = e.reportOnce
 	if c.now == nil {
 		c.now = clock.Real{}.Now
+	} else {
+		// A clock of the caller's: the same store on every run.
+		cfg.ExactIDs = true
 	}
 	e.fwd = forward.New(c.forward, forward.Config{
 		Budget:   budgetBytes(cfg.PendingBudget),

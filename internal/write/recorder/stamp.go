@@ -83,8 +83,13 @@ func (r *Recorder) startSession(at time.Time) *start {
 	// Without a set of ids (a test's fixture) the id is the start in
 	// nanoseconds since 1970, as stores before ids had random bits.
 	id := uint64(max(at.UnixNano(), 1))
-	if r.ids != nil {
-		id = r.ids.claim(id)
+	switch {
+	case r.ids != nil && r.exact:
+		// The start, or nanoseconds after it: offsets stay the span's
+		// own, the same on every run.
+		id = r.ids.claim(id, true)
+	case r.ids != nil:
+		id = r.ids.claim(id, false)
 		// The session starts at the instant its id names, at most
 		// IDRandomBits' worth of nanoseconds before its first stamp, so
 		// that time.Unix(0, id) plus an offset (what a reader and replay
@@ -141,12 +146,23 @@ var ProcessIDs IDs
 // ns, so the session's start moves earlier, never after its first record
 // (but for the first 17 ms of 1970).
 // It is never 0 and never one this set gave before, and a later start
-// than any this set saw gets a larger id than any it gave.
-func (ids *IDs) claim(ns uint64) uint64 {
+// than any this set saw gets a larger id than any it gave. With exact, it
+// is ns itself, or the next free nanosecond after it (Config.ExactIDs).
+func (ids *IDs) claim(ns uint64, exact bool) uint64 {
 	ids.mu.Lock()
 	defer ids.mu.Unlock()
 	if ids.taken == nil {
 		ids.taken = make(map[uint64]struct{})
+	}
+	if exact {
+		// The start itself, or the next free nanosecond after it.
+		for {
+			if _, ok := ids.taken[ns]; !ok && ns != 0 {
+				ids.taken[ns] = struct{}{}
+				return ns
+			}
+			ns++
+		}
 	}
 	draw := ids.draw
 	if draw == nil {
