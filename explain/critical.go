@@ -30,13 +30,15 @@ type Step struct {
 // overlapping children that did not end before the next one on the path
 // started are off it: they ran beside the work that bounded the request.
 //
-// A request is the roots of one trace (all the roots without a trace id
-// are one): roots of different traces, concurrent requests to a server,
-// are never chained, however they fall in time. Of a session with many
+// A request is a root that a server or a consumer span opened (otelhttp's
+// request spans, a queue consumer's), with the other roots of its trace:
+// roots of different requests, concurrent requests to a server, are never
+// chained, however they fall in time. Every other root (a program's
+// phases, whatever traces they started) is part of the program, chained as
+// siblings are, one request among the others. Of a session with many
 // requests, the path is the longest request's: the one whose steps add up
 // to the most time (of equals, the one that ended last), so its first
-// step is the root it starts from. A program's phases, roots of one
-// trace, are chained as siblings are.
+// step is the root it starts from.
 //
 // A record ends, for the walk, when the last record inside it ends: work
 // left running after its parent ended (on another goroutine) is what the
@@ -151,7 +153,13 @@ func (t *SessionTree) CriticalPath() []Step {
 	for j := t.first; j >= 0; j = t.nodes.at(j).next {
 		roots = append(roots, j+1)
 	}
-	traceOf := func(v int32) *sessions.TraceID { return &t.nodes.at(v - 1).Record.TraceID }
+	var program sessions.TraceID // the key of every root that is not a request
+	traceOf := func(v int32) *sessions.TraceID {
+		if r := &t.nodes.at(v - 1).Record; isRequest(r.SpanKind) {
+			return &r.TraceID
+		}
+		return &program
+	}
 	byTrace := func(a, b int32) int { return bytes.Compare(traceOf(a)[:], traceOf(b)[:]) }
 	if !slices.IsSortedFunc(roots, byTrace) { // as they are when one trace holds them all
 		slices.SortStableFunc(roots, byTrace)
@@ -195,4 +203,31 @@ func (t *SessionTree) CriticalPath() []Step {
 		}
 	}
 	return steps
+}
+
+// isRequest reports whether a root of this span kind answers a request
+// from outside the process, so that it is a request of its own: a server's
+// (an HTTP or RPC handler) or a consumer's (a message taken from a queue).
+// Builds' phases are internal spans, and chain as one program.
+func isRequest(spanKind string) bool { return spanKind == "server" || spanKind == "consumer" }
+
+// Requests returns how many requests the session's roots make, as
+// CriticalPath counts them: one for each trace whose roots a server or a
+// consumer span opened, and one for all the other roots (the program's
+// own work), if there are any. A session of a build is one request; a
+// server's, one per request it answered.
+func (t *SessionTree) Requests() int {
+	traces := map[sessions.TraceID]bool{}
+	program := false
+	for j := t.first; j >= 0; j = t.nodes.at(j).next {
+		if r := &t.nodes.at(j).Record; isRequest(r.SpanKind) {
+			traces[r.TraceID] = true
+		} else {
+			program = true
+		}
+	}
+	if program {
+		return len(traces) + 1
+	}
+	return len(traces)
 }

@@ -2,6 +2,7 @@ package explain_test
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -315,5 +316,25 @@ func TestCriticalPathOfAServerSession(t *testing.T) {
 	got = treeOf(t, spans[:10]).CriticalPath()
 	if want := []explain.Step{{8, 2}, {9, 6}}; !slices.Equal(got, want) {
 		t.Errorf("critical path of equal requests: %v, want %v: the last", got, want)
+	}
+}
+
+// A build's phases, each a root of a trace of its own (a program that
+// starts every phase from context.Background), are one program, not
+// requests: they chain as siblings do, and the path spans the build.
+func TestCriticalPathOfPhasesInTracesOfTheirOwn(t *testing.T) {
+	var spans []span
+	for p := range 3 {
+		spans = append(spans, span{kind: "marks", name: fmt.Sprint("phase ", p), at: time.Duration(p) * 10, wall: 10, id: uint64(p + 1), trace: uint64(p + 1), internal: true})
+	}
+	if got, want := treeOf(t, spans).CriticalPath(), []explain.Step{{0, 10}, {1, 10}, {2, 10}}; !slices.Equal(got, want) {
+		t.Errorf("critical path: %v, want %v: every phase, in order", got, want)
+	}
+	// The same roots as a server's requests: one request, the last.
+	for i := range spans {
+		spans[i].internal = false
+	}
+	if got, want := treeOf(t, spans).CriticalPath(), []explain.Step{{2, 10}}; !slices.Equal(got, want) {
+		t.Errorf("critical path of requests: %v, want %v", got, want)
 	}
 }

@@ -15,12 +15,15 @@ import (
 )
 
 // span is a span a test session records: its kind, name, start and wall
-// on the session's clock, and its ids (0 for none; trace 0 is trace 1).
+// on the session's clock, and its ids (0 for none; trace 0 is trace 1). A
+// span given a trace of its own is a server's request span (span kind
+// server) unless internal says it is a program's phase.
 type span struct {
 	kind, name string
 	at, wall   time.Duration
 	id, parent uint64
 	trace      uint64
+	internal   bool
 	attrs      sessions.Attrs
 	observed   bool // changed nothing (a cache hit); else changed
 }
@@ -67,6 +70,9 @@ func recordWith(store sessions.Store, start time.Time, cfg recorder.Config, span
 			TraceID:      traceID(trace),
 			SpanID:       spanID(s.id),
 			ParentSpanID: spanID(s.parent),
+		}
+		if s.trace != 0 && !s.internal {
+			body.SpanKind = "server"
 		}
 		// Changed, so the session is kept from its first record and none
 		// is held back or evicted; an observed record says so, and that

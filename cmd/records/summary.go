@@ -91,7 +91,7 @@ type summary struct {
 	sum   explain.Summary
 	path  []explain.Step // its critical path, in pre-order
 	nodes map[uint64]pathNode
-	// requests is how many requests (traces of its roots) the session
+	// requests is how many requests (explain's Requests) the session
 	// holds: the path is the longest one's.
 	requests int
 	slowest  []kindRecord // slowest first; at most top
@@ -136,13 +136,7 @@ func summarise(r *sessions.Records, top int, opts ...sessions.ReadOption) ([]*su
 			t := b.Tree()
 			cur.sum = t.Summary()
 			cur.path = t.CriticalPath()
-			traces := map[sessions.TraceID]bool{}
-			for n := range t.Walk() {
-				if n.Depth == 0 {
-					traces[n.Record.TraceID] = true
-				}
-			}
-			cur.requests = len(traces)
+			cur.requests = t.Requests()
 			cur.nodes = make(map[uint64]pathNode, len(cur.path))
 			for _, st := range cur.path {
 				n := t.BySeq(st.Seq)
