@@ -84,7 +84,10 @@
 // file that can never be merged is set aside, and the newer ones merged.
 // Reading never needs writing: where a store cannot be written, [OpenWait]
 // replays a crashed writer's log from a copy and shows the spool from
-// memory ([Store.Unmerged]), changing nothing. [Recover] swaps the
+// memory ([Store.Unmerged]), changing nothing. The copy lives in the
+// temporary directory while the Store is open; a reader killed before it
+// closes leaves it, and the next read-only open removes it (a live
+// reader's is locked, and stays). [Recover] swaps the
 // recovered store in through a journal, so a doctor killed at any moment
 // leaves the old store, the new one, or a pointer to both
 // ([ErrRecoveryInterrupted]), and the next one finishes.
@@ -93,8 +96,8 @@
 //
 // Badger writes through memory maps, and a write to one on a full file
 // system raises SIGBUS, which no recover catches. A read-write Open
-// refuses with [ErrNoSpace] while less than 64 MiB is free, gives
+// refuses with [ErrNoSpace] while less than [MinFreeSpace] is free, gives
 // Badger's write-ahead log its disk blocks when Badger creates it, and
-// Write refuses while less than 24 MiB and its entries are free; a caller
-// keeps the entries and tries again once there is room.
+// Write refuses while less than MinFreeSpace and its entries are free; a
+// caller keeps the entries and tries again once there is room.
 package badgerstore

@@ -23,14 +23,19 @@ import (
 // spell, can still crash the process. Writers that share a store open it
 // for short spells (internal/write/sharedstore), which keeps that window small.
 
-// minWriteSpace is the free space a Write asks for besides its entries: a
-// new write-ahead log and a table flushed from the memtable it replaces.
-const minWriteSpace = 2*memTableSize + memTableSize
+// MinFreeSpace is the one free-space threshold of a store: 48 MiB. A
+// read-write Open refuses with ErrNoSpace while less than MinFreeSpace is
+// free on the file system holding the store, and a Write while less than
+// MinFreeSpace plus its entries is free. It is what Badger may start
+// writing through its maps at any moment — a new write-ahead log (twice
+// the memtable), the table flushed from the memtable it replaces, a
+// value-log file (mapped at twice its size) — with room to spare for the
+// files Badger writes beside them.
+const MinFreeSpace = 48 << 20
 
-// minFreeSpace is the free space a read-write Open asks for: the
-// write-ahead log of a memtable (twice its size), a table flushed from it,
-// and a value-log file (mapped at twice its size), with room to spare.
-const minFreeSpace = 2*memTableSize + memTableSize + 2*valueLogFileSize + 8<<20
+// MinFreeSpace covers what Badger maps (a compile-time check: a constant
+// below it would make this negative, which a uint cannot hold).
+const _ = uint(MinFreeSpace - (2*memTableSize + memTableSize + 2*valueLogFileSize))
 
 // ErrNoSpace is matched by the error a read-write Open returns when the
 // file system holding the store has too little free space for Badger to
@@ -40,6 +45,16 @@ var ErrNoSpace = errors.New("otelrecords: not enough free space for the store")
 
 // noSpace returns an error matching ErrNoSpace and syscall.ENOSPC.
 func noSpace(dir string, free uint64) error {
-	return fmt.Errorf("%w at %s: %d MiB free, %d MiB needed (Badger writes through memory maps, and a full file system would crash the process): %w",
-		ErrNoSpace, dir, free>>20, uint64(minFreeSpace)>>20, syscall.ENOSPC)
+	return noSpaceFor(dir, free, MinFreeSpace, "")
+}
+
+// noSpaceFor returns an error matching ErrNoSpace and syscall.ENOSPC for a
+// file system with free bytes free where need bytes are needed (for what,
+// when what is not empty).
+func noSpaceFor(dir string, free, need uint64, what string) error {
+	if what != "" {
+		what = " " + what
+	}
+	return fmt.Errorf("%w at %s: %d MiB free, %d MiB needed%s (the store keeps %d MiB free: Badger writes through memory maps, and a full file system would crash the process): %w",
+		ErrNoSpace, dir, free>>20, (need+1<<20-1)>>20, what, MinFreeSpace>>20, syscall.ENOSPC)
 }

@@ -14,14 +14,14 @@ import (
 )
 
 // checkSpace returns an error matching ErrNoSpace when the file system
-// holding dir has less than minFreeSpace free (to an unprivileged user:
+// holding dir has less than MinFreeSpace free (to an unprivileged user:
 // the blocks kept for root are not Badger's to use).
 func checkSpace(dir string) error {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
 		return nil // Badger will say what is wrong with dir
 	}
-	if free := st.Bavail * uint64(st.Bsize); free < minFreeSpace {
+	if free := st.Bavail * uint64(st.Bsize); free < MinFreeSpace {
 		return noSpace(dir, free)
 	}
 	return nil
@@ -69,22 +69,19 @@ func reserveLog(dir string) error {
 
 // checkWriteSpace returns an error matching ErrNoSpace when the file
 // system holding dir has too little free space for Badger to take entries
-// safely: room for the entries, a new write-ahead log (which Badger
-// starts, without blocks, when the memtable fills) and the table it then
-// flushes. Refused, the entries are not written, and the caller keeps
+// safely: room for the entries and MinFreeSpace besides. Refused, the entries are not written, and the caller keeps
 // them; nothing it was told is written is lost.
 func checkWriteSpace(dir string, entries []sessions.Entry) error {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
 		return nil
 	}
-	need := uint64(minWriteSpace)
+	need := uint64(MinFreeSpace)
 	for _, e := range entries {
 		need += uint64(len(e.Key) + len(e.Value))
 	}
 	if free := st.Bavail * uint64(st.Bsize); free < need {
-		return fmt.Errorf("%w at %s: %d MiB free, %d MiB needed to write %d entries: %w",
-			ErrNoSpace, dir, free>>20, need>>20, len(entries), unix.ENOSPC)
+		return noSpaceFor(dir, free, need, fmt.Sprintf("to write %d entries", len(entries)))
 	}
 	return nil
 }

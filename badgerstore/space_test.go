@@ -15,8 +15,8 @@ import (
 
 // TestNoSpace checks the store on a file system that is, then becomes,
 // too full: a read-write Open is refused with ErrNoSpace (and ENOSPC)
-// while less than minFreeSpace is free, a Write while less than
-// minWriteSpace and its entries are; nothing refused is written, nothing
+// while less than MinFreeSpace is free, a Write while less than
+// MinFreeSpace and its entries are; nothing refused is written, nothing
 // written is lost, and the process — which Badger would crash with SIGBUS
 // through its memory maps — keeps running. Room again, both work.
 func TestNoSpace(t *testing.T) {

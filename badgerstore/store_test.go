@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv(childEnv); role == "doctor" {
 		doctorChild(os.Getenv("BADGERSTORE_TEST_DIR"), os.Getenv("BADGERSTORE_TEST_STOP"))
 		return
+	} else if role == "reader" {
+		readerChild(os.Getenv("BADGERSTORE_TEST_DIR"))
+		return
 	} else if role != "" {
 		child(role, os.Getenv("BADGERSTORE_TEST_DIR"))
 		return

@@ -91,6 +91,7 @@ func openMerged(dir string, c config, opts []Option) (*Store, error) {
 	if !c.readOnly {
 		return Open(dir, opts...)
 	}
+	removeStaleReplays(c.handle)
 	path, err := resolve(dir)
 	if err != nil {
 		return nil, err
@@ -198,13 +199,13 @@ func openReplayed(dir, path string, c config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "otelrecords-replay-*")
+	tmp, releaseTmp, err := newReplayDir()
 	if err != nil {
 		unlock()
 		return nil, fmt.Errorf("otelrecords: open store %s without writing it: %w", dir, err)
 	}
 	release := func() {
-		_ = os.RemoveAll(tmp)
+		releaseTmp()
 		unlock()
 	}
 	db, err := replay(path, tmp, c)

@@ -98,7 +98,8 @@ type Entry struct {
 	// of one key with different effects are different entries: work done
 	// is compared with work done, and hits with hits.
 	Effect string
-	// Attributes are the newest record's compared attributes: neither
+	// Attributes are the newest record's compared attributes, a string
+	// longer than 1 KiB held as its start, length and digest: neither
 	// key nor ignored.
 	Attributes sessions.Attrs
 	// Count is how many records of the key the side holds.
@@ -171,14 +172,14 @@ func (m Match) Read(r *sessions.Records, kinds []string, opts ...sessions.ReadOp
 		id := identity(kr.Kind, kr.Record.Name, key) + effect
 		e := side.entries[id]
 		if e == nil {
-			e = &Entry{Kind: kr.Kind, Name: kr.Record.Name, Key: key, Effect: effect}
+			e = &Entry{Kind: kr.Kind, Name: strings.Clone(kr.Record.Name), Key: heldAttrs(key), Effect: effect}
 			side.entries[id] = e
 		}
 		e.Count++
 		wall := max(kr.Record.Wall, 0)
 		e.Total = addSat(e.Total, wall)
 		e.walls = append(e.walls, wall)
-		e.Attributes = attrs // records come in stamp order: the last is the newest
+		e.Attributes = heldAttrs(attrs) // records come in stamp order: the last is the newest
 	}
 	if started {
 		fold()

@@ -143,8 +143,9 @@ func (e *Exporter) loop() {
 			e.handle(err)
 			req.reply <- err
 		}
-		// After a failed write, the next waits for retryInterval.
-		if due || (!e.failing && e.pendingBytes() >= writeAt) {
+		// After a failed write, the next waits for retryInterval
+		// (writeDue).
+		if due || e.writeDue() {
 			if err := e.backgroundFlush(life); err != nil {
 				arm(retryInterval)
 				continue
@@ -175,7 +176,7 @@ func (e *Exporter) drain(life context.Context) {
 		}
 		e.routed(n)
 		n = 0
-		if !e.failing && e.pendingBytes() >= writeAt {
+		if e.writeDue() {
 			// A long take makes many records: write them, or spool them
 			// if the store is busy, rather than hold them all.
 			e.backgroundFlush(life)
@@ -219,6 +220,19 @@ func (e *Exporter) backgroundFlush(life context.Context) error {
 	err := e.rec.Flush(ctx)
 	e.handle(err)
 	return err
+}
+
+// writeDue reports whether the records the Recorder has queued are to be
+// written before writeInterval: writeAt bytes of them — unless the last
+// write failed, when the loop waits retryInterval before writing again,
+// but not once they reach recorder.SpillBytes: a write then spools or
+// sheds them (Recorder.Flush), so that a failing store bounds memory as a
+// busy one does.
+func (e *Exporter) writeDue() bool {
+	if e.failing {
+		return e.rec.Full()
+	}
+	return e.pendingBytes() >= writeAt
 }
 
 // pendingBytes is how many bytes of records the Recorder has queued.

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -25,7 +27,7 @@ func (e *Exporter) handle(err error) {
 	}
 	if !e.failing {
 		e.failing = true
-		otel.Handle(fmt.Errorf("otelrecords: writing records: %w (records stay queued and are retried)", err))
+		otel.Handle(fmt.Errorf("otelrecords: writing records: %w (records stay queued and are retried; past %d MiB of them they go to the store's spool, or the oldest are dropped, reported once)", err, recorder.SpillBytes>>20))
 	}
 }
 
@@ -34,8 +36,11 @@ func (e *Exporter) reportSpooled() {
 	if _, seen := e.reported.Load("spooled"); seen {
 		return
 	}
-	if n := e.rec.Stats().Spooled; n > 0 {
-		e.reportOnce("spooled", fmt.Errorf("otelrecords: another process held the store %s (for over %v, while %d spans queued, or at Shutdown); %d records were set aside in its spool, which the next process to open it writes (see Stats().Spooled)", e.dir, busyWait, e.pressureAt(), n))
+	// Records spooled because the store failed writes are the Recorder's
+	// to report (recorder.Recorder.shed): they are not about a busy store.
+	if s := e.rec.Stats(); s.Spooled > s.SpooledUnwritable {
+		e.reportOnce("spooled", fmt.Errorf("otelrecords: another process held the store %s: a write waited %v for it, then set %d records aside in its spool, which the next process to open it writes (see Stats().Spooled; a write waits at most %v, less once %d spans queue behind it or 8 MiB of records wait, and not at Shutdown)",
+			e.dir, s.FirstSpoolWait.Round(time.Millisecond), s.Spooled-s.SpooledUnwritable, busyWait, e.pressureAt()))
 	}
 }
 

@@ -41,8 +41,18 @@ type Stats struct {
 	Pending int64
 	// Spooled is how many records were set aside in the store's spool
 	// because another process held the store (past a write's wait, past
-	// the memory bound, or at Shutdown); the next opener writes them.
+	// the memory bound, or at Shutdown), or because it failed writes
+	// (SpooledUnwritable counts those); the next opener writes them.
 	Spooled int64
+	// Unwritable is how many records were dropped, oldest first, because
+	// the store failed writes (a full disk, an I/O error, a read-only file
+	// system) and its spool would not take them either, once 8 MiB of
+	// records waited in memory (recorder.SpillBytes). Reported once per
+	// failing streak.
+	Unwritable int64
+	// SpooledUnwritable is how many of the Spooled records went to the
+	// spool because the store failed writes, not because it was busy.
+	SpooledUnwritable int64
 	// TrimmedSessions is how many other sessions were deleted to keep the
 	// store within WithMaxBytes.
 	TrimmedSessions int64
@@ -77,6 +87,7 @@ func (e *Exporter) Stats() Stats {
 		Invalid: r.Invalid, TooLarge: r.TooLarge, WriteErrors: r.WriteErrors,
 		SessionsKept: r.SessionsKept, StoreOpens: r.StoreOpens, BusyWaits: r.BusyWaits, Pending: r.Pending,
 		Spooled: r.Spooled, StoreBytes: r.StoreBytes,
+		Unwritable: r.Unwritable, SpooledUnwritable: r.SpooledUnwritable,
 		TrimmedSessions: r.TrimmedSessions, TrimmedRecords: r.TrimmedRecords,
 		Dropped: e.dropped.Load(), Problems: e.problems.Load(), Queued: q,
 		AttributesDropped: e.cut.Load(),

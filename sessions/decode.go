@@ -30,12 +30,23 @@ func decodeByHand(b []byte, v *Stamped[Record]) bool {
 	if _, ok := checkByHand(b, &scratch); !ok {
 		return false
 	}
-	// Every string of the record is a piece of one copy of the value: one
-	// allocation instead of one a string.
-	d := recordReader{Reader: cw.NewReader(b), fill: true, s: string(b)}
+	// Every string of a small record is a piece of one copy of the value:
+	// one allocation instead of one a string. A large one's strings are
+	// copies of their own, so that a reader that keeps a record's name
+	// (a tree, a table of the slowest) does not keep its huge attribute
+	// values alive with it.
+	d := recordReader{Reader: cw.NewReader(b), fill: true}
+	if len(b) <= shareUpTo {
+		d.s = string(b)
+	}
 	*v = Stamped[Record]{}
 	return d.stamped(v)
 }
+
+// shareUpTo is the largest value whose strings decodeByHand makes pieces
+// of one copy of it. Records are mostly a few hundred bytes; past this,
+// one allocation per string costs little beside the value's size.
+const shareUpTo = 16 << 10
 
 // checkByHand is decodeByHand's first pass, which allocates nothing. It
 // reports whether the value is one the hand-written decoder reads, and

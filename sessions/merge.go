@@ -18,10 +18,15 @@ type KindRecord struct {
 // doubles each time it is read again, up to mergeRunMax, but the runs
 // held together stay within mergeHold records (and one per kind), so a
 // store of a hundred thousand kinds of a record or two costs what its
-// records do, and no open read per kind.
+// records do, and no open read per kind. Records may be huge (a value is
+// up to 16 MiB), so a run also ends at mergeRunBytes of values, and the
+// runs held together stay within mergeHoldBytes (besides one record per
+// kind): a thousand records of 2 MiB are not a 2 GB run.
 const (
-	mergeHold   = 1 << 16 // records held across all kinds, besides one per kind
-	mergeRunMax = 1024    // the longest run read from one kind at a time
+	mergeHold      = 1 << 16 // records held across all kinds, besides one per kind
+	mergeRunMax    = 1024    // the longest run read from one kind at a time
+	mergeRunBytes  = 4 << 20 // the most value bytes one run reads, besides its first record
+	mergeHoldBytes = 8 << 20 // value bytes held across all kinds, besides one record per kind
 )
 
 // InStampOrder yields the records of every given kind (every kind in the
@@ -32,7 +37,8 @@ const (
 //
 // It holds a bounded buffer of each kind's next records, never a kind's
 // whole read, and keeps no read of the store open while it yields: at most
-// 65,536 records plus one per kind are held at once, and a kind of n
+// 65,536 records and 8 MiB of values, plus one record per kind, are held
+// at once, and a kind of n
 // records costs about log2(n) + n/1024 seeks. A store of many kinds of a
 // few records each is read in about one seek per kind. Records are checked
 // against their keys as All checks them.
@@ -95,12 +101,13 @@ func (r *Records) InStampOrder(kinds []string, opts ...ReadOption) iter.Seq2[Kin
 // run is one kind's read: the records read and not yet merged, and where
 // in the store the next ones start.
 type run struct {
-	kind string
-	recs []Stamped[Record] // recs[at:] are still to be merged
-	at   int
-	from []byte // where the next run starts; nil once the kind is done
-	end  []byte
-	size int // how many records the next run reads
+	kind  string
+	recs  []Stamped[Record] // recs[at:] are still to be merged
+	at    int
+	from  []byte // where the next run starts; nil once the kind is done
+	end   []byte
+	size  int // how many records the next run reads
+	bytes int // the value bytes of recs, counted in the merge's held bytes
 }
 
 func (ru *run) head() Stamp { return ru.recs[ru.at].Stamp }
@@ -108,9 +115,10 @@ func (ru *run) head() Stamp { return ru.recs[ru.at].Stamp }
 // merge is a min-heap of the runs with records to merge, by their next
 // record's stamp, and the count of records their buffers hold.
 type merge struct {
-	r    *Records
-	runs []*run
-	held int
+	r         *Records
+	runs      []*run
+	held      int
+	heldBytes int
 }
 
 // fill reads the kind's next run of records into its buffer, which the
@@ -119,11 +127,14 @@ type merge struct {
 // skips them; a run stops on a key, not on a value, so none is read twice.
 func (m *merge) fill(ru *run) error {
 	ru.recs, ru.at = ru.recs[:0], 0
+	m.heldBytes -= ru.bytes
+	ru.bytes = 0
 	if ru.from == nil {
 		return nil
 	}
 	start := ru.from
 	ru.from = nil // done, unless a record is found past this run
+	maxBytes := min(mergeRunBytes, mergeHoldBytes-m.heldBytes)
 	for e, err := range m.r.store.Scan(start, ru.end) {
 		if err != nil {
 			return err
@@ -132,7 +143,7 @@ func (m *merge) fill(ru *run) error {
 		if !ok {
 			continue
 		}
-		if len(ru.recs) == ru.size {
+		if len(ru.recs) == ru.size || len(ru.recs) > 0 && ru.bytes+len(e.Value) > maxBytes {
 			// There is more: the next run starts at this key, and its
 			// value is left for it.
 			ru.from = append(start[:0:0], e.Key...)
@@ -144,8 +155,10 @@ func (m *merge) fill(ru *run) error {
 			continue
 		}
 		ru.recs = append(ru.recs, rec)
+		ru.bytes += len(e.Value)
 	}
 	m.held += len(ru.recs)
+	m.heldBytes += ru.bytes
 	// A kind read again is a long one: read more of it at a time, within
 	// what the merge may hold.
 	ru.size = max(1, min(2*ru.size, mergeRunMax, mergeHold-m.held))

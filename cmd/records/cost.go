@@ -91,8 +91,11 @@ func rework(r *sessions.Records) (*explain.Rework, error) {
 	err = eachSession(rows, inStampOrder(r, kinds), sessionVisitor{
 		begin: func(sessions.Session) error { return nil },
 		record: func(kr kindRecord) error {
-			// The tree needs the name, ids, times and effect, and the key.
-			kr.Record.Attributes, kr.Record.Events = keyAttributes(kr.Record.Attributes), nil
+			// The tree needs the name, ids, times and effect, and the key:
+			// copies of their own, not pieces of the whole value read.
+			key := ownAttrs(keyAttributes(kr.Record.Attributes))
+			kr.Record = compactRecord(kr.Record)
+			kr.Record.Attributes = key
 			return b.Add(kr)
 		},
 		end: func(sessions.Session) error {

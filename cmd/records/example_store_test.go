@@ -32,6 +32,11 @@ func writeExampleStore(t *testing.T, watches [][]string) (string, map[string]str
 		t.Fatalf("go build examples/otel: %v\n%s", err, out)
 	}
 	dir := filepath.Join(t.TempDir(), "exstore")
+	// The directory is there, the store not yet: records watch waits for
+	// a store, and refuses a --dir that does not exist.
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 
 	type watching struct {
 		args []string

@@ -314,9 +314,15 @@ func exportChrome(_ context.Context, w io.Writer, r *sessions.Records, f session
 }
 
 // otlpSpansPerResource is how many spans one ResourceSpans of an OTLP JSON
-// export holds at most: a larger session is split, with the same Resource,
-// so the export never holds more than about this many spans in memory.
-const otlpSpansPerResource = 10_000
+// export holds at most, and otlpBytesPerResource how many bytes of
+// protobuf: a larger session is split, with the same Resource, so the
+// export never holds more than about this much in memory, however large
+// the records' values (a span of one huge value is a ResourceSpans of its
+// own).
+const (
+	otlpSpansPerResource = 10_000
+	otlpBytesPerResource = 4 << 20
+)
 
 // exportOTLP writes an OTLP JSON ExportTraceServiceRequest. The spans are
 // made by package replay, as records replay makes them, and turned into
@@ -375,6 +381,7 @@ type otlpWriter struct {
 	cur     *tracepb.ResourceSpans // the session being gathered, or nil
 	curID   string                 // its records.session.id
 	spans   int                    // how many spans cur holds
+	bytes   int                    // cur's size in protobuf
 	written int                    // how many ResourceSpans were written
 }
 
@@ -389,16 +396,16 @@ func (ow *otlpWriter) UploadTraces(_ context.Context, batch []*tracepb.ResourceS
 		return cmp.Compare(sessionOrder(a), sessionOrder(b))
 	})
 	for _, rs := range batch {
-		id, n := sessionAttr(rs), countSpans(rs)
-		if ow.cur != nil && id == ow.curID && ow.spans+n <= otlpSpansPerResource {
+		id, n, size := sessionAttr(rs), countSpans(rs), proto.Size(rs)
+		if ow.cur != nil && id == ow.curID && ow.spans+n <= otlpSpansPerResource && ow.bytes+size <= otlpBytesPerResource {
 			mergeScopes(ow.cur, rs)
-			ow.spans += n
+			ow.spans, ow.bytes = ow.spans+n, ow.bytes+size
 			continue
 		}
 		if err := ow.flush(); err != nil {
 			return err
 		}
-		ow.cur, ow.curID, ow.spans = rs, id, n
+		ow.cur, ow.curID, ow.spans, ow.bytes = rs, id, n, size
 	}
 	return nil
 }

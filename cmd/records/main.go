@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"log"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -30,7 +32,18 @@ const (
 	exitUsage = 2 // the command line was wrong
 )
 
+// softMemoryLimit is the Go heap the command aims to stay within, unless
+// GOMEMLIMIT says otherwise. The views hold a bounded amount, but read
+// values of up to 16 MiB one after the other; by default Go lets its heap
+// grow to twice what is live before it collects, so a run of huge values
+// would double the peak. Past the limit, Go collects sooner (and spends at
+// most half the CPU doing so); a view that needs more still gets it.
+const softMemoryLimit = 64 << 20
+
 func main() {
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 { // GOMEMLIMIT not set
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

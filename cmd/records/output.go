@@ -91,14 +91,25 @@ func unsafeRune(r rune) bool {
 // alignedWidth (the last cell, never padded, aside) is written on its own,
 // unaligned, between flushes: a row's padding stays within alignedWidth a
 // column.
-type table struct{ tw *tabwriter.Writer }
+//
+// The rows a tabwriter holds are flushed too once they hold tableHoldBytes
+// (a record's last cell, its attributes, may be megabytes): a table holds
+// a bounded amount whatever its rows, and aligns the rows of each block.
+type table struct {
+	tw   *tabwriter.Writer
+	held int // bytes written since the last flush
+}
 
 // alignedWidth is the widest cell, in bytes, that a table aligns with the
 // rows around it.
 const alignedWidth = 128
 
+// tableHoldBytes is how many bytes of rows a table holds before it flushes
+// them.
+const tableHoldBytes = 1 << 20
+
 func newTable(w io.Writer) *table {
-	return &table{tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+	return &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
 }
 
 // row writes one row of cells.
@@ -123,17 +134,21 @@ func (t *table) row(cells ...string) error {
 		if _, err := io.WriteString(t.tw, c); err != nil {
 			return err
 		}
+		t.held += len(c) + 1
 	}
 	if _, err := io.WriteString(t.tw, "\n"); err != nil {
 		return err
 	}
-	if wide {
-		return t.tw.Flush()
+	if wide || t.held >= tableHoldBytes {
+		return t.flush()
 	}
 	return nil
 }
 
-func (t *table) flush() error { return t.tw.Flush() }
+func (t *table) flush() error {
+	t.held = 0
+	return t.tw.Flush()
+}
 
 // jsonLines returns an encoder writing one JSON value per line. encoding/json
 // replaces bytes that are not UTF-8, so every line is valid JSON whatever

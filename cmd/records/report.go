@@ -79,7 +79,9 @@ per request) has them grouped by kind and name: a table of the groups
 (count, median, p90 and max wall), the 5 slowest roots drawn whole, and a
 row per group where the others are drawn merged where they touch. No bar
 is drawn narrower than a pixel. A timeline draws at most 20,000 bars (the longest records), and a table
-lists at most 500 records of its kind; the page says what it left out.
+lists at most 500 records of its kind; an attribute value shows at most
+1 KiB, and a bar's details at most 4 KiB; the page says what it left out
+or cut.
 Every record field is escaped, and the page's Content Security Policy lets
 nothing but its own script run. Without -o the page goes to standard
 output. Progress is shown on standard error when it is a terminal.`,

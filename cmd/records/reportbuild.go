@@ -41,7 +41,7 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 		walls []time.Duration // in stamp order
 		seqs  []uint64        // of the same records
 	)
-	for kr, err := range explain.InStampOrder(r, s.ID, kinds) {
+	for kr, err := range r.InStampOrder(kinds, sessions.InSession(s.ID)) {
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +69,7 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 			row.Effect = *e
 		}
 		if len(k.Rows) < reportMaxRows {
-			row.attrs = rec.Attributes
+			row.attrs = cutAttrs(rec.Attributes, &page.Cut)
 			k.Rows = append(k.Rows, row)
 		}
 		page.Slowest = keepSlowestRows(page.Slowest, row)
@@ -77,8 +77,7 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 		seqs = append(seqs, kr.Stamp.Seq)
 		// The tree needs the stamp, the kind and the span ids; the name
 		// is kept for the critical path's table.
-		kr.Record = sessions.Record{Name: rec.Name, Wall: rec.Wall, TraceID: rec.TraceID, SpanID: rec.SpanID, ParentSpanID: rec.ParentSpanID,
-			Effect: rec.Effect, Inputs: rec.Inputs}
+		kr.Record = compactRecord(rec)
 		if err := b.Add(kr); err != nil {
 			return nil, err
 		}
@@ -149,7 +148,7 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 
 	// Second pass: the drawn records' details.
 	prog.setTotal(int64(page.Total))
-	for kr, err := range explain.InStampOrder(r, s.ID, kinds) {
+	for kr, err := range r.InStampOrder(kinds, sessions.InSession(s.ID)) {
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +169,7 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 			TextX:    svgNum(x + 3),
 			TextY:    svgNum(y + tlBar/2 + 4), // the baseline of 12px text, centred
 			Class:    classes[kr.Kind],
-			Details:  details(kr),
+			Details:  details(kr, &page.Cut),
 			Seq:      kr.Stamp.Seq,
 			Critical: critical[kr.Stamp.Seq],
 		}
@@ -191,24 +190,21 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 // fillCells sets the kind's table columns, the attribute keys its listed
 // records have, and each row's cells (formatValue cleans them).
 func (k *reportKind) fillCells() {
-	keys := map[string]bool{}
+	column := map[string]int{}
 	for _, row := range k.Rows {
 		for _, kv := range row.attrs {
-			keys[kv.Key] = true
+			column[kv.key] = 0
 		}
 	}
-	sorted := slices.Sorted(maps.Keys(keys))
-	k.Columns = make([]string, len(sorted))
-	for i, key := range sorted {
-		k.Columns[i] = clean(key)
+	k.Columns = slices.Sorted(maps.Keys(column))
+	for i, key := range k.Columns {
+		column[key] = i
 	}
 	for i := range k.Rows {
 		row := &k.Rows[i]
-		row.Cells = make([]string, len(sorted))
-		for j, key := range sorted {
-			if v, ok := row.attrs.Get(key); ok {
-				row.Cells[j] = formatValue(v)
-			}
+		row.Cells = make([]string, len(k.Columns))
+		for _, kv := range row.attrs {
+			row.Cells[column[kv.key]] = kv.value
 		}
 		row.attrs = nil
 	}
@@ -232,29 +228,48 @@ func keepSlowestRows(slowest []reportRecord, row reportRecord) []reportRecord {
 }
 
 // details returns what hovering over a record's bar shows: its name, kind,
-// stamp, wall time, status, attributes and events, one per line.
-func details(kr kindRecord) string {
+// stamp, wall time, status, attributes and events, one per line. Each
+// line is cut to reportValueMax, and the lines past reportDetailsMax are
+// counted rather than shown; each cut adds one to *cut.
+func details(kr kindRecord, cut *int) string {
 	rec := kr.Record
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n%s · seq %d · at %s · %s", orDash(rec.Name), kr.Kind, kr.Stamp.Seq, formatDuration(kr.Stamp.Offset), formatDuration(rec.Wall))
+	first := fmt.Sprintf("%s\n%s · seq %d · at %s · %s", orDash(rec.Name), kr.Kind, kr.Stamp.Seq, formatDuration(kr.Stamp.Offset), formatDuration(rec.Wall))
 	if e := effectOf(&rec); e != nil {
-		fmt.Fprintf(&b, " · %s", *e)
+		first += " · " + *e
 	}
+	lines := []string{first}
 	if st := formatStatus(rec.Status); st != "" {
-		fmt.Fprintf(&b, "\nstatus: %s", st)
+		lines = append(lines, "status: "+st)
 	}
-	for _, kv := range rec.Attributes {
-		fmt.Fprintf(&b, "\n%s = %s", kv.Key, formatValue(kv.Value))
+	for _, kv := range cutAttrs(rec.Attributes, cut) {
+		lines = append(lines, kv.key+" = "+kv.value)
 	}
 	for _, e := range rec.Events {
-		fmt.Fprintf(&b, "\nevent at +%s: %s", formatDuration(e.Offset), e.Name)
+		line := fmt.Sprintf("event at +%s: %s", formatDuration(e.Offset), e.Name)
 		if len(e.Attributes) > 0 {
-			fmt.Fprintf(&b, " (%s)", formatAttrs(e.Attributes))
+			line += " (" + formatAttrs(e.Attributes) + ")"
 		}
+		lines = append(lines, line)
 	}
 	// Text for the page, not a terminal: html/template escapes it, and
 	// clean strips what would confuse the eye (bidi overrides, controls).
-	return cleanLines(b.String())
+	var b strings.Builder
+	for i, line := range lines {
+		if b.Len() >= reportDetailsMax {
+			fmt.Fprintf(&b, "\n… [%d more lines cut]", len(lines)-i)
+			*cut += len(lines) - i
+			break
+		}
+		line, c := cutText(cleanLines(line), 2*reportValueMax+len(" = "))
+		if c {
+			*cut++
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 // cleanLines cleans each line of s, keeping the line breaks.

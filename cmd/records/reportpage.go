@@ -25,6 +25,9 @@ type reportPage struct {
 	Slowest  []reportRecord
 	Critical reportPath
 	Timeline reportTimeline
+	// Cut counts the values, keys and detail lines shown cut, or left
+	// out, for their length (see cut.go).
+	Cut int
 	// Groups are the session's roots by kind and name, when it has too
 	// many to draw each (see groupRoots); nil otherwise.
 	Groups []reportGroup
@@ -113,9 +116,9 @@ type reportRecord struct {
 	Wall   dur
 	Name   string
 	Status string
-	Effect string   // changed, observed, or "" where the record does not say
-	Cells  []string // the values of the kind's Columns, "" where it has none
-	attrs  sessions.Attrs
+	Effect string    // changed, observed, or "" where the record does not say
+	Cells  []string  // the values of the kind's Columns, "" where it has none
+	attrs  []cutAttr // until fillCells makes Cells of them
 }
 
 // reportTimeline is the timeline's SVG drawing. Coordinates are in the

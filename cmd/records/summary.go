@@ -128,7 +128,7 @@ func summarise(r *sessions.Records, top int, opts ...sessions.ReadOption) ([]*su
 			return nil
 		},
 		record: func(kr kindRecord) error {
-			kr.Record.Attributes, kr.Record.Events = nil, nil // held for the name, the span ids and the times
+			kr.Record = compactRecord(kr.Record) // a tree holds every record of the session
 			cur.slowest = keepSlowest(cur.slowest, kr, top)
 			return b.Add(kr)
 		},

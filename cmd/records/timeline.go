@@ -104,7 +104,7 @@ func timelineTextVisitor(out io.Writer, seen *bool, all bool) sessionVisitor {
 			return nil
 		},
 		record: func(kr kindRecord) error {
-			kr.Record.Attributes, kr.Record.Events = nil, nil // the tree needs the name and the stamp
+			kr.Record = compactRecord(kr.Record) // a tree holds every record of the session
 			return b.Add(kr)
 		},
 		end: func(s sessions.Session) error {

@@ -7,16 +7,18 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
-	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -49,10 +51,15 @@ second of it being written, in stamp order, until interrupted (Ctrl-C,
 which exits with status 0).
 
 watch follows the session in progress when it starts (the newest) and
-every session that starts after it; records already in the store when it
-starts are not printed (records dump prints them). A store that is not
-there yet is waited for. A session older than
-the newest that has written nothing for a minute is no longer followed.
+every session that appears after it, whenever it started (a program keeps
+its session when it first changes something, perhaps after a newer one
+did); records already in the store when it starts are not printed
+(records dump prints them). Every record of a followed session is printed
+once. A session pruned while followed (records prune, a writer's keep
+count) is announced on standard error; records written under it after
+the prune are still printed. A session other than the newest that has
+written nothing for a minute is no longer followed. A store not there
+yet is waited for; a --dir that does not exist is an error.
 Records come out in stamp order as they are read, twice a second: a
 record written late (a mark ends after what it holds) comes out when it
 is written, after records stamped later.
@@ -63,7 +70,8 @@ writer recording beside it goes on within milliseconds. When a writer
 does not let go in time, that read is skipped.
 
 Each text line is as records dump prints it: session, seq, offset, kind,
-name, wall time and attributes. With --json, one JSON object per record
+name, wall time and attributes, in columns that widen as wider values
+come and then stay aligned. With --json, one JSON object per record
 and line, as records dump --json prints it.`,
 		Example: `  records watch
   records watch --kind autotune
@@ -77,6 +85,13 @@ and line, as records dump --json prints it.`,
 					return usageError{fmt.Errorf("--kind %q: %w", kind, err)}
 				}
 				kinds = []string{k}
+			}
+			if a.dir != "" {
+				// A directory that is not there is a mistake, not a store
+				// yet to come: nothing creates a store's parent.
+				if _, err := os.Stat(a.dir); errors.Is(err, fs.ErrNotExist) {
+					return usageError{fmt.Errorf("--dir %s: no such directory", clean(a.dir))}
+				}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
@@ -98,14 +113,20 @@ func (a *app) watch(ctx context.Context, cmd *cobra.Command, kinds []string, asJ
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	enc := jsonLines(out)
+	var cols watchColumns
 	emit := func(kr kindRecord) error {
 		if asJSON {
 			return enc.Encode(toJSON(kr))
 		}
-		_, err := io.WriteString(out, watchLine(kr))
+		_, err := io.WriteString(out, cols.line(kr))
 		return err
 	}
-	w := &watcher{kinds: kinds, seen: map[sessions.SessionID]*followed{}}
+	stderr := cmd.ErrOrStderr()
+	w := &watcher{kinds: kinds, seen: map[sessions.SessionID]*followed{}, known: map[sessions.SessionID]bool{},
+		pruned: func(id sessions.SessionID, printed int) {
+			out.Flush() // what was printed before the prune, first
+			fmt.Fprintf(stderr, "records: session %s was pruned from the store while watched (%d of its records read before)\n", id, printed)
+		}}
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()
 	first, said := true, false
@@ -122,7 +143,7 @@ func (a *app) watch(ctx context.Context, cmd *cobra.Command, kinds []string, asJ
 			// new.
 			if !said {
 				said = true
-				fmt.Fprintf(cmd.ErrOrStderr(), "records: waiting for a store at %s\n", clean(dir))
+				fmt.Fprintf(stderr, "records: waiting for a store at %s\n", clean(dir))
 			}
 		case err != nil && first:
 			return openError(dir, err)
@@ -136,31 +157,78 @@ func (a *app) watch(ctx context.Context, cmd *cobra.Command, kinds []string, asJ
 	}
 }
 
-// watchLine formats a record as records dump prints it, on one line.
-func watchLine(kr kindRecord) string {
-	line := kr.Stamp.Session.String() + "  " + strconv.FormatUint(kr.Stamp.Seq, 10) + "  " +
-		formatDuration(kr.Stamp.Offset) + "  " + clean(kr.Kind) + "  " + clean(orDash(kr.Record.Name)) + "  " +
-		formatDuration(kr.Record.Wall)
+// watchColumns lays watch's text lines out in columns. Lines are printed
+// as records arrive, so no column can be as wide as its widest cell to
+// come: each is as wide as the widest seen so far (at least its heading's
+// width), and widens when a wider cell comes. The session id has a
+// fixed width (a uint64 is at most 20 digits).
+type watchColumns struct {
+	seq, offset, kind, name, wall int
+}
+
+// watchNameMax is the widest a name pads the name column to: a longer
+// name overflows its line rather than push every later line right.
+const watchNameMax = 48
+
+func (c *watchColumns) line(kr kindRecord) string {
+	session := kr.Stamp.Session.String()
+	seq := strconv.FormatUint(kr.Stamp.Seq, 10)
+	offset := formatDuration(kr.Stamp.Offset)
+	kind := clean(kr.Kind)
+	name := clean(orDash(kr.Record.Name))
+	wall := formatDuration(kr.Record.Wall)
+	c.seq = max(c.seq, 5, len(seq))
+	c.offset = max(c.offset, 8, utf8.RuneCountInString(offset))
+	c.kind = max(c.kind, 8, utf8.RuneCountInString(kind))
+	c.name = min(max(c.name, 16, utf8.RuneCountInString(name)), watchNameMax)
+	c.wall = max(c.wall, 8, utf8.RuneCountInString(wall))
+	var b strings.Builder
+	b.WriteString(pad(session, 20, false))
+	b.WriteString("  " + pad(seq, c.seq, true))
+	b.WriteString("  " + pad(offset, c.offset, true))
+	b.WriteString("  " + pad(kind, c.kind, false))
+	b.WriteString("  " + pad(name, c.name, false))
+	b.WriteString("  " + pad(wall, c.wall, true))
 	if len(kr.Record.Attributes) > 0 {
-		line += "  " + formatAttrs(kr.Record.Attributes)
+		b.WriteString("  " + formatAttrs(kr.Record.Attributes))
 	}
-	return line + "\n"
+	return strings.TrimRight(b.String(), " ") + "\n"
+}
+
+// pad pads s with spaces to width characters, on the left when right
+// (numbers and durations line up on their last digit).
+func pad(s string, width int, right bool) string {
+	n := width - utf8.RuneCountInString(s)
+	if n <= 0 {
+		return s
+	}
+	if right {
+		return strings.Repeat(" ", n) + s
+	}
+	return s + strings.Repeat(" ", n)
 }
 
 // watcher remembers what watch has printed of the sessions it follows.
 type watcher struct {
 	kinds []string // nil: every kind
-	// floor is the oldest session followed: the newest when watch
-	// started, then the oldest still writing.
-	floor sessions.SessionID
+	// known holds every session seen in the store, followed or not: the
+	// sessions there at the first read that watch does not follow, and
+	// the followed ones, so a session is followed from its first record
+	// only when it appears after the first read, whatever its id.
+	known map[sessions.SessionID]bool
 	seen  map[sessions.SessionID]*followed
+	// pruned is told of a followed session whose row went, and how many
+	// of its records watch had read (printed, or there when it started).
+	pruned func(id sessions.SessionID, printed int)
 }
 
 // followed is a session watch follows: the seqs it printed (or found
-// when it started), and when it last wrote something.
+// when it started), when it last wrote something, and whether its row
+// was there at the last read.
 type followed struct {
 	seqs   map[uint64]bool
 	active time.Time
+	hadRow bool
 }
 
 // read opens the store read-only, emits the records of the followed
@@ -181,11 +249,26 @@ func (w *watcher) read(ctx context.Context, dir string, first bool, emit func(ki
 	defer st.Close() // a read-only store has nothing to lose on close
 	r := sessions.NewRecords(st)
 	rows, err := sessionRows(r)
-	if err != nil || len(rows) == 0 {
+	if err != nil {
 		return err
 	}
-	if first {
-		w.floor = rows[len(rows)-1].ID
+	now := time.Now()
+	hasRow := make(map[sessions.SessionID]bool, len(rows))
+	for i, s := range rows {
+		hasRow[s.ID] = true
+		switch {
+		case w.known[s.ID]:
+		case first && i < len(rows)-1:
+			w.known[s.ID] = true // there before watch: not followed
+		default:
+			// The newest at the first read, or any session that appeared
+			// since.
+			w.known[s.ID] = true
+			w.seen[s.ID] = &followed{seqs: map[uint64]bool{}, active: now}
+		}
+	}
+	if len(w.seen) == 0 {
+		return nil
 	}
 	kinds := w.kinds
 	if kinds == nil {
@@ -193,17 +276,10 @@ func (w *watcher) read(ctx context.Context, dir string, first bool, emit func(ki
 			return err
 		}
 	}
-	now := time.Now()
-	for _, s := range rows {
-		if s.ID < w.floor {
-			continue
-		}
-		f := w.seen[s.ID]
-		if f == nil {
-			f = &followed{seqs: map[uint64]bool{}, active: now}
-			w.seen[s.ID] = f
-		}
-		for kr, err := range explain.InStampOrder(r, s.ID, kinds) {
+	ids := slices.Sorted(maps.Keys(w.seen))
+	for _, id := range ids {
+		f := w.seen[id]
+		for kr, err := range r.InStampOrder(kinds, sessions.InSession(id)) {
 			if err != nil {
 				return err
 			}
@@ -218,22 +294,18 @@ func (w *watcher) read(ctx context.Context, dir string, first bool, emit func(ki
 				}
 			}
 		}
+		if f.hadRow && !hasRow[id] {
+			w.pruned(id, len(f.seqs))
+		}
+		f.hadRow = hasRow[id]
 	}
-	// Stop following sessions older than the newest that have gone
-	// quiet; the floor is the oldest one left.
-	newest := rows[len(rows)-1].ID
-	ids := make([]sessions.SessionID, 0, len(w.seen))
-	for id := range w.seen {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	// Stop following sessions other than the newest that have gone quiet
+	// (or were pruned, and nothing has written under them since).
+	newest := ids[len(ids)-1]
 	for _, id := range ids {
 		if id != newest && now.Sub(w.seen[id].active) > watchIdle {
 			delete(w.seen, id)
-			continue
 		}
-		w.floor = id
-		break
 	}
 	return nil
 }

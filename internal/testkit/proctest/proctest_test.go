@@ -66,6 +66,9 @@ func TestMain(m *testing.M) {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+	if faultDir != "" {
+		os.RemoveAll(faultDir)
+	}
 	os.Exit(code)
 }
 

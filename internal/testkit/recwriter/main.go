@@ -1,6 +1,6 @@
 // Command recwriter is a writer process for the multi-process and crash
 // tests: it records n spans of kind "work" (the first one a change, so the
-// session is kept) through the exporter into a store, acknowledging each
+// session is kept; -changed-at names a later one) through the exporter into a store, acknowledging each
 // batch with a ForceFlush and a line "acked <n>" on stdout, then idles, then
 // shuts down. Tests start several of these on one store, read beside them,
 // and kill them at random points.
@@ -32,6 +32,7 @@ func main() {
 	flushTimeout := flag.Duration("flush-timeout", 30*time.Second, "ForceFlush deadline")
 	shutdownTimeout := flag.Duration("shutdown-timeout", 10*time.Second, "Shutdown deadline")
 	startAt := flag.String("start", "", "start span i at this RFC 3339 instant plus i microseconds (trace.WithTimestamp), as spans imported from elsewhere carry")
+	changedAt := flag.Int("changed-at", 0, "the record that is a change, which keeps the session: those before it are held until it")
 	flag.Parse()
 	var explicit time.Time
 	if *startAt != "" {
@@ -53,7 +54,7 @@ func main() {
 	tr := tp.Tracer("recwriter")
 	for i := range *n {
 		attrs := []attribute.KeyValue{spanbridge.Kind("work"), attribute.Int("i", i), attribute.String("label", *label)}
-		if i == 0 {
+		if i == *changedAt {
 			attrs = append(attrs, spanbridge.Changed())
 		}
 		opts := []trace.SpanStartOption{trace.WithAttributes(attrs...)}

@@ -2,6 +2,7 @@ package recorder_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -24,6 +25,11 @@ func (s *heldStore) WriteContext(ctx context.Context, es []sessions.Entry) (int,
 	<-ctx.Done()
 	s.spooled += len(es)
 	return len(es), nil
+}
+
+func (s *heldStore) Hold(ctx context.Context, fn func(sessions.Store) error) error {
+	<-ctx.Done()
+	return fmt.Errorf("held by another process: %w", ctx.Err())
 }
 
 func (s *heldStore) CloseContext(context.Context) error { return nil }

@@ -49,7 +49,9 @@ func (r *Recorder) Full() bool {
 // spools what it could not write — at once, without waiting, when the
 // batch holds SpillBytes or more; any other store is written as it is. On
 // error the batch stays queued and the next Flush tries again; writing an
-// entry twice is harmless, since its key is its stamp. Flush holds no lock
+// entry twice is harmless, since its key is its stamp — until SpillBytes
+// of records wait: then they are spooled, or the oldest dropped (shed).
+// Flush holds no lock
 // that Record, Label or Stamp need while it does I/O.
 func (r *Recorder) Flush(ctx context.Context) error {
 	r.flushing.Lock()
@@ -80,15 +82,16 @@ func (r *Recorder) flush(ctx context.Context, wait bool) error {
 		r.batch = append(batch, r.batch...)
 		r.queued = entryBytes(r.batch)
 		r.mu.Unlock()
+		r.shed(err)
 		return err
 	}
-	r.needPrune = false
+	r.wrote()
 	// The store writes in order: what it spooled is the batch's tail.
 	r.stats.Written += int64(records(batch[:len(batch)-spooled]))
 	r.stats.Spooled += int64(records(batch[len(batch)-spooled:]))
 	r.mu.Unlock()
 	if r.bound != nil {
-		r.keepWithin(batch)
+		r.keepWithin(ctx, batch)
 	}
 	r.spare(batch, arena)
 	return nil
@@ -115,19 +118,33 @@ func (r *Recorder) spare(batch []sessions.Entry, arena []byte) {
 }
 
 // keepWithin counts what a flush wrote against MaxBytes and deletes what
-// the bound says must go. It runs under flushing, after the write; what it
-// cannot delete now (a store busy with another process, say) it deletes at
-// a later flush, when the store is still over.
-func (r *Recorder) keepWithin(written []sessions.Entry) {
+// the bound says must go, waiting its turn for a busy store until ctx
+// ends. It runs under flushing, after the write; what it cannot delete
+// now (a store another process holds past ctx, say) it deletes at a later
+// flush, when the store is still over.
+func (r *Recorder) keepWithin(ctx context.Context, written []sessions.Entry) {
 	r.bound.count(written)
 	own := uint64(r.start.Load().id)
-	var err error
-	if r.bound.stale() {
-		err = r.bound.measure(r.store, own)
-	}
 	var done trimmed
-	if err == nil {
-		done, err = r.bound.trim(r.store, own, written)
+	var err error
+	if measure := !r.bound.measured || r.bound.stale(); measure || r.bound.total() > r.bound.max {
+		// Only then is the store needed: a flush within the bound does
+		// not wait for a store another process holds.
+		err = r.onStore(ctx, func(st sessions.Store) error {
+			if measure {
+				if err := r.bound.measure(st, own); err != nil {
+					return err
+				}
+			}
+			var err error
+			done, err = r.bound.trim(st, own, written)
+			return err
+		})
+	}
+	if turnMissed(ctx, err) {
+		// Another process held the store: waiting is not failing, and
+		// the next write measures and trims again.
+		err = nil
 	}
 	r.mu.Lock()
 	r.stats.TrimmedSessions += int64(done.sessions)
@@ -171,32 +188,45 @@ func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune,
 		r.stats.StoreOpens++
 		r.mu.Unlock()
 	}
+	bs, busy := r.store.(BusyStore)
+	if busy && (!wait || entryBytes(batch) >= SpillBytes) {
+		// So many records do not wait in memory for a busy store, nor do
+		// a closing Recorder's: one try, then the spool; the prune too.
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		ctx = done
+	}
 	if needPrune {
 		// The session's own row is written after the prune, so keeping the
 		// newest keep-1 sessions in the store keeps keep-1 others.
-		if _, err := sessions.NewRecords(r.store).Prune(r.keep - 1); err != nil {
+		err := r.onStore(ctx, func(st sessions.Store) error {
+			_, err := sessions.NewRecords(st).Prune(r.keep - 1)
+			return err
+		})
+		switch {
+		case turnMissed(ctx, err):
+			// Another process held the store until ctx ended: waiting is
+			// not failing. The prune runs at the next write; the records
+			// go to the spool now.
+		case err != nil:
 			return 0, fmt.Errorf("otelrecords: prune before keeping the session: %w", err)
+		default:
+			r.mu.Lock()
+			r.needPrune = false
+			r.mu.Unlock()
 		}
-		r.mu.Lock()
-		r.needPrune = false
-		r.mu.Unlock()
 	}
 	if r.bound != nil && !r.bound.measured {
 		// After the prune, before this session's first write: what the
 		// store holds of the others, this session's bytes counted as it
 		// writes them.
-		if err := r.bound.measure(r.store, uint64(r.start.Load().id)); err != nil {
+		own := uint64(r.start.Load().id)
+		err := r.onStore(ctx, func(st sessions.Store) error { return r.bound.measure(st, own) })
+		if err != nil && !turnMissed(ctx, err) {
 			return 0, err
 		}
 	}
-	if bs, ok := r.store.(BusyStore); ok {
-		if !wait || entryBytes(batch) >= SpillBytes {
-			// So many records do not wait in memory for a busy store, nor
-			// do a closing Recorder's: one try, then the spool.
-			done, cancel := context.WithCancel(ctx)
-			cancel()
-			ctx = done
-		}
+	if busy {
 		return bs.WriteContext(ctx, batch)
 	}
 	return 0, r.store.Write(batch)
@@ -261,6 +291,7 @@ func (r *Recorder) spool(cause error) error {
 	r.mu.Lock()
 	r.batch, r.queued = nil, 0
 	r.stats.Spooled += int64(records(batch))
+	r.stats.SpooledUnwritable += int64(records(batch))
 	r.mu.Unlock()
 	return nil
 }

@@ -20,11 +20,15 @@ var ErrTooLarge = errors.New("record too large")
 // AppendEncoded appends the value of a record of kind k stamped st (its
 // body's Effect set) to dst, or returns dst and an error wrapping
 // ErrTooLarge when the record is beyond what a store holds or a reader
-// decodes. The counts are checked before encoding, so a record with a
-// million attributes is not encoded to be thrown away. It is the one
+// decodes. The counts, and the bytes of its strings, are checked before
+// encoding, so a record with a million attributes or a 100 MB value is
+// not encoded to be thrown away. It is the one
 // encoding of a record the Recorder and the exporter share.
 func AppendEncoded(dst []byte, k string, st sessions.Stamp, body *sessions.Record) ([]byte, error) {
 	if err := checkLimits(body); err != nil {
+		return dst, err
+	}
+	if err := checkLeastSize(k, body); err != nil {
 		return dst, err
 	}
 	v := sessions.Stamped[sessions.Record]{Stamp: st, Record: *body}

@@ -59,6 +59,10 @@ type Recorder struct {
 	stats      Stats
 	keepBy     KeepBy
 	traces     traces // KeepByTrace's undecided traces and decisions
+	// shedSaid holds the classes shed reported in this failing streak,
+	// and streak counts the streaks, so each is reported once (shed.go).
+	shedSaid map[string]bool
+	streak   int
 }
 
 // New returns the recorder of a session that has not started yet.

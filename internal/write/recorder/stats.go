@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"time"
+
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 )
 
@@ -43,9 +45,22 @@ type Stats struct {
 	BusyWaits int64
 	// Spooled is how many records were set aside in the store's spool
 	// because another process held the store past a write's wait, or
-	// when the batch reached SpillBytes, or at Close; the next opener
-	// writes them.
+	// when the batch reached SpillBytes, or at Close — or because the
+	// store failed writes (SpooledUnwritable counts those); the next
+	// opener writes them.
 	Spooled int64
+	// FirstSpoolWait is how long the first write that spooled records
+	// because another process held the store had waited for it.
+	FirstSpoolWait time.Duration
+	// SpooledUnwritable is how many of the Spooled records went to the
+	// spool because the store failed writes (a full disk, an I/O error, a
+	// read-only file system) while SpillBytes of records waited.
+	SpooledUnwritable int64
+	// Unwritable is how many records were dropped, oldest first, because
+	// the store failed writes and its spool would not take them either,
+	// while SpillBytes of records waited in memory: what keeps memory
+	// bounded whatever the disk does.
+	Unwritable int64
 	// TrimmedSessions is how many other sessions were deleted to keep the
 	// store within MaxBytes.
 	TrimmedSessions int64
@@ -64,7 +79,7 @@ func (r *Recorder) Stats() Stats {
 	s := r.stats
 	if bs, ok := r.store.(BusyStore); ok {
 		ss := bs.StoreStats()
-		s.StoreOpens, s.BusyWaits = ss.Opens, ss.BusyWaits
+		s.StoreOpens, s.BusyWaits, s.FirstSpoolWait = ss.Opens, ss.BusyWaits, ss.FirstSpoolWait
 	}
 	s.Held = int64(r.held.Len() + r.traces.records)
 	s.HeldBytes = int64(r.held.Counted() + r.traces.counted)

@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -21,6 +23,10 @@ type BusyStore interface {
 	// some entries are durable in neither (a full disk, a directory that
 	// cannot be created); writing them again is harmless.
 	WriteContext(ctx context.Context, entries []sessions.Entry) (spooled int, err error)
+	// Hold runs fn on the database, waiting its turn as WriteContext
+	// does; when ctx ends first it returns an error matching ctx's error
+	// (errors.Is), and fn does not run.
+	Hold(ctx context.Context, fn func(sessions.Store) error) error
 	// CloseContext lets the database go, waiting at most until ctx ends
 	// for operations in flight. Later operations fail with
 	// sessions.ErrClosed.
@@ -40,4 +46,24 @@ type StoreStats struct {
 	// Spooled is how many entries were set aside in the spool because the
 	// database stayed busy past a write's deadline.
 	Spooled int64
+	// FirstSpoolWait is how long the first write that spooled entries had
+	// waited for the database before it did: what a report of the
+	// spooling states, rather than the longest wait it might have been.
+	FirstSpoolWait time.Duration
+}
+
+// onStore runs fn on the Recorder's store: through Hold on a BusyStore,
+// waiting its turn until ctx ends, so that the prune and the byte bound
+// wait like any write; on any other store at once.
+func (r *Recorder) onStore(ctx context.Context, fn func(sessions.Store) error) error {
+	if bs, ok := r.store.(BusyStore); ok {
+		return bs.Hold(ctx, fn)
+	}
+	return fn(r.store)
+}
+
+// turnMissed reports whether err says that ctx ended while another
+// process held the store: a wait cut short, not a failure.
+func turnMissed(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
 }

@@ -166,7 +166,7 @@ func (w *Writer) done(st *badgerstore.Store) {
 	w.mu.Unlock()
 
 	if turns.Asked(w.dir, w.token, since) {
-		w.letGo(st, true)
+		w.letGo(st, releaseYield)
 		return
 	}
 	w.mu.Lock()
@@ -187,22 +187,32 @@ func (w *Writer) releaseIfIdle() {
 	st := w.st
 	w.mu.Unlock()
 	if st != nil {
-		w.letGo(st, false)
+		w.letGo(st, releaseIdle)
 	}
 }
 
+// How letGo lets the store go.
+type release int
+
+const (
+	releaseIdle  release = iota // once idle for the idle spell
+	releaseYield                // at once, and stay away for YieldGap
+	releaseNow                  // at once (a full disk), and open again when asked
+)
+
 // letGo closes st if it is still the open store and nothing uses it: at
 // once when yielding to another opener (and then stays away for
-// YieldGap), else once it has been idle for the idle spell. Badger's
-// close (which flushes its memtable) runs outside the lock.
-func (w *Writer) letGo(st *badgerstore.Store, yielding bool) {
+// YieldGap) or for a full disk, else once it has been idle for the idle
+// spell. Badger's close (which flushes its memtable) runs outside the
+// lock.
+func (w *Writer) letGo(st *badgerstore.Store, how release) {
 	w.mu.Lock()
-	if w.st != st || w.users > 0 || w.turning != nil || (!yielding && time.Since(w.lastUse) < w.idle) {
+	if w.st != st || w.users > 0 || w.turning != nil || (how == releaseIdle && time.Since(w.lastUse) < w.idle) {
 		w.mu.Unlock()
 		return
 	}
 	w.st = nil
-	if yielding {
+	if how == releaseYield {
 		w.away = time.Now().Add(YieldGap)
 	}
 	done := w.turn()
@@ -229,8 +239,17 @@ func (w *Writer) write(entries []sessions.Entry) error {
 	if err != nil {
 		return err
 	}
-	defer w.done(st)
-	return st.Write(entries)
+	err = st.Write(entries)
+	w.done(st)
+	if errors.Is(err, badgerstore.ErrNoSpace) {
+		// Let Badger go while there is still room for its close to flush:
+		// the spool may take the rest of the disk (recorder's shed), and
+		// Badger, open on a full file system, may crash the process
+		// through its maps. The next write opens it again, which
+		// badgerstore.Open refuses, touching nothing, until there is room.
+		w.letGo(st, releaseNow)
+	}
+	return err
 }
 
 // Write writes the entries, opening the store if needed (creating it). It
@@ -260,9 +279,10 @@ func (w *Writer) Write(entries []sessions.Entry) error {
 // after it: a caller that leaves when its deadline comes (a Shutdown, a
 // process exiting) leaves nothing behind in memory. Any other failure (a
 // full disk, a path that is a file, a corrupt store) returns at once,
-// spooling nothing: the caller keeps the entries and tries again once the
-// cause is gone, and the spool does not fill a disk the store found too
-// full.
+// spooling nothing: the caller keeps the entries and tries again, and
+// decides when they have waited long enough to go to the spool (Spool;
+// the Recorder does at recorder.SpillBytes). A full disk lets the store go
+// first (write).
 func (w *Writer) WriteContext(ctx context.Context, entries []sessions.Entry) (spooled int, err error) {
 	if len(entries) == 0 {
 		return 0, w.closedErr()
@@ -273,20 +293,69 @@ func (w *Writer) WriteContext(ctx context.Context, entries []sessions.Entry) (sp
 		wait, cancel = context.WithDeadline(ctx, deadline.Add(-SpoolTime(entries)))
 		defer cancel()
 	}
+	waited, err := w.waitTurn(wait, func() error { return w.write(entries) })
+	if !errors.Is(err, badgerstore.ErrLocked) || wait.Err() == nil {
+		return 0, err
+	}
+	n, err := w.spill(entries, err)
+	if n > 0 {
+		w.count(func(s *recorder.StoreStats) {
+			if s.FirstSpoolWait == 0 {
+				s.FirstSpoolWait = max(waited, time.Nanosecond)
+			}
+		})
+	}
+	return n, err
+}
+
+// waitTurn calls try until it does not fail for a busy store, or ctx
+// ends: it asks the holder to yield (use does) and retries with jittered
+// backoff (10 to 200 ms), counting one busy wait. It returns how long it
+// waited, and try's last error — matching badgerstore.ErrLocked when ctx
+// ended first, after it withdrew its request.
+func (w *Writer) waitTurn(ctx context.Context, try func() error) (time.Duration, error) {
 	b := backoff.Backoff{Min: minRetry, Max: maxRetry}
+	began := time.Now()
 	for waited := false; ; waited = true {
-		err := w.write(entries)
+		err := try()
 		if !errors.Is(err, badgerstore.ErrLocked) {
-			return 0, err
+			return time.Since(began), err
 		}
 		if !waited {
 			w.count(func(s *recorder.StoreStats) { s.BusyWaits++ })
 		}
-		if b.Wait(wait) != nil {
+		if b.Wait(ctx) != nil {
 			turns.Withdraw(w.dir, w.token) // it no longer waits
-			return w.spill(entries, err)
+			return time.Since(began), err
 		}
 	}
+}
+
+// Hold runs fn on the store, opened for it (created if need be) and kept
+// open until fn returns, waiting its turn as WriteContext does while
+// another process holds it: the prune and the byte bound that keeping a
+// session runs wait like any write, rather than fail. When ctx ends
+// first it returns an error matching badgerstore.ErrLocked and ctx's
+// error, saying how long it waited; other failures return at once.
+func (w *Writer) Hold(ctx context.Context, fn func(sessions.Store) error) error {
+	var ran bool
+	var fnErr error
+	waited, err := w.waitTurn(ctx, func() error {
+		st, err := w.use()
+		if err != nil {
+			return err
+		}
+		defer w.done(st)
+		ran, fnErr = true, fn(st)
+		return nil
+	})
+	switch {
+	case ran:
+		return fnErr
+	case errors.Is(err, badgerstore.ErrLocked) && ctx.Err() != nil:
+		return fmt.Errorf("%w after waiting %v: %w", ctx.Err(), waited.Round(time.Millisecond), err)
+	}
+	return err
 }
 
 // What spooling takes, kept back from a deadline by WriteContext: a fixed
@@ -323,8 +392,9 @@ func (w *Writer) spill(entries []sessions.Entry, cause error) (int, error) {
 
 // Spool sets entries aside in the spool at once, without trying the
 // store, and counts them in StoreStats. It is for a caller that gave up on
-// writing them: the Recorder's Close does so through recorder.Spooler
-// until it writes with WriteContext, which spools by itself.
+// writing them to a store that fails writes (a full disk): the Recorder
+// does, once recorder.SpillBytes of them wait or at its Close. A busy
+// store's entries WriteContext spools by itself.
 func (w *Writer) Spool(entries []sessions.Entry) error {
 	if err := spool.Write(w.dir, entries); err != nil {
 		return err
