@@ -1,9 +1,7 @@
 package badgerstore
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -62,13 +60,21 @@ func checkFiles(dir string) error {
 // one directory: Badger, the spool and the marker, and the doctor, which
 // renames the store and must rename the directory, not a link to it. A
 // path that does not exist yet is returned as it is.
+//
+// A "~" at the start of dir is expanded (ExpandHome), and a directory
+// that holds no store but whose child ChildDir does is the store's parent,
+// where a writer put it (see Place): the child is returned.
 func resolve(dir string) (string, error) {
+	dir = ExpandHome(dir)
 	real, err := filepath.EvalSymlinks(dir)
-	if errors.Is(err, fs.ErrNotExist) {
+	if missing(err) {
 		return dir, nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("otelrecords: store %s: %w", dir, err)
+	}
+	if child := filepath.Join(real, ChildDir); !isStore(real) && isStore(child) {
+		return child, nil
 	}
 	return real, nil
 }

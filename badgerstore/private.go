@@ -17,21 +17,6 @@ import (
 // set.
 const fileMode = 0o600
 
-// makePrivate makes dir private before a read-write Open when it holds no
-// store yet — created by Open, or one that existed (mkdir -p
-// build/records): mode 0700, so no other user reaches a file inside,
-// whatever the file's own mode. A directory holding a store keeps its
-// mode, which its owner may have chosen (a group that reads it).
-func makePrivate(dir string) error {
-	if err := makeDir(dir); err != nil {
-		return err
-	}
-	if _, err := os.Stat(filepath.Join(dir, badger.ManifestFilename)); !errors.Is(err, fs.ErrNotExist) {
-		return err // nil: a store is there
-	}
-	return os.Chmod(dir, dirMode)
-}
-
 // privateFiles sets the files Badger and otelrecords keep in dir to
 // fileMode when dir is private (no permission for group or others), so
 // that a store stays unreadable to other users if its directory is opened

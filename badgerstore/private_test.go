@@ -3,8 +3,10 @@
 package badgerstore_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -62,12 +64,14 @@ func withUmask(mask int, f func()) {
 	f()
 }
 
-// TestStoreIsPrivate: a store created in a directory that already existed
-// (mkdir -p build/records, mode 0755), or under a umask of 000, which
-// makes what Badger creates world-writable, ends with its directory 0700
-// and every file in it 0600. Before, the existing directory kept 0755 and
-// the files 0644 (0666 under umask 000): records readable, and writable,
-// by every user.
+// TestStoreIsPrivate: a store created in a new directory, even under a
+// umask of 000, which makes what Badger creates world-writable, ends with
+// its directory 0700 and every file in it 0600. In a directory that
+// already existed (mkdir -p build/records, mode 0755) the store is
+// created in a child directory of its own, private, and the existing
+// directory keeps its mode; one writable by every user without the
+// sticky bit (mkdir under umask 000) is refused. Before, the existing
+// directory was chmod-ed to 0700.
 func TestStoreIsPrivate(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -80,16 +84,33 @@ func TestStoreIsPrivate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "build", "records")
+			store := dir
 			withUmask(tc.umask, func() {
 				if tc.exists {
 					if err := os.MkdirAll(dir, 0o777); err != nil {
 						t.Fatal(err)
 					}
+					store = filepath.Join(dir, badgerstore.ChildDir)
+				}
+				if tc.exists && tc.umask == 0 {
+					if _, err := badgerstore.Open(dir); !errors.Is(err, badgerstore.ErrNotStoreDir) || !strings.Contains(err.Error(), "sticky") {
+						t.Fatalf("Open in a directory of mode 0777 = %v, want ErrNotStoreDir", err)
+					}
+					return
 				}
 				writeSome(t, dir)
 				writeSome(t, dir) // a second spell, as a shared writer has
 			})
-			got := modes(t, dir)
+			if tc.exists {
+				want := os.FileMode(0o777 &^ tc.umask)
+				if got := modes(t, dir)["."]; got != want {
+					t.Errorf("the existing directory's mode became %v, want %v as it was", got, want)
+				}
+				if tc.umask == 0 {
+					return
+				}
+			}
+			got := modes(t, store)
 			if got["."] != 0o700 {
 				t.Errorf("directory mode %v, want 0700", got["."])
 			}

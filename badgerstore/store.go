@@ -56,11 +56,17 @@ type Store struct {
 }
 
 // Open opens the store in dir, creating it for a read-write open. A
-// directory Open creates (parents included) has mode 0700, and so has an
-// existing directory a read-write Open creates a store in; the files of a
-// store whose directory is private are set to mode 0600 by every
-// read-write Open and Close (Badger creates some with 0666 less the
-// umask).
+// directory Open creates (parents included) has mode 0700; an existing
+// directory's mode is never changed: a read-write Open creates the store
+// in dir's child ChildDir when dir exists, holds no store and is not an
+// empty private directory, and readers find it there (see Place). The
+// files of a store whose directory is private are set to mode 0600 by
+// every read-write Open and Close (Badger creates some with 0666 less the
+// umask). A "~" at the start of dir is the user's home directory.
+//
+// A read-write Open fails with an error matching ErrNotStoreDir for a path
+// where no store can be written: a file, a socket, a directory with no
+// writable parent, one another user could replace.
 //
 // Open fails at once, with an error matching ErrLocked, when another Store
 // holds the directory; with one matching fs.ErrNotExist for a read-only
@@ -83,6 +89,14 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !c.readOnly {
+		// Where the store is, or is to be (place.go): never beside the
+		// user's own files, never in a directory another user could
+		// replace, never a file or a socket.
+		if path, err = Place(path); err != nil {
+			return nil, err
+		}
+	}
 	_, err = os.Lstat(filepath.Join(path, badger.ManifestFilename))
 	if errors.Is(err, fs.ErrNotExist) {
 		// No store here: perhaps because a doctor run was cut short while
@@ -100,7 +114,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("otelrecords: open store %s: %w", dir, err)
 		}
-	} else if err := makePrivate(path); err != nil {
+	} else if err := makeDir(path); err != nil {
 		return nil, fmt.Errorf("otelrecords: create store %s: %w", dir, err)
 	}
 	// Links, FIFOs and devices where a store keeps files are refused

@@ -32,6 +32,7 @@ type encoded struct {
 func encodeRecord(w *scratchSpace, s spanbridge.Source, level sessions.Level, inputs int, st sessions.Stamp) encoded {
 	spanbridge.MapTo(&w.m, s, level, inputs)
 	m := &w.m
+	keepOddStart(m, s.StartTime())
 	out := encoded{kind: m.Kind, effect: m.Effect, problem: m.Problem, cut: m.Record.DroppedAttributes > 0}
 	w.buf, out.err = recorder.AppendEncoded(w.buf[:0], m.Kind, st, &m.Record)
 	if errors.Is(out.err, recorder.ErrTooLarge) {

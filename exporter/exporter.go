@@ -52,6 +52,8 @@ type Exporter struct {
 	resourceOnce sync.Once
 	resourceSet  atomic.Bool // resourceOnce has run
 
+	releaseDir func() // gives the directory back to claimDir, once the loop has ended
+
 	stopOnce sync.Once
 	stopped  atomic.Bool
 	dropped  atomic.Int64
@@ -79,7 +81,12 @@ var _ sdktrace.SpanProcessor = (*Exporter)(nil)
 // New returns a span processor recording into the Badger store in dir. An
 // empty dir means the default store: $OTELRECORDS_DIR, else
 // badgerstore.DefaultDir() (under os.UserCacheDir()). Nothing is opened or
-// created until the session is kept.
+// created until the session is kept, but where the store goes is settled
+// at once (badgerstore.Place: "~" expanded, a child directory of its own
+// in an existing directory that is not a store): New fails for a path no
+// store can be written in (a file, a socket, a read-only parent, a
+// directory another user could replace), and for a directory another
+// exporter of this process records into and has not shut down.
 //
 // The environment configures what the options leave unset:
 // OTELRECORDS_LEVEL (off, basic, full), OTELRECORDS_KEEP_SESSIONS,
@@ -110,6 +117,19 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Where the store is or will be, now: a path no store can be
+		// written in (a file, a socket, a read-only parent) fails New,
+		// not the session's first write.
+		placed, err := badgerstore.Place(dir)
+		if err != nil {
+			return nil, err
+		}
+		dir = placed
+		release, err := claimDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		e.releaseDir = release
 		e.dir = dir
 		// The shared writer opens the directory only while it writes, so
 		// other processes (another build, the records command) get their
@@ -125,6 +145,9 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	cfg.Report = e.reportOnce
 	if c.now == nil {
 		c.now = clock.Real{}.Now
+	} else {
+		// A clock of the caller's: the same store on every run.
+		cfg.ExactIDs = true
 	}
 	e.fwd = forward.New(c.forward, forward.Config{
 		Budget:   budgetBytes(cfg.PendingBudget),
@@ -139,6 +162,9 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	e.rec = recorder.New(cfg, open, c.now)
 	if c.meters != nil {
 		if err := e.registerMetrics(c.meters); err != nil {
+			if e.releaseDir != nil {
+				e.releaseDir() // no loop will: this exporter never runs
+			}
 			return nil, fmt.Errorf("otelrecords: register metrics: %w", err)
 		}
 	}

@@ -342,16 +342,17 @@ func TestHostilePendingBudget(t *testing.T) {
 	}
 }
 
-// TestHostileStoreIsAFile: the store path names a file. Writing fails with
-// an error naming the path, ForceFlush returns it, it is reported once;
-// the records stay queued, and are written once the path is free.
+// TestHostileStoreIsAFile: the store path comes to name a file after New
+// (which refuses one at once). Writing fails with an error naming the
+// path, ForceFlush returns it, it is reported once; the records stay
+// queued, and are written once the path is free.
 func TestHostileStoreIsAFile(t *testing.T) {
 	handled := captureErrors(t)
 	dir := filepath.Join(t.TempDir(), "store")
+	p := newProvider(t, dir)
 	if err := os.WriteFile(dir, []byte("not a store"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := newProvider(t, dir)
 	p.do("first", spanbridge.Kind("compile"), spanbridge.Changed())
 	err := p.flushFails(t)
 	if !strings.Contains(err.Error(), dir) {

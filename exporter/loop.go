@@ -90,6 +90,9 @@ func (e *Exporter) request(ctx context.Context, shutdown bool) error {
 // keeps: every writeInterval, every writeAt bytes, and for each request.
 func (e *Exporter) loop() {
 	defer close(e.done)
+	if e.releaseDir != nil {
+		defer e.releaseDir()
+	}
 	// Background writes wait for a busy store until Shutdown, no longer:
 	// then the store spools them, and Shutdown's own write follows.
 	life, cancel := context.WithCancel(context.Background())

@@ -168,7 +168,9 @@ func TestMaxBytesOnBadger(t *testing.T) {
 // A value of OTELRECORDS_MAX_BYTES below 1 would delete everything: it is
 // reported and ignored, as one that does not parse.
 func TestMaxBytesFromEnvironment(t *testing.T) {
-	for _, v := range []string{"0", "-1", "1MB"} {
+	// A bare 64 is 64MiB with its unit left off: taken as 64 bytes it
+	// trimmed every other session away.
+	for _, v := range []string{"0", "-1", "64", "1MB", "100KiB", "64 MiBs", "lots"} {
 		t.Run(v, func(t *testing.T) {
 			mem := sessions.NewMemStore()
 			writeSession(t, nopClose{mem}, "old", 3)
@@ -178,16 +180,16 @@ func TestMaxBytesFromEnvironment(t *testing.T) {
 			if got := labels(t, mem); len(got) != 2 {
 				t.Fatalf("sessions = %q, want both", got)
 			}
-			if len(e.All()) != 1 || !strings.Contains(e.All()[0].Error(), exporter.EnvMaxBytes) {
+			if len(e.All()) != 1 || !strings.Contains(e.All()[0].Error(), exporter.EnvMaxBytes) || !strings.Contains(e.All()[0].Error(), "ignored") {
 				t.Fatalf("reports = %v, want one naming %s", e.All(), exporter.EnvMaxBytes)
 			}
 		})
 	}
 	mem := sessions.NewMemStore()
-	writeSession(t, nopClose{mem}, "old", 3)
-	t.Setenv(exporter.EnvMaxBytes, "100")
+	writeSession(t, nopClose{mem}, "old", 1100) // about 1.1 MB
+	t.Setenv(exporter.EnvMaxBytes, "1mib")
 	writeSession(t, nopClose{mem}, "new", 3)
 	if got := labels(t, mem); !slices.Equal(got, []string{"new"}) {
-		t.Fatalf("with %s=100, sessions = %q, want the new one alone", exporter.EnvMaxBytes, got)
+		t.Fatalf("with %s=1mib, sessions = %q, want the new one alone", exporter.EnvMaxBytes, got)
 	}
 }

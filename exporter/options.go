@@ -112,7 +112,12 @@ func WithStore(s sessions.Store) Option { return func(c *config) { c.store = s }
 // record's offset is its span's start minus that; the clock matters only
 // if it reads earlier than the first span's start (a fake clock in a
 // test), when the session starts at its reading. For a reproducible store,
-// start spans with explicit timestamps (trace.WithTimestamp). Under
+// start spans with explicit timestamps (trace.WithTimestamp) and give a
+// clock: with one, a session's id is its start exactly (the next free
+// nanosecond when another exporter of this process has it) rather than
+// its start with 24 random low bits (docs/FORMAT.md §4.1), the same on
+// every run — and unique within this process only, so two processes given
+// one start share an id. Under
 // KeepByTrace, TraceGrace is measured on this clock too: a clock that
 // stands still holds every trace that changes nothing until Shutdown
 // lets it go (or the budget evicts it). The default is time.Now.

@@ -61,6 +61,12 @@ type Options struct {
 	// Progress, when not nil, is called after every batch the exporter
 	// accepts, on the goroutine that called Replay.
 	Progress func(Progress)
+	// Skip, when not nil, is asked about every record before it is sent,
+	// in stamp order, and the records it returns true for are not: a
+	// caller that remembers what it sent (records replay --cursor) sends
+	// the rest. A session all of whose records are skipped is not counted
+	// in Progress.Sessions.
+	Skip func(sessions.Stamp) bool
 }
 
 // ErrNoSession is returned (wrapped) when Options.Sessions names a session
@@ -108,6 +114,9 @@ func Replay(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter,
 				return found, err
 			}
 			found = true
+			if o.Skip != nil && o.Skip(kr.Stamp) {
+				continue
+			}
 			if !started || kr.Stamp.Session != current {
 				started, current = true, kr.Stamp.Session
 				s, ok := rows[current]

@@ -137,7 +137,7 @@ func TestReplayGivesBackTheSpans(t *testing.T) {
 	want := map[attribute.Key]attribute.Value{
 		"service.name":                    attribute.StringValue("tuner"),
 		"service.version":                 attribute.StringValue("1.2.3"),
-		spanbridge.SessionIDKey:           attribute.StringValue(fmt.Sprint(t0.UnixNano())),
+		spanbridge.SessionIDKey:           attribute.StringValue(onlySession(t, mem).String()),
 		spanbridge.SessionLabelKey:        attribute.StringValue("models build qwen3-8b"),
 		"process.pid":                     attribute.IntValue(os.Getpid()),
 		spanbridge.SessionVersionKey:      attribute.StringValue(version.Module()),
@@ -360,5 +360,38 @@ func TestReplayStopsWithItsContext(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	if _, err := replay.Replay(ctx, sessions.NewRecords(mem), exp, replay.Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// onlySession returns the id of the one session in mem.
+func onlySession(t *testing.T, mem *sessions.MemStore) sessions.SessionID {
+	t.Helper()
+	var ids []sessions.SessionID
+	for s, err := range sessions.NewRecords(mem).Sessions() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	if len(ids) != 1 {
+		t.Fatalf("%d sessions, want 1", len(ids))
+	}
+	return ids[0]
+}
+
+// Skip is asked about each record in stamp order, and what it returns
+// true for is not sent; a session all skipped is not counted.
+func TestReplaySkip(t *testing.T) {
+	mem, _ := record(t)
+	var asked []uint64
+	got, p := replayAll(t, mem, replay.Options{Skip: func(st sessions.Stamp) bool {
+		asked = append(asked, st.Seq)
+		return st.Seq != 1
+	}})
+	if !slices.Equal(asked, []uint64{0, 1, 2}) || len(got) != 1 || got[0].Name != "tune matmul" || p.Spans != 1 || p.Sessions != 1 {
+		t.Fatalf("asked %v, sent %d spans (%+v); want seqs 0-2 asked and tune matmul alone sent", asked, len(got), p)
+	}
+	if got, p := replayAll(t, mem, replay.Options{Skip: func(sessions.Stamp) bool { return true }}); len(got) != 0 || p.Sessions != 0 {
+		t.Fatalf("all skipped: %d spans, %d sessions; want none", len(got), p.Sessions)
 	}
 }

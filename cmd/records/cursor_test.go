@@ -1,6 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/otelrecords/otelrecords/sessions"
 	"net"
 	"os"
 	"path/filepath"
@@ -30,8 +35,8 @@ func (r *receiver) sentSessions() []string {
 	return ids
 }
 
-// TestReplayCursor sends each session once: a cursor file remembers the
-// last one sent, and a run after it sends only the newer ones.
+// TestReplayCursor sends each record once: a cursor file remembers what
+// the backend accepted, and a run after it sends only the rest.
 func TestReplayCursor(t *testing.T) {
 	dir := writeAnswersStore(t)
 	cursor := filepath.Join(t.TempDir(), "sent")
@@ -51,24 +56,25 @@ func TestReplayCursor(t *testing.T) {
 	// No cursor yet: every session, oldest first.
 	r, addr := grpcReceiver(t)
 	code, out, errOut := runRecords(t, "--dir", dir, "replay", "--endpoint", addr, "--insecure", "--cursor", cursor)
-	if code != exitOK || !strings.HasPrefix(out, "replayed 4 sessions, ") || !strings.HasSuffix(out, "names session "+ids[3]+"\n") {
+	if code != exitOK || !strings.HasPrefix(out, "replayed 25 records of 4 sessions to ") || !strings.Contains(out, "sent 25, the backend accepted 25, 0 remain") {
 		t.Fatalf("first run: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if got := r.sentSessions(); len(got) != 4 {
-		t.Errorf("sent sessions %q, want all 4", got)
+	if got := r.sentSessions(); !slices.Equal(got, ids) {
+		t.Errorf("sent sessions %q, want all 4 in order", got)
 	}
-	if got := readBack(); got != ids[3]+"\n" {
-		t.Errorf("cursor holds %q, want the newest session", got)
+	if got := readBack(); !strings.Contains(got, ids[3]+" 0-") || strings.Count(got, "\n") != 5 {
+		t.Errorf("cursor holds %q, want a line for each session", got)
 	}
 
 	// Again: nothing new.
 	r, addr = grpcReceiver(t)
 	code, out, _ = runRecords(t, "--dir", dir, "replay", "--endpoint", addr, "--insecure", "--cursor", cursor)
-	if code != exitOK || !strings.HasPrefix(out, "nothing to replay: no session newer than "+ids[3]) || len(r.sentSessions()) != 0 {
+	if code != exitOK || !strings.HasPrefix(out, "nothing to replay: ") || len(r.sentSessions()) != 0 {
 		t.Errorf("second run: exit %d, stdout %q, sent %q; want nothing sent", code, out, r.sentSessions())
 	}
 
-	// From the second session on: the third and the fourth.
+	// A cursor of an older records names the newest session sent: the
+	// sessions after it go.
 	if err := os.WriteFile(cursor, []byte(ids[1]+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +82,12 @@ func TestReplayCursor(t *testing.T) {
 	if code, out, errOut := runRecords(t, "--dir", dir, "replay", "--endpoint", addr, "--insecure", "--cursor", cursor); code != exitOK {
 		t.Fatalf("third run: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if got := r.sentSessions(); len(got) != 2 {
+	if got := r.sentSessions(); !slices.Equal(got, ids[2:]) {
 		t.Errorf("sent sessions %q, want the 2 after the cursor", got)
 	}
 
-	// Nothing listening: the cursor stays where it was, and says so.
+	// Nothing listening: the cursor stays where it was, and says how
+	// much remains.
 	if err := os.WriteFile(cursor, []byte(ids[1]), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +98,7 @@ func TestReplayCursor(t *testing.T) {
 	closed := l.Addr().String()
 	l.Close()
 	code, _, errOut = runRecords(t, "--dir", dir, "replay", "--endpoint", closed, "--insecure", "--timeout", "1s", "--cursor", cursor)
-	if code != exitError || !strings.Contains(errOut, "sending session "+ids[2]) || !strings.Contains(errOut, "run again to go on") {
+	if code != exitError || !strings.Contains(errOut, "sending session "+ids[2]) || !strings.Contains(errOut, "the backend accepted 0, 13 remain") {
 		t.Errorf("nothing listening: exit %d, stderr %q", code, errOut)
 	}
 	if got := readBack(); got != ids[1] {
@@ -105,10 +112,85 @@ func TestReplayCursor(t *testing.T) {
 	if err := os.WriteFile(cursor, []byte("yesterday"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errOut := runRecords(t, "--dir", dir, "replay", "--endpoint", addr, "--insecure", "--cursor", cursor); code != exitError || !strings.Contains(errOut, "does not name a session") {
+	if code, _, errOut := runRecords(t, "--dir", dir, "replay", "--endpoint", addr, "--insecure", "--cursor", cursor); code != exitError || !strings.Contains(errOut, "does not name what was sent") {
 		t.Errorf("a bad cursor: exit %d, stderr %q", code, errOut)
 	}
 	if code, _, _ := runRecords(t, "--dir", dir, "replay", "--endpoint", addr, "--insecure", "--cursor", cursor, "--session", ids[0]); code != exitUsage {
 		t.Errorf("--cursor and --session: exit %d, want %d", code, exitUsage)
 	}
+}
+
+// A long session that started first and is kept after a later-started
+// short one was sent is sent by the next run, all 101 of its records:
+// before, the cursor named the newest session sent, and skipped it.
+func TestReplayCursorSendsASessionKeptLate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	cursor := filepath.Join(t.TempDir(), "sent")
+	long, short := answersStart, answersStart.Add(time.Minute)
+	writeSpans(t, dir, short, "short", nil, []tspan{{kind: "compile", name: "short", id: 1}})
+	run := func() (*receiver, string) {
+		t.Helper()
+		r, addr := grpcReceiver(t)
+		code, out, errOut := runRecords(t, "--dir", dir, "replay", "--endpoint", addr, "--insecure", "--cursor", cursor)
+		if code != exitOK {
+			t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+		}
+		return r, out
+	}
+	if r, _ := run(); len(spanNames(r)) != 1 {
+		t.Fatalf("first run sent %q, want the short session's one span", spanNames(r))
+	}
+	spans := make([]tspan, 101)
+	for i := range spans {
+		spans[i] = tspan{kind: "compile", name: fmt.Sprint("long ", i), at: time.Duration(i) * time.Millisecond, id: uint64(i + 1)}
+	}
+	writeSpans(t, dir, long, "long", nil, spans)
+	r, out := run()
+	if n := len(spanNames(r)); n != 101 || !strings.Contains(out, "sent 101, the backend accepted 101, 0 remain") {
+		t.Fatalf("second run sent %d spans, said %q; want the long session's 101", n, out)
+	}
+	if r, out := run(); len(spanNames(r)) != 0 || !strings.HasPrefix(out, "nothing to replay") {
+		t.Fatalf("third run sent %d spans, said %q; want nothing", len(spanNames(r)), out)
+	}
+}
+
+// A cursor names the seqs sent of each session, so a record written
+// later with a seq below others sent (a span open since the session
+// began, ending now) is still to send; the file reads back what it wrote.
+func TestCursorNamesEachRecordSent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sent")
+	c := &cursor{upTo: 5, sent: map[sessions.SessionID]seqSet{}}
+	var s seqSet
+	for _, seq := range []uint64{1, 2, 3, 7, 8, 100} {
+		s.add(seq)
+	}
+	c.sent[9] = s
+	c.sent[12] = seqSet{{0, 0}}
+	if err := c.write(path, map[sessions.SessionID]bool{9: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readCursor(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.upTo != 5 || len(got.sent) != 1 || got.sent[9].String() != "1-3,7-8,100" {
+		t.Fatalf("read back upTo %d, sent %v; want 5 and session 9's 1-3,7-8,100 alone (12 is no longer in the store)", got.upTo, got.sent)
+	}
+	for seq, want := range map[uint64]bool{0: false, 1: true, 3: true, 4: false, 8: true, 99: false, 100: true, 101: false} {
+		if got.has(sessions.Stamp{Session: 9, Seq: seq}) != want {
+			t.Errorf("has(9, %d) = %v, want %v", seq, !want, want)
+		}
+	}
+	if !got.has(sessions.Stamp{Session: 4, Seq: 77}) || got.has(sessions.Stamp{Session: 12, Seq: 0}) {
+		t.Error("a session at or below upTo must count as sent, one forgotten as not")
+	}
+	if u := (seqSet{{0, 3}, {10, 12}}).union(seqSet{{4, 9}, {20, 20}}); u.String() != "0-12,20" {
+		t.Errorf("union = %s, want 0-12,20", u)
+	}
+}
+
+// spanNames returns the names of the spans the receiver got.
+func spanNames(r *receiver) []string {
+	names, _ := r.names()
+	return names
 }

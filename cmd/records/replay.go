@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelrecords/otelrecords/replay"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -58,12 +55,17 @@ os.type and host.arch. Every span carries records.kind and records.seq.
 Replay is deterministic: sending a session twice sends the same spans
 again, with the same ids, and a backend stores them twice (Jaeger's query
 service then shows exact duplicates once; others may show both). Send each
-session once: --cursor FILE sends only the sessions newer than the one
-FILE names (every session when FILE does not exist yet), one at a time,
-and after each one the backend accepted writes its id to FILE (to a
-temporary file, renamed over FILE, so FILE always names a session sent
-whole). Run it after each build, or from cron: a run that fails part way
-leaves FILE at the last session sent, and the next run goes on from there.
+record once: --cursor FILE remembers which records were sent — by
+session, the seqs the backend accepted — and a run sends only the records
+FILE does not name (all of them when FILE does not exist yet), a session
+at a time, whatever order they were written in: a session that started
+first and was kept after a later one was sent, or records a running
+session wrote since, go with the next run. After each session the backend
+accepted, FILE is rewritten (a temporary file, renamed over it), so it
+never names a record not sent. Run it after each build, or from cron: a
+run that fails part way says how many records remain, and the next run
+sends them. A cursor written by an older records (one session id) is
+read as "every record of that session and the older ones was sent".
 
 The connection uses TLS unless --insecure (or the standard
 OTEL_EXPORTER_OTLP_INSECURE=true) says otherwise. Headers (an API key,
@@ -108,7 +110,7 @@ is a terminal.`,
 	fl.DurationVar(&f.timeout, "timeout", defaultReplayTimeout,
 		"how long one batch may take to be accepted, retries included")
 	fl.StringVar(&f.service, "service", "", "replace every session's service.name with this `name`")
-	fl.StringVar(&f.cursor, "cursor", "", "send only sessions newer than the one this `file` names, and name each one sent in it")
+	fl.StringVar(&f.cursor, "cursor", "", "send only the records this `file` does not name as sent, and name each one sent in it")
 	return cmd
 }
 
@@ -297,103 +299,4 @@ func (l *progressLine) done() {
 	if l.drew {
 		fmt.Fprint(l.w, "\r\x1b[K")
 	}
-}
-
-// runCursor sends the sessions newer than the one the cursor file names,
-// oldest first, one replay each, and moves the cursor past each session
-// once the exporter accepted all of it.
-func (f *replayFlags) runCursor(ctx context.Context, cmd *cobra.Command, r *sessions.Records, exp sdktrace.SpanExporter, o replay.Options, bar *progressLine) error {
-	last, err := readCursor(f.cursor)
-	if err != nil {
-		return err
-	}
-	rows, err := sessionRows(r)
-	if err != nil {
-		return err
-	}
-	var todo []sessions.SessionID
-	for _, s := range rows {
-		if s.ID > last {
-			todo = append(todo, s.ID)
-		}
-	}
-	if len(todo) == 0 {
-		_, err := fmt.Fprintf(cmd.OutOrStdout(), "nothing to replay: no session newer than %d, which %s names\n", last, clean(f.cursor))
-		return err
-	}
-	var sent replay.Progress
-	for i, id := range todo {
-		o.Sessions = []sessions.SessionID{id}
-		o.Progress = func(p replay.Progress) {
-			bar.show(replay.Progress{Sessions: i + p.Sessions, Total: len(todo), Spans: sent.Spans + p.Spans})
-		}
-		p, err := replay.Replay(ctx, r, exp, o)
-		sent.Spans += p.Spans
-		if err != nil {
-			bar.done()
-			what := "no session was sent"
-			if i > 0 {
-				what = fmt.Sprintf("%s now names session %d, the last one sent", clean(f.cursor), todo[i-1])
-			}
-			if ctx.Err() != nil {
-				return fmt.Errorf("interrupted while sending session %d to %s; %s: run again to go on", id, f.where(), what)
-			}
-			return fmt.Errorf("sending session %d to %s failed: %w\n%s: run again to go on", id, f.where(), err, what)
-		}
-		// Each session is flushed by its replay: it was accepted.
-		if err := writeCursor(f.cursor, id); err != nil {
-			bar.done()
-			return fmt.Errorf("session %d was sent, but the cursor could not be moved past it (the next run sends it again): %w", id, err)
-		}
-		sent.Sessions++
-	}
-	bar.done()
-	_, err = fmt.Fprintf(cmd.OutOrStdout(), "replayed %s, %s, to %s; %s names session %d\n",
-		plural(sent.Sessions, "session"), plural(sent.Spans, "span"), f.where(), clean(f.cursor), todo[len(todo)-1])
-	return err
-}
-
-// readCursor returns the session id the cursor file names, or 0 when the
-// file does not exist yet.
-func readCursor(path string) (sessions.SessionID, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("read the cursor: %w", err)
-	}
-	id, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("the cursor %s does not name a session (it holds %q; it should hold one session id, as records sessions prints it)",
-			clean(path), truncate(string(b), 40))
-	}
-	return sessions.SessionID(id), nil
-}
-
-// writeCursor names the session in the cursor file, atomically: a
-// temporary file beside it, synced, then renamed over it, so that the
-// file names a session sent whole, whenever the process stops.
-func writeCursor(path string, id sessions.SessionID) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := fmt.Fprintf(tmp, "%d\n", id); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

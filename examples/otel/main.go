@@ -70,7 +70,13 @@ func run(args []string, out io.Writer) error {
 	// store may be the user's own default store: the example keeps every
 	// session (no WithKeepSessions), so it deletes nothing it did not
 	// write, and -reset deletes only the sessions its service name marks.
-	rec, err := exporter.New(*dir, exporter.WithLabel("example build"))
+	opts := []exporter.Option{exporter.WithLabel("example build")}
+	if !start.IsZero() {
+		// A clock given makes the session's id its start exactly, not
+		// its start with random low bits: the same store every run.
+		opts = append(opts, exporter.WithClock(time.Now))
+	}
+	rec, err := exporter.New(*dir, opts...)
 	if err != nil {
 		return err
 	}

@@ -17,9 +17,11 @@ import (
 const (
 	// Level sets the level: off, basic or full.
 	Level = "OTELRECORDS_LEVEL"
-	// KeepSessions sets how many sessions a store keeps (at least 1).
+	// KeepSessions sets how many sessions a store keeps (at least 1; 0
+	// is refused, not taken as 1, which would delete every other session).
 	KeepSessions = "OTELRECORDS_KEEP_SESSIONS"
-	// PendingBudget sets the pending budget in bytes (0 holds nothing).
+	// PendingBudget sets the pending budget, a size (0 holds nothing; else
+	// at least MinPendingBudget).
 	PendingBudget = "OTELRECORDS_PENDING_BUDGET"
 	// Dir sets the default store directory.
 	Dir = "OTELRECORDS_DIR"
@@ -27,7 +29,7 @@ const (
 	Label = "OTELRECORDS_LABEL"
 	// Marks sets the marks policy: all, enclosing or none.
 	Marks = "OTELRECORDS_MARKS"
-	// MaxBytes bounds the store's size in bytes (at least 1).
+	// MaxBytes bounds the store's size, a size of at least MinMaxBytes.
 	MaxBytes = "OTELRECORDS_MAX_BYTES"
 	// KeepBy sets what a change keeps: session or trace.
 	KeepBy = "OTELRECORDS_KEEP_BY"
@@ -52,10 +54,10 @@ func Int(name string, min int, report func(error)) (int, bool) {
 	n, err := strconv.Atoi(v)
 	switch {
 	case err != nil:
-		report(fmt.Errorf("otelrecords: %s=%q is not an integer; ignored", name, v))
+		report(fmt.Errorf("otelrecords: %s=%q is not an integer (want one of at least %d); ignored", name, v, min))
 		return 0, false
 	case n < min:
-		report(fmt.Errorf("otelrecords: %s=%d is below %d; ignored", name, n, min))
+		report(fmt.Errorf("otelrecords: %s=%d is below %d, the least it takes; ignored", name, n, min))
 		return 0, false
 	}
 	return n, true

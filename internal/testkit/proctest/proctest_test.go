@@ -383,19 +383,7 @@ func TestKilledWriterLosesNothingAcknowledged(t *testing.T) {
 		t.Logf("kill %d: %d acknowledged, %d present", k+1, acked, len(got))
 	}
 	// Every run's session is still there.
-	st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	n := 0
-	for _, err := range sessions.NewRecords(st).Sessions() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	if n != kills {
+	if n := sessionCount(t, dir); n != kills {
 		t.Fatalf("%d sessions in the store, want %d", n, kills)
 	}
 }

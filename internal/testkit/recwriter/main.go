@@ -31,8 +31,18 @@ func main() {
 	idle := flag.Duration("idle", 0, "idle after writing, before shutting down")
 	flushTimeout := flag.Duration("flush-timeout", 30*time.Second, "ForceFlush deadline")
 	shutdownTimeout := flag.Duration("shutdown-timeout", 10*time.Second, "Shutdown deadline")
+	startAt := flag.String("start", "", "start span i at this RFC 3339 instant plus i microseconds (trace.WithTimestamp), as spans imported from elsewhere carry")
 	changedAt := flag.Int("changed-at", 0, "the record that is a change, which keeps the session: those before it are held until it")
 	flag.Parse()
+	var explicit time.Time
+	if *startAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, *startAt)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "-start:", err)
+			os.Exit(2)
+		}
+		explicit = t
+	}
 
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { fmt.Fprintln(os.Stderr, "otel:", err) }))
 	exp, err := exporter.New(*dir, exporter.WithLabel(*label), exporter.WithMaxQueueSize(1<<22))
@@ -47,8 +57,17 @@ func main() {
 		if i == *changedAt {
 			attrs = append(attrs, spanbridge.Changed())
 		}
-		_, s := tr.Start(context.Background(), "work", trace.WithAttributes(attrs...))
-		s.End()
+		opts := []trace.SpanStartOption{trace.WithAttributes(attrs...)}
+		if !explicit.IsZero() {
+			at := explicit.Add(time.Duration(i) * time.Microsecond)
+			opts = append(opts, trace.WithTimestamp(at))
+		}
+		_, s := tr.Start(context.Background(), "work", opts...)
+		if explicit.IsZero() {
+			s.End()
+		} else {
+			s.End(trace.WithTimestamp(explicit.Add(time.Duration(i)*time.Microsecond + time.Microsecond/2)))
+		}
 		if (i+1)%*batch == 0 || i == *n-1 {
 			ctx, cancel := context.WithTimeout(context.Background(), *flushTimeout)
 			err := exp.ForceFlush(ctx)

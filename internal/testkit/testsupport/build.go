@@ -193,3 +193,15 @@ func (s *OpStore) DeleteRange(start, end []byte, match func([]byte) bool) (int, 
 // Close does nothing, so that several recorders write through the store
 // in turn.
 func (s *OpStore) Close() error { return nil }
+
+// OddStarts are span start times a session id cannot hold: before 1970
+// (1950's and 1969's shared id 1) and past 2262, where UnixNano overflows
+// (year 1000's and 1600's sorted as the newest sessions).
+var OddStarts = []time.Time{
+	time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC),
+	time.Date(1600, 6, 1, 0, 0, 0, 0, time.UTC),
+	time.Date(1950, 1, 1, 0, 0, 0, 0, time.UTC),
+	time.Date(1969, 12, 31, 23, 59, 59, 0, time.UTC),
+	time.Date(2262, 4, 12, 0, 0, 0, 0, time.UTC),
+	time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC),
+}

@@ -55,6 +55,12 @@ type Config struct {
 	// IDs, when set, keeps the ids of the sessions started through it
 	// unique (see IDs). Without it a session's id is its start, as is.
 	IDs *IDs
+	// ExactIDs makes the ids IDs gives the session's start exactly (the
+	// next free nanosecond when another session of the process has it),
+	// without random bits: the same store on every run, for a test or an
+	// example on a pretend clock. Such ids are unique within the process
+	// only.
+	ExactIDs bool
 	// MaxBytes, when positive, bounds the store's size once the session is
 	// kept, counted as the pending budget counts (key + value bytes of
 	// every entry): past it, other sessions older than this one are

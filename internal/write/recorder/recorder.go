@@ -26,6 +26,7 @@ type Recorder struct {
 	onKeep func()
 	now    func() time.Time
 	ids    *IDs
+	exact  bool // Config.ExactIDs
 	report func(class string, err error)
 	bound  *bound  // MaxBytes's; nil without it. Used only under flushing.
 	proc   Process // what the session row says of the process
@@ -74,7 +75,7 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 	if now == nil {
 		now = time.Now
 	}
-	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, report: cfg.Report,
+	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, exact: cfg.ExactIDs, report: cfg.Report,
 		label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions, keepBy: cfg.KeepBy}
 	r.proc = Process{PID: os.Getpid(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	if cfg.Process != nil {

@@ -340,24 +340,34 @@ func TestOffsetsFromSessionStart(t *testing.T) {
 }
 
 // Sessions started through one IDs at the same instant get distinct ids,
-// each within nanoseconds of the start, in the order they started.
+// each at most 2^IDRandomBits ns before the start, and the session starts
+// at the instant its id names: the first record's offset makes up the
+// difference, so id + offset is still the record's start.
 func TestIDsAreUniqueForEqualStarts(t *testing.T) {
 	var ids recorder.IDs
-	var got []sessions.SessionID
+	seen := map[sessions.SessionID]bool{}
 	later := func() time.Time { return t0.Add(time.Hour) }
-	for range 3 {
+	for range 1000 {
 		rec := recorder.New(recorder.Config{Level: sessions.LevelBasic, IDs: &ids}, nil, later)
 		st, _ := rec.Stamp(t0)
-		got = append(got, st.Session)
-	}
-	base := sessions.SessionID(t0.UnixNano())
-	if !slices.Equal(got, []sessions.SessionID{base, base + 1, base + 2}) {
-		t.Fatalf("ids = %v, want %d, %d, %d", got, base, base+1, base+2)
+		if seen[st.Session] {
+			t.Fatalf("id %d given twice", st.Session)
+		}
+		seen[st.Session] = true
+		lag := t0.UnixNano() - int64(st.Session)
+		if lag < 0 || lag >= 1<<recorder.IDRandomBits || st.Offset != time.Duration(lag) {
+			t.Fatalf("id %d, offset %v for a start at %d: want an id at most 2^%d ns before, offset the difference",
+				st.Session, st.Offset, t0.UnixNano(), recorder.IDRandomBits)
+		}
+		sess, _ := rec.Session()
+		if !sess.Started().Add(st.Offset).Equal(t0) {
+			t.Fatalf("Started %v + offset %v != the first stamp's instant %v", sess.Started(), st.Offset, t0)
+		}
 	}
 	// Without IDs, a session's id is its start as is.
 	rec := recorder.New(recorder.Config{Level: sessions.LevelBasic}, nil, later)
-	if st, _ := rec.Stamp(t0); st.Session != base {
-		t.Fatalf("id without IDs = %d, want %d", st.Session, base)
+	if st, _ := rec.Stamp(t0); st.Session != sessions.SessionID(t0.UnixNano()) {
+		t.Fatalf("id without IDs = %d, want %d", st.Session, t0.UnixNano())
 	}
 }
 

@@ -1,0 +1,27 @@
+package exporter
+
+import (
+	"time"
+
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
+	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
+)
+
+// SpanStartKey is the attribute a record carries when its span's start
+// time was one a session cannot hold — before 1970 or from 2262 on, where
+// nanoseconds since 1970 overflow (a zeroed clock, spans imported from a
+// system with another epoch). Such a span is stamped at the process
+// clock's reading, so its session's id and its offset stay sane and
+// ordered, and its own start is kept here, as RFC 3339 text with
+// nanoseconds (docs/FORMAT.md §2.1).
+const SpanStartKey = "records.span.start"
+
+// keepOddStart adds SpanStartKey to the mapped record of a span whose
+// start the recorder replaced with the clock's reading (recorder.Sane).
+func keepOddStart(m *spanbridge.Mapped, start time.Time) {
+	if recorder.Sane(start) || start.IsZero() {
+		return
+	}
+	m.Record.Attributes = append(m.Record.Attributes, sessions.Attr{Key: SpanStartKey, Value: sessions.StringValue(start.UTC().Format(time.RFC3339Nano))})
+}
