@@ -100,7 +100,9 @@ func groupRoots(page *reportPage, tree *explain.SessionTree, path []explain.Step
 
 // drawGroups draws, below the rows taken, a row per group of the roots
 // not drawn whole: their stretches of time, a bar's least width each,
-// merged where they overlap or touch, and the group's name over the row.
+// merged where they overlap or lie closer than a bar's least width (a gap
+// no one could see, which would only split the row into bars by chance of
+// timing), and the group's name over the row.
 // minWidth is the least width in time.
 func drawGroups(page *reportPage, tree *explain.SessionTree, expanded map[uint64]bool, rows int, minWidth time.Duration, scale float64) {
 	tl := &page.Timeline
@@ -123,7 +125,7 @@ func drawGroups(page *reportPage, tree *explain.SessionTree, expanded map[uint64
 		merged := ivs[:0]
 		counts[i] = counts[i][:0]
 		for _, iv := range ivs {
-			if k := len(merged) - 1; k >= 0 && iv.start <= merged[k].end {
+			if k := len(merged) - 1; k >= 0 && iv.start <= merged[k].end+minWidth {
 				merged[k].end = max(merged[k].end, iv.end)
 				counts[i][k]++
 				continue
