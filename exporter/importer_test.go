@@ -16,6 +16,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/internal/ground/clock"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -143,9 +144,14 @@ func TestImportChildrenBeforeTheirParentStillNest(t *testing.T) {
 	if got[1].Record.ParentSpanID != sessions.SpanID(sid(1)) || got[2].Record.ParentSpanID != sessions.SpanID(sid(2)) {
 		t.Errorf("records do not nest by parent: %+v", got)
 	}
+	// The session starts at the instant its id names: the first span's
+	// start with the id's random low bits cleared (docs/FORMAT.md §4.1),
+	// so the three spans, started at one instant, share one offset within
+	// that much of 0.
+	idSlack := time.Duration(1) << recorder.IDRandomBits
 	for _, rec := range got {
-		if rec.Stamp.Offset != 0 {
-			t.Errorf("%s stamped at offset %v, want 0: its start", rec.Record.Name, rec.Stamp.Offset)
+		if rec.Stamp.Offset != got[0].Stamp.Offset || rec.Stamp.Offset < 0 || rec.Stamp.Offset >= idSlack {
+			t.Errorf("%s stamped at offset %v, want %v, under %v: their one start", rec.Record.Name, rec.Stamp.Offset, got[0].Stamp.Offset, idSlack)
 		}
 	}
 	rows := r.rows()
@@ -156,8 +162,8 @@ func TestImportChildrenBeforeTheirParentStillNest(t *testing.T) {
 	if row.Process != 777 || row.OS != "linux" || row.Arch != "arm64" || !hasAttr(row.Resource, "host.name", "ci-3") || !hasAttr(row.Resource, "service.name", "builder") {
 		t.Errorf("session row %+v does not describe the sender", row)
 	}
-	if row.StartedUnixMs != epoch.UnixMilli() {
-		t.Errorf("session started at %d, want its first span's start %d", row.StartedUnixMs, epoch.UnixMilli())
+	if started := time.UnixMilli(row.StartedUnixMs); started.After(epoch) || epoch.Sub(started) > idSlack+time.Millisecond {
+		t.Errorf("session started at %v, want its first span's start %v, less the id's random bits", started, epoch)
 	}
 }
 
