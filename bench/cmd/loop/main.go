@@ -1,0 +1,199 @@
+// Command loop is figure 10, the plain loop: the simplest program a user
+// would write to see what the exporter costs. It ends 200,000 spans, each
+// started with four attributes (records.kind and a string, an int and a
+// bool, built in the loop as a program builds them; on the kept side the
+// bool is records.effect=changed), then calls the
+// provider's ForceFlush once, and takes the wall time per span. Every
+// provider runs in this one process, in turns, a fresh provider (and a
+// fresh store) each turn, in a rotating order, so that what one leaves in
+// the heap falls on each in turn:
+//
+//	none     a TracerProvider with no processor
+//	bsp      the SDK's BatchSpanProcessor into an exporter that discards
+//	off      ours at level off, plugged in with Register
+//	warm     ours on a session never kept (observed records, held)
+//	kept     ours on a kept session: every span written to the store
+//
+// It prints, in the format of `go test -bench`, the median over the
+// rounds of each provider's wall ns per span, and of its allocations per
+// span (runtime.MemStats), so bench/run's table reads it like the rest.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
+)
+
+func main() {
+	spans := flag.Int("spans", 200_000, "spans each turn ends")
+	rounds := flag.Int("rounds", 10, "turns of every provider")
+	only := flag.String("providers", "none,bsp,off,warm,kept", "the providers, comma-separated")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loop:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if err := run(*spans, *rounds, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "loop:", err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
+
+// side is one provider the loop measures.
+type side struct {
+	name    string
+	changes bool // its spans say records.effect=changed: the session is kept
+	make    func(dir string) (*sdktrace.TracerProvider, func() error, error)
+	ns      []float64 // wall ns per span, one a round
+	allocs  []float64 // allocations per span, one a round
+}
+
+func run(spans, rounds int, only string) error {
+	all := []*side{
+		{name: "none", make: func(string) (*sdktrace.TracerProvider, func() error, error) {
+			return sdktrace.NewTracerProvider(), nil, nil
+		}},
+		{name: "bsp", make: func(string) (*sdktrace.TracerProvider, func() error, error) {
+			p := sdktrace.NewBatchSpanProcessor(tracetest.NewNoopExporter())
+			return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p)), nil, nil
+		}},
+		{name: "off", make: func(dir string) (*sdktrace.TracerProvider, func() error, error) {
+			exp, err := exporter.New(dir, exporter.WithLevel(sessions.LevelOff))
+			if err != nil {
+				return nil, nil, err
+			}
+			tp := sdktrace.NewTracerProvider()
+			exp.Register(tp)
+			return tp, func() error { return exp.Shutdown(context.Background()) }, nil
+		}},
+		{name: "warm", make: ours(sessions.LevelBasic)},
+		{name: "kept", make: ours(sessions.LevelBasic), changes: true},
+	}
+	var sides []*side
+	for _, s := range all {
+		if slices.Contains(strings.Split(only, ","), s.name) {
+			sides = append(sides, s)
+		}
+	}
+	if len(sides) == 0 {
+		return fmt.Errorf("no provider named in %q", only)
+	}
+	tmp, err := os.MkdirTemp("", "otelrecords-loop-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for r := range rounds {
+		for j := range sides {
+			s := sides[(r+j)%len(sides)]
+			dir := filepath.Join(tmp, fmt.Sprintf("%s-%d", s.name, r))
+			ns, allocs, err := turn(s, dir, spans)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			s.ns = append(s.ns, ns)
+			s.allocs = append(s.allocs, allocs)
+			os.RemoveAll(dir)
+		}
+	}
+	for _, s := range sides {
+		fmt.Fprintf(os.Stderr, "loop: %s ns/span by round: %.0f\n", s.name, s.ns)
+		fmt.Printf("BenchmarkLoop/%s \t%d\t%.0f ns/op\t%.2f allocs/op\n", s.name, spans, median(s.ns), median(s.allocs))
+	}
+	return nil
+}
+
+// ours returns the maker of our exporter's provider at level.
+func ours(level sessions.Level) func(string) (*sdktrace.TracerProvider, func() error, error) {
+	return func(dir string) (*sdktrace.TracerProvider, func() error, error) {
+		exp, err := exporter.New(dir, exporter.WithLevel(level))
+		if err != nil {
+			return nil, nil, err
+		}
+		return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(exp)), nil, nil
+	}
+}
+
+// turn runs the loop once on a fresh provider of s: the wall time per
+// span from the first span to the return of ForceFlush, and the
+// allocations per span.
+func turn(s *side, dir string, spans int) (nsPerSpan, allocsPerSpan float64, err error) {
+	tp, shutdown, err := s.make(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	ctx := context.Background()
+	tr := tp.Tracer("loop")
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	t0 := time.Now()
+	for i := range spans {
+		_, span := tr.Start(ctx, "compile", trace.WithAttributes(
+			spanbridge.KindKey.String("compile"),
+			attribute.String("unit", "pkg/"+strconv.Itoa(i%512)),
+			attribute.Int("n", i),
+			fourth(s.changes, i),
+		))
+		span.End()
+	}
+	if err := tp.ForceFlush(ctx); err != nil {
+		return 0, 0, err
+	}
+	wall := time.Since(t0)
+	runtime.ReadMemStats(&after)
+	if err := tp.Shutdown(ctx); err != nil {
+		return 0, 0, err
+	}
+	if shutdown != nil {
+		if err := shutdown(); err != nil {
+			return 0, 0, err
+		}
+	}
+	return float64(wall.Nanoseconds()) / float64(spans), float64(after.Mallocs-before.Mallocs) / float64(spans), nil
+}
+
+// fourth is a span's fourth attribute: a bool, or on the kept side the
+// effect that keeps the session.
+func fourth(changes bool, i int) attribute.KeyValue {
+	if changes {
+		return spanbridge.EffectKey.String(spanbridge.EffectChanged)
+	}
+	return attribute.Bool("opt", i%2 == 0)
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
