@@ -57,7 +57,7 @@ func BenchmarkExpStore(b *testing.B) {
 		if err := db.Close(); err != nil {
 			b.Fatal(err)
 		}
-		b.ReportMetric(float64((processCPU(b) - cpu).Nanoseconds())/n, "cpu-ns/rec")
+		b.ReportMetric(float64((processCPU(b)-cpu).Nanoseconds())/n, "cpu-ns/rec")
 		b.ReportMetric(float64(time.Since(t0).Nanoseconds())/n, "wall-ns/rec")
 	}
 	batch := func(db *badger.DB, lo, hi int) error {
