@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -73,6 +74,8 @@ type side struct {
 	make    func(dir string) (*sdktrace.TracerProvider, func() error, error)
 	ns      []float64 // wall ns per span, one a round
 	allocs  []float64 // allocations per span, one a round
+	gc      []float64 // the garbage collector's CPU ns per span, one a round
+	gcIdle  []float64 // of which its idle mark workers', one a round
 }
 
 func run(spans, rounds int, only string) error {
@@ -114,18 +117,21 @@ func run(spans, rounds int, only string) error {
 		for j := range sides {
 			s := sides[(r+j)%len(sides)]
 			dir := filepath.Join(tmp, fmt.Sprintf("%s-%d", s.name, r))
-			ns, allocs, err := turn(s, dir, spans)
+			t, err := turn(s, dir, spans)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
-			s.ns = append(s.ns, ns)
-			s.allocs = append(s.allocs, allocs)
+			s.ns = append(s.ns, t.ns)
+			s.allocs = append(s.allocs, t.allocs)
+			s.gc = append(s.gc, t.gc)
+			s.gcIdle = append(s.gcIdle, t.gcIdle)
 			os.RemoveAll(dir)
 		}
 	}
 	for _, s := range sides {
 		fmt.Fprintf(os.Stderr, "loop: %s ns/span by round: %.0f\n", s.name, s.ns)
-		fmt.Printf("BenchmarkLoop/%s \t%d\t%.0f ns/op\t%.2f allocs/op\n", s.name, spans, median(s.ns), median(s.allocs))
+		fmt.Printf("BenchmarkLoop/%s \t%d\t%.0f ns/op\t%.2f allocs/op\t%.0f gc-cpu-ns/op\t%.0f gc-idle-cpu-ns/op\n",
+			s.name, spans, median(s.ns), median(s.allocs), median(s.gc), median(s.gcIdle))
 	}
 	return nil
 }
@@ -141,19 +147,42 @@ func ours(level sessions.Level) func(string) (*sdktrace.TracerProvider, func() e
 	}
 }
 
+// perSpan is what one turn measured, per span.
+type perSpan struct {
+	ns, allocs float64
+	// gc and gcIdle are the garbage collector's CPU time, and of it what
+	// its idle mark workers took: the Go runtime marks on every idle P
+	// while a cycle runs, so on a quiet machine a heap the collector must
+	// mark costs CPU a loaded machine never shows.
+	gc, gcIdle float64
+}
+
+// gcMetrics are the runtime/metrics a turn reads before and after.
+var gcMetrics = []string{"/cpu/classes/gc/total:cpu-seconds", "/cpu/classes/gc/mark/idle:cpu-seconds"}
+
+func readGC() (total, idle float64) {
+	ms := make([]metrics.Sample, len(gcMetrics))
+	for i, name := range gcMetrics {
+		ms[i].Name = name
+	}
+	metrics.Read(ms)
+	return ms[0].Value.Float64(), ms[1].Value.Float64()
+}
+
 // turn runs the loop once on a fresh provider of s: the wall time per
-// span from the first span to the return of ForceFlush, and the
-// allocations per span.
-func turn(s *side, dir string, spans int) (nsPerSpan, allocsPerSpan float64, err error) {
+// span from the first span to the return of ForceFlush, the allocations
+// per span, and the garbage collector's CPU per span.
+func turn(s *side, dir string, spans int) (perSpan, error) {
 	tp, shutdown, err := s.make(dir)
 	if err != nil {
-		return 0, 0, err
+		return perSpan{}, err
 	}
 	ctx := context.Background()
 	tr := tp.Tracer("loop")
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	gc0, idle0 := readGC()
 	t0 := time.Now()
 	for i := range spans {
 		_, span := tr.Start(ctx, "compile", trace.WithAttributes(
@@ -165,19 +194,26 @@ func turn(s *side, dir string, spans int) (nsPerSpan, allocsPerSpan float64, err
 		span.End()
 	}
 	if err := tp.ForceFlush(ctx); err != nil {
-		return 0, 0, err
+		return perSpan{}, err
 	}
 	wall := time.Since(t0)
+	gc1, idle1 := readGC()
 	runtime.ReadMemStats(&after)
 	if err := tp.Shutdown(ctx); err != nil {
-		return 0, 0, err
+		return perSpan{}, err
 	}
 	if shutdown != nil {
 		if err := shutdown(); err != nil {
-			return 0, 0, err
+			return perSpan{}, err
 		}
 	}
-	return float64(wall.Nanoseconds()) / float64(spans), float64(after.Mallocs-before.Mallocs) / float64(spans), nil
+	n := float64(spans)
+	return perSpan{
+		ns:     float64(wall.Nanoseconds()) / n,
+		allocs: float64(after.Mallocs-before.Mallocs) / n,
+		gc:     (gc1 - gc0) * 1e9 / n,
+		gcIdle: (idle1 - idle0) * 1e9 / n,
+	}, nil
 }
 
 // fourth is a span's fourth attribute: a bool, or on the kept side the
