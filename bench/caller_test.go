@@ -29,7 +29,7 @@ import (
 // its own: its span calls, and the garbage collection its allocations
 // assist), per span.
 func BenchmarkHotPathCaller(b *testing.B) {
-	for _, p := range []provider{bsp, kept} {
+	for _, p := range []provider{bsp, warm, kept} {
 		b.Run(p.name, func(b *testing.B) {
 			tp, _ := p.make(b)
 			defer checkShutdown(b, tp)
