@@ -64,8 +64,9 @@ type Exporter struct {
 	metricErr error // set while registering metrics, in New
 
 	// owned by the loop goroutine
-	failing bool                    // the last write failed; report again only after a success
-	taken   [queueShards]queueBatch // what the loop took from the queue, or the empty batches it swaps in
+	failing  bool                    // the last write failed; report again only after a success
+	taken    [queueShards]queueBatch // what the loop took from the queue, or the empty batches it swaps in
+	encoding scratchSpace            // where the loop encodes deferred spans' records
 }
 
 // request is a ForceFlush or Shutdown waiting for the loop: the loop takes
