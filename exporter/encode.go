@@ -27,8 +27,9 @@ type encoded struct {
 // stamped st, to w's buffer, mapping it into w's record: the one place a
 // span becomes the bytes that are stored, whether it ended in this
 // process's SDK (OnEnd) or was imported (Importer). For the SpanProcessor
-// it runs on the goroutine that ended the span, where it costs CPU and no
-// disk, and in parallel across goroutines.
+// it runs on the background goroutine while that keeps up, and otherwise
+// on the goroutine that ended the span (see deferMax), where it costs CPU
+// and no disk, and in parallel across goroutines.
 func encodeRecord(w *scratchSpace, s spanbridge.Source, level sessions.Level, inputs int, st sessions.Stamp) encoded {
 	spanbridge.MapTo(&w.m, s, level, inputs)
 	m := &w.m

@@ -221,12 +221,16 @@ func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	e.stamps.put(k, o)
 }
 
-// OnEnd maps the ended span to its record and encodes it, here, on the
-// goroutine that ended it (CPU, not disk, and in parallel across
-// goroutines), then queues the record's bytes for the background goroutine,
-// which routes them through the retention rules and writes. It never
+// OnEnd queues the ended span for the background goroutine, which maps
+// it to its record, encodes it, routes it through the retention rules and
+// writes: the goroutine that ended the span goes on at once, as with the
+// SDK's BatchSpanProcessor. When the background goroutine has fallen
+// behind (deferMax spans wait for it: many goroutines ending spans, a
+// write in progress), OnEnd maps and encodes the record itself (CPU, not
+// disk, and in parallel across goroutines) and queues its few hundred
+// bytes instead of the span. It never
 // waits on disk: when the queue is full (WithMaxQueueSize) it waits at
-// most fullWait (20 ms) for the background goroutine to take spans, and
+// most fullWait (100 ms) for the background goroutine to take spans, and
 // otherwise drops the span and counts it; once such a wait ends without
 // room it drops spans without waiting until the queue has drained to half.
 func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
