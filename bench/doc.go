@@ -9,6 +9,6 @@
 // figures, their targets and the numbers measured are in BENCHMARKS.md at
 // the root of the module.
 //
-//	bench/run                                   # every figure, about 10 minutes on 2 cores
+//	bench/run                                   # every figure, 13-19 minutes on 2 cores
 //	go test -tags bench -run '^$' -bench SpanCPU -benchtime 200000x ./bench   # one figure by hand
 package bench

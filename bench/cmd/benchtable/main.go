@@ -1,8 +1,9 @@
 // Command benchtable reads the output of the benchmark suite — `go test
 // -bench` lines, and the lines the child programs print in the same
 // format — and prints one line per figure: its name, our value, the
-// reference's, their ratio, the target, and PASS or MISS. Each value is the
-// median of the samples (one per -count run) of its benchmark.
+// reference's, their ratio, the spread of the rounds, how many rounds
+// there were, the target, and PASS or MISS. Each value is the median of
+// the samples (one per round) of its benchmark.
 //
 //	benchtable results/*.txt
 //
@@ -38,7 +39,7 @@ func main() {
 		f.Close()
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "figure\tours\treference\tratio\ttarget\tresult")
+	fmt.Fprintln(w, "figure\tours\treference\tratio\tspread\tn\ttarget\tresult")
 	missing := false
 	for _, f := range figures {
 		line, ok := f.eval(samples)
@@ -96,8 +97,37 @@ func median(vs []float64) float64 {
 	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
 }
 
-// metric names one benchmark's values in one unit.
-type metric struct{ name, unit string }
+// metric names one benchmark's values in one unit, plus, when plus is
+// set, another metric's: the sum of the two, round by round.
+type metric struct {
+	name, unit string
+	plus       *metric
+}
+
+// the returns the metric of a benchmark's values in unit.
+func the(name, unit string) metric { return metric{name: name, unit: unit} }
+
+// values returns m's samples in s, in the order they were read. The
+// samples of a sum are the round-by-round sums when both metrics have as
+// many, else the one sum of their medians; none if either has none.
+func (m metric) values(s samples) []float64 {
+	vs := s[m.name][m.unit]
+	if m.plus == nil || len(vs) == 0 {
+		return vs
+	}
+	ps := m.plus.values(s)
+	switch {
+	case len(ps) == 0:
+		return nil
+	case len(ps) != len(vs):
+		return []float64{median(vs) + median(ps)}
+	}
+	sums := make([]float64, len(vs))
+	for i := range vs {
+		sums[i] = vs[i] + ps[i]
+	}
+	return sums
+}
 
 // figure is one line of the table.
 type figure struct {
@@ -114,6 +144,8 @@ type figure struct {
 	extraChecks []check // further conditions of the target
 	info        bool    // no target: it explains another line
 	worst       bool    // ours is the largest of the runs, not their median
+	noCompare   bool    // ours and the reference are shown, not compared
+	absolute    bool    // the target judges ours, not the comparison: so does the spread
 }
 
 // check is a condition a figure's target also needs, on one metric: on
@@ -129,12 +161,17 @@ type check struct {
 // The compared value is the median of the run-by-run comparisons when ours
 // and the reference have as many samples (each run measures both, side by
 // side, so a spell of load on the shared machine falls on both and cancels
-// out), else the comparison of the medians.
+// out), else the comparison of the medians. The spread is the least and
+// the largest of what the target judges: the run-by-run comparisons when
+// there are some and the target is not absolute, else our samples.
 func (f figure) eval(s samples) (string, bool) {
-	ourValues := s[f.ours.name][f.ours.unit]
-	refValues := s[f.ref.name][f.ref.unit]
+	ourValues := f.ours.values(s)
+	var refValues []float64
+	if f.ref.name != "" {
+		refValues = f.ref.values(s)
+	}
 	if len(ourValues) == 0 || (f.ref.name != "" && len(refValues) == 0) {
-		return fmt.Sprintf("%s\t-\t-\t-\t%s\tno data", f.title, f.target), false
+		return fmt.Sprintf("%s\t-\t-\t-\t-\t-\t%s\tno data", f.title, f.target), false
 	}
 	compare, shown := f.compare, f.shown
 	if compare == nil {
@@ -147,21 +184,29 @@ func (f figure) eval(s samples) (string, bool) {
 	if f.worst {
 		ours = slices.Max(ourValues)
 	}
+	n := strconv.Itoa(len(ourValues))
+	spread, spreadShown := ourValues, f.format
 	if len(refValues) > 0 {
 		ref = median(refValues)
 		compared = compare(ours, ref)
+		if len(refValues) != len(ourValues) {
+			n += "/" + strconv.Itoa(len(refValues))
+		}
 	}
-	if len(refValues) > 0 && len(ourValues) == len(refValues) {
+	if len(refValues) > 0 && len(ourValues) == len(refValues) && !f.noCompare {
 		cs := make([]float64, len(ourValues))
 		for i := range ourValues {
 			cs[i] = compare(ourValues[i], refValues[i])
 		}
 		compared = median(cs)
+		if !f.absolute {
+			spread, spreadShown = cs, shown
+		}
 	}
 	pass := f.pass == nil || f.pass(ours, compared)
 	var why []string
 	for _, c := range f.extraChecks {
-		vs := s[c.m.name][c.m.unit]
+		vs := c.m.values(s)
 		if len(vs) == 0 || !c.ok(slices.Max(vs)) {
 			pass = false
 			why = append(why, c.what)
@@ -176,11 +221,17 @@ func (f figure) eval(s samples) (string, bool) {
 	if len(why) > 0 {
 		result += " (" + strings.Join(why, ", ") + ")"
 	}
-	refText, compText := "-", "-"
+	refText, compText, spreadText := "-", "-", "-"
 	if f.ref.name != "" {
-		refText, compText = f.format(ref), shown(compared)
+		refText = f.format(ref)
+		if !f.noCompare {
+			compText = shown(compared)
+		}
 	}
-	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", f.title, f.format(ours), refText, compText, f.target, result), true
+	if len(spread) > 1 {
+		spreadText = spreadShown(slices.Min(spread)) + ".." + spreadShown(slices.Max(spread))
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\tn=%s\t%s\t%s", f.title, f.format(ours), refText, compText, spreadText, n, f.target, result), true
 }
 
 func atMost(limit float64) func(_, ratio float64) bool {
@@ -204,69 +255,82 @@ func plusMiB(v float64) string {
 func plusCount(v float64) string { return fmt.Sprintf("%+.0f", v) }
 func count(v float64) string     { return fmt.Sprintf("%.0f", v) }
 
-// The figures of issue 12, then the extra ones that stayed (7 to 9).
+// The figures of issue 12, the extra ones that stayed (7 to 9), and issue
+// 25's plain loop (10), with issue 25's targets.
 var figures = []figure{
-	timesOver("1 level off, Register", metric{"LevelOff", "off-cpu-ns/op"}, metric{"LevelOff", "none-cpu-ns/op"}, 1.03, "none"),
-	timesOver("1 (info) empty processor", metric{"LevelOff", "empty-cpu-ns/op"}, metric{"LevelOff", "none-cpu-ns/op"}, 0, ""),
-	timesOver("1 (info) level off, WithSpanProcessor", metric{"LevelOff", "offproc-cpu-ns/op"}, metric{"LevelOff", "none-cpu-ns/op"}, 0, ""),
-	withChecks(timesOver("2 warm session, process CPU", metric{"SpanCPU/warm", "cpu-ns/op"}, metric{"SpanCPU/bsp", "cpu-ns/op"}, 1.25, "BSP"),
+	timesOver("1 level off, Register", the("LevelOff", "off-cpu-ns/op"), the("LevelOff", "none-cpu-ns/op"), 1.03, "none"),
+	timesOver("1 (info) empty processor", the("LevelOff", "empty-cpu-ns/op"), the("LevelOff", "none-cpu-ns/op"), 0, ""),
+	timesOver("1 (info) level off, WithSpanProcessor", the("LevelOff", "offproc-cpu-ns/op"), the("LevelOff", "none-cpu-ns/op"), 0, ""),
+	withChecks(timesOver("2 warm session, process CPU", the("SpanCPU/warm", "cpu-ns/op"), the("SpanCPU/bsp", "cpu-ns/op"), 1.25, "BSP"),
 		noneDropped("SpanCPU/warm", "dropped/op")),
 	allocsOver("2 warm session, allocs", "SpanCPU/warm", "SpanCPU/bsp", 3),
-	withChecks(timesOver("3 kept session, process CPU", metric{"SpanCPU/kept", "cpu-ns/op"}, metric{"SpanCPU/bsp", "cpu-ns/op"}, 1.8, "BSP"),
+	withChecks(timesOver("3 kept session, process CPU", the("SpanCPU/kept", "cpu-ns/op"), the("SpanCPU/bsp", "cpu-ns/op"), 2.2, "BSP"),
 		noneDropped("SpanCPU/kept", "dropped/op")),
-	timesOver("3 (info) kept vs BSP + raw Badger", metric{"SpanCPU/kept", "cpu-ns/op"}, metric{"SpanCPU/bspbadger", "cpu-ns/op"}, 0, ""),
-	timesOver("3 (info) BSP + raw Badger vs BSP", metric{"SpanCPU/bspbadger", "cpu-ns/op"}, metric{"SpanCPU/bsp", "cpu-ns/op"}, 0, ""),
+	timesOver("3 (info) kept vs BSP + raw Badger", the("SpanCPU/kept", "cpu-ns/op"), the("SpanCPU/bspbadger", "cpu-ns/op"), 0, ""),
+	timesOver("3 (info) BSP + raw Badger vs BSP", the("SpanCPU/bspbadger", "cpu-ns/op"), the("SpanCPU/bsp", "cpu-ns/op"), 0, ""),
 	allocsOver("3 (info) kept session, allocs", "SpanCPU/kept", "SpanCPU/bsp", -1),
-	withChecks(timesOver("3 steady 20k spans/s, CPU per span", metric{"Footprint/otelrecords", "cpu-ns/span"}, metric{"Footprint/none", "cpu-ns/span"}, 2, "none"),
+	// The floor of the line above: the BSP's CPU per span plus the CPU
+	// per record of Badger's cheapest write of the same records, run by
+	// run, over the BSP's.
+	timesOver("3 floor: BSP + Badger WriteBatch of the same records, vs BSP",
+		metric{name: "SpanCPU/bsp", unit: "cpu-ns/op", plus: &metric{name: "StoreFloor/writebatch", unit: "cpu-ns/op"}},
+		the("SpanCPU/bsp", "cpu-ns/op"), 0, ""),
+	timesOver("3 (info) floor: one StreamWriter vs WriteBatch, per record", the("StoreFloor/stream", "cpu-ns/op"), the("StoreFloor/writebatch", "cpu-ns/op"), 0, ""),
+	timesOver("3 (info) floor: StreamWriter per 2,500 vs WriteBatch", the("StoreFloor/stream-incremental-2500", "cpu-ns/op"), the("StoreFloor/writebatch", "cpu-ns/op"), 0, ""),
+	timesOver("3 (info) floor: StreamWriter per 20,000 vs WriteBatch", the("StoreFloor/stream-incremental-20000", "cpu-ns/op"), the("StoreFloor/writebatch", "cpu-ns/op"), 0, ""),
+	withChecks(timesOver("3 steady 20k spans/s, CPU per span", the("Footprint/otelrecords", "cpu-ns/span"), the("Footprint/none", "cpu-ns/span"), 2, "none"),
 		noneDropped("Footprint/otelrecords", "dropped")),
-	timesOver("3 (info) steady, BSP + raw Badger", metric{"Footprint/badger", "cpu-ns/span"}, metric{"Footprint/none", "cpu-ns/span"}, 0, ""),
+	timesOver("3 (info) steady, BSP + raw Badger", the("Footprint/badger", "cpu-ns/span"), the("Footprint/none", "cpu-ns/span"), 0, ""),
 	{
-		title: "4 8 goroutines x 300k, spans dropped", format: count, target: "= 0", worst: true,
-		ours: metric{"Parallel/kept", "dropped-spans"}, pass: func(o, _ float64) bool { return o == 0 },
+		title: "4 8 goroutines x 300k, spans dropped", format: count, target: "= 0", worst: true, absolute: true,
+		ours: the("Parallel/kept", "dropped-spans"), pass: func(o, _ float64) bool { return o == 0 },
 	},
-	timesOver("4 (info) 8 goroutines, time per span", metric{"Parallel/kept", "ns/span"}, metric{"Parallel/bsp", "ns/span"}, 0, ""),
-	timesOver("4 (info) 8 goroutines, CPU per span", metric{"Parallel/kept", "cpu-ns/span"}, metric{"Parallel/bsp", "cpu-ns/span"}, 0, ""),
-	withChecks(mibOver("5 footprint 10 s, peak RSS over none", metric{"Footprint/otelrecords", "VmHWM-B"}, metric{"Footprint/none", "VmHWM-B"}, 64),
+	timesOver("4 (info) 8 goroutines, time per span", the("Parallel/kept", "ns/span"), the("Parallel/bsp", "ns/span"), 0, ""),
+	timesOver("4 (info) 8 goroutines, CPU per span", the("Parallel/kept", "cpu-ns/span"), the("Parallel/bsp", "cpu-ns/span"), 0, ""),
+	withChecks(mibOver("5 footprint 10 s, peak RSS over none", the("Footprint/otelrecords", "VmHWM-B"), the("Footprint/none", "VmHWM-B"), 64),
 		noneDropped("Footprint/otelrecords", "dropped")),
-	mibOver("5 (info) raw Badger, same records", metric{"Footprint/badger", "VmHWM-B"}, metric{"Footprint/none", "VmHWM-B"}, 0),
-	withChecks(mibOver("5 long run 60 s, peak heap over none", metric{"FootprintLong/otelrecords", "anonpeak-B"}, metric{"FootprintLong/none", "anonpeak-B"}, 64),
+	mibOver("5 (info) raw Badger, same records", the("Footprint/badger", "VmHWM-B"), the("Footprint/none", "VmHWM-B"), 0),
+	withChecks(mibOver("5 long run 60 s, peak heap over none", the("FootprintLong/otelrecords", "anonpeak-B"), the("FootprintLong/none", "anonpeak-B"), 64),
 		noneDropped("FootprintLong/otelrecords", "dropped")),
-	mibOver("5 (info) long run, peak RSS over none", metric{"FootprintLong/otelrecords", "VmHWM-B"}, metric{"FootprintLong/none", "VmHWM-B"}, 0),
+	mibOver("5 (info) long run, peak RSS over none", the("FootprintLong/otelrecords", "VmHWM-B"), the("FootprintLong/none", "VmHWM-B"), 0),
 	{
 		title: "5 (info) long run, store files mapped / resident", format: mib, target: "-", info: true,
-		ours: metric{"FootprintLong/otelrecords", "mapped-B"}, ref: metric{"FootprintLong/otelrecords", "mappedrss-B"},
-		shown: func(float64) string { return "-" },
+		ours: the("FootprintLong/otelrecords", "mapped-B"), ref: the("FootprintLong/otelrecords", "mappedrss-B"),
+		noCompare: true,
 	},
 	{
 		title: "6 typed read", format: perSec, target: ">= 1.0x Badger",
-		ours: metric{"Read/otelrecords", "records/s"}, ref: metric{"Read/badger", "records/s"}, pass: atLeast(1.0),
+		ours: the("Read/otelrecords", "records/s"), ref: the("Read/badger", "records/s"), pass: atLeast(1.0),
 	},
 	{
 		title: "6 (info) counts, as records sessions", format: perSec, target: "-", info: true,
-		ours: metric{"Count/otelrecords", "records/s"}, ref: metric{"Count/badger", "records/s"},
+		ours: the("Count/otelrecords", "records/s"), ref: the("Count/badger", "records/s"),
 	},
 	{
 		title: "7 persistence, span end to durable", format: perSec, target: ">= 0.80x Badger",
-		ours: metric{"Persist/otelrecords", "records/s"}, ref: metric{"Persist/badger", "records/s"}, pass: atLeast(0.80),
+		ours: the("Persist/otelrecords", "records/s"), ref: the("Persist/badger", "records/s"), pass: atLeast(0.80),
 	},
 	{
 		title: "7 (info) the same, span creation timed too", format: perSec, target: "-", info: true,
-		ours: metric{"Persist/spans", "records/s"}, ref: metric{"Persist/badger", "records/s"},
+		ours: the("Persist/spans", "records/s"), ref: the("Persist/badger", "records/s"),
 	},
 	{
 		title: "8 prune oldest, 100 vs 10 sessions", format: ms, target: "<= 1.5x",
-		ours: metric{"Prune/sessions=100", "median-ns/prune"}, ref: metric{"Prune/sessions=10", "median-ns/prune"}, pass: atMost(1.5),
+		ours: the("Prune/sessions=100", "median-ns/prune"), ref: the("Prune/sessions=10", "median-ns/prune"), pass: atMost(1.5),
 	},
 	{
 		title: "9 open+close read-write", format: ms, target: "<= 20 ms",
-		ours: metric{"Open/rw/otelrecords", "median-ns/open"}, ref: metric{"Open/rw/badger", "median-ns/open"},
-		pass: func(o, _ float64) bool { return o <= 20e6 },
+		ours: the("Open/rw/otelrecords", "median-ns/open"), ref: the("Open/rw/badger", "median-ns/open"),
+		pass: func(o, _ float64) bool { return o <= 20e6 }, absolute: true,
 	},
 	{
 		title: "9 open+close read-only", format: ms, target: "<= 20 ms",
-		ours: metric{"Open/ro/otelrecords", "median-ns/open"}, ref: metric{"Open/ro/badger", "median-ns/open"},
-		pass: func(o, _ float64) bool { return o <= 20e6 },
+		ours: the("Open/ro/otelrecords", "median-ns/open"), ref: the("Open/ro/badger", "median-ns/open"),
+		pass: func(o, _ float64) bool { return o <= 20e6 }, absolute: true,
 	},
+	timesOver("10 plain loop, warm vs BSP, wall", the("Loop/warm", "ns/op"), the("Loop/bsp", "ns/op"), 1.25, "BSP"),
+	timesOver("10 plain loop, level off (Register) vs none, wall", the("Loop/off", "ns/op"), the("Loop/none", "ns/op"), 1.03, "none"),
+	timesOver("10 (info) plain loop, kept vs BSP, wall", the("Loop/kept", "ns/op"), the("Loop/bsp", "ns/op"), 0, ""),
 }
 
 // timesOver is a figure of nanoseconds against a reference: at most limit
@@ -285,7 +349,7 @@ func timesOver(title string, ours, ref metric, limit float64, refName string) fi
 // most limit more, or an info line when limit is negative.
 func allocsOver(title, ours, ref string, limit float64) figure {
 	f := figure{
-		title: title, format: allocs, ours: metric{ours, "allocs/op"}, ref: metric{ref, "allocs/op"},
+		title: title, format: allocs, ours: the(ours, "allocs/op"), ref: the(ref, "allocs/op"),
 		compare: difference, shown: plusCount, target: "-", info: true,
 	}
 	if limit >= 0 {
@@ -314,5 +378,5 @@ func withChecks(f figure, checks ...check) figure {
 
 // noneDropped is the check that no round dropped a span.
 func noneDropped(name, unit string) check {
-	return check{metric{name, unit}, func(v float64) bool { return v == 0 }, "spans dropped"}
+	return check{the(name, unit), func(v float64) bool { return v == 0 }, "spans dropped"}
 }

@@ -16,7 +16,10 @@
 //
 // It prints, in the format of `go test -bench`, the median over the
 // rounds of each provider's wall ns per span, and of its allocations per
-// span (runtime.MemStats), so bench/run's table reads it like the rest.
+// span (runtime.MemStats), so bench/run's table reads it like the rest;
+// with -each, one such line per provider and round instead, so that the
+// table takes the medians itself, pairs each round's providers and shows
+// the spread (bench/run runs it so).
 package main
 
 import (
@@ -47,6 +50,7 @@ func main() {
 	spans := flag.Int("spans", 200_000, "spans each turn ends")
 	rounds := flag.Int("rounds", 10, "turns of every provider")
 	only := flag.String("providers", "none,bsp,off,warm,kept", "the providers, comma-separated")
+	each := flag.Bool("each", false, "print every round's line rather than the medians")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -60,7 +64,7 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*spans, *rounds, *only); err != nil {
+	if err := run(*spans, *rounds, *only, *each); err != nil {
 		fmt.Fprintln(os.Stderr, "loop:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
@@ -78,7 +82,7 @@ type side struct {
 	gcIdle  []float64 // of which its idle mark workers', one a round
 }
 
-func run(spans, rounds int, only string) error {
+func run(spans, rounds int, only string, each bool) error {
 	all := []*side{
 		{name: "none", make: func(string) (*sdktrace.TracerProvider, func() error, error) {
 			return sdktrace.NewTracerProvider(), nil, nil
@@ -130,6 +134,13 @@ func run(spans, rounds int, only string) error {
 	}
 	for _, s := range sides {
 		fmt.Fprintf(os.Stderr, "loop: %s ns/span by round: %.0f\n", s.name, s.ns)
+		if each {
+			for r := range s.ns {
+				fmt.Printf("BenchmarkLoop/%s \t%d\t%.0f ns/op\t%.2f allocs/op\t%.0f gc-cpu-ns/op\t%.0f gc-idle-cpu-ns/op\n",
+					s.name, spans, s.ns[r], s.allocs[r], s.gc[r], s.gcIdle[r])
+			}
+			continue
+		}
 		fmt.Printf("BenchmarkLoop/%s \t%d\t%.0f ns/op\t%.2f allocs/op\t%.0f gc-cpu-ns/op\t%.0f gc-idle-cpu-ns/op\n",
 			s.name, spans, median(s.ns), median(s.allocs), median(s.gc), median(s.gcIdle))
 	}
