@@ -281,6 +281,11 @@ var figures = []figure{
 	withChecks(timesOver("3 steady 20k spans/s, CPU per span", the("Footprint/otelrecords", "cpu-ns/span"), the("Footprint/none", "cpu-ns/span"), 2, "none"),
 		noneDropped("Footprint/otelrecords", "dropped")),
 	timesOver("3 (info) steady, BSP + raw Badger", the("Footprint/badger", "cpu-ns/span"), the("Footprint/none", "cpu-ns/span"), 0, ""),
+	// The steady line's floor, as above: a program without a processor
+	// plus Badger's cheapest write of each span's record, over the program.
+	timesOver("3 (info) steady floor: none + Badger WriteBatch per span, vs none",
+		metric{name: "Footprint/none", unit: "cpu-ns/span", plus: &metric{name: "StoreFloor/writebatch", unit: "cpu-ns/op"}},
+		the("Footprint/none", "cpu-ns/span"), 0, ""),
 	{
 		title: "4 8 goroutines x 300k, spans dropped", format: count, target: "= 0", worst: true, absolute: true,
 		ours: the("Parallel/kept", "dropped-spans"), pass: func(o, _ float64) bool { return o == 0 },
