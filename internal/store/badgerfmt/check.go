@@ -137,6 +137,20 @@ func check(dir string, full bool) ([]*Damage, error) {
 		tables, found = listTables(dir, m, found)
 	}
 
+	// The tables are mapped side by side and unmapped at once at the end
+	// (arena): one TLB flush, not one a table. Not for a full check, which
+	// reads every block: it would keep the whole store mapped until the
+	// end, and costs far more than its unmaps anyway.
+	var a *arena
+	if !full {
+		var total int64
+		for _, t := range tables {
+			total += t.size
+		}
+		a = newArena(total)
+		defer a.release()
+	}
+
 	// Tables and logs are independent: read them in parallel, as Badger
 	// does, bounded so a large store does not start a goroutine per file.
 	jobs := make(chan func() *Damage)
@@ -154,7 +168,7 @@ func check(dir string, full bool) ([]*Damage, error) {
 	}
 	go func() {
 		for _, t := range tables {
-			jobs <- func() *Damage { return checkTable(t, full) }
+			jobs <- func() *Damage { return checkTable(a, t, full) }
 		}
 		for _, path := range logs {
 			jobs <- func() *Damage { return checkLog(path) }
