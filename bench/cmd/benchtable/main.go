@@ -267,6 +267,14 @@ var figures = []figure{
 		ours: metric{"Open/ro/otelrecords", "median-ns/open"}, ref: metric{"Open/ro/badger", "median-ns/open"},
 		pass: func(o, _ float64) bool { return o <= 20e6 },
 	},
+	{
+		title: "9 (info) open+close read-write, a process's first", format: ms, target: "-", info: true,
+		ours: metric{"Open/rw/otelrecords-first", "median-ns/open"}, ref: metric{"Open/rw/badger", "median-ns/open"},
+	},
+	{
+		title: "9 (info) open+close read-only, a process's first", format: ms, target: "-", info: true,
+		ours: metric{"Open/ro/otelrecords-first", "median-ns/open"}, ref: metric{"Open/ro/badger", "median-ns/open"},
+	},
 }
 
 // timesOver is a figure of nanoseconds against a reference: at most limit

@@ -51,8 +51,11 @@ func rememberSound(dir string, tables map[soundKey]bool) {
 	sound.byStore[dir] = tables
 }
 
-// forgetSound forgets every table found sound, for tests.
-func forgetSound() {
+// ForgetSound forgets every table found sound, so that the next
+// CheckForOpen of any store reads every table, as the first check of a
+// process does: for tests, and for benchmarks of a process's first open
+// (a records command opens its store once).
+func ForgetSound() {
 	sound.Lock()
 	defer sound.Unlock()
 	sound.byStore = nil

@@ -62,8 +62,8 @@ func TestSoundTablesRemembered(t *testing.T) {
 		}
 	}
 
-	// CheckAll remembers nothing, and forgetSound forgets.
-	forgetSound()
+	// CheckAll remembers nothing, and ForgetSound forgets.
+	ForgetSound()
 	if _, err := CheckAll(dir); err != nil {
 		t.Fatal(err)
 	}
