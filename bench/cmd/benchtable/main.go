@@ -333,6 +333,14 @@ var figures = []figure{
 		ours: the("Open/ro/otelrecords", "median-ns/open"), ref: the("Open/ro/badger", "median-ns/open"),
 		pass: func(o, _ float64) bool { return o <= 20e6 }, absolute: true,
 	},
+	{
+		title: "9 (info) open+close read-write, a process's first", format: ms, target: "-", info: true,
+		ours: the("Open/rw/otelrecords-first", "median-ns/open"), ref: the("Open/rw/badger", "median-ns/open"),
+	},
+	{
+		title: "9 (info) open+close read-only, a process's first", format: ms, target: "-", info: true,
+		ours: the("Open/ro/otelrecords-first", "median-ns/open"), ref: the("Open/ro/badger", "median-ns/open"),
+	},
 	timesOver("10 plain loop, warm vs BSP, wall", the("Loop/warm", "ns/op"), the("Loop/bsp", "ns/op"), 1.25, "BSP"),
 	timesOver("10 plain loop, level off (Register) vs none, wall", the("Loop/off", "ns/op"), the("Loop/none", "ns/op"), 1.03, "none"),
 	timesOver("10 (info) plain loop, kept vs BSP, wall", the("Loop/kept", "ns/op"), the("Loop/bsp", "ns/op"), 0, ""),

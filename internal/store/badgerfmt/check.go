@@ -56,9 +56,12 @@ func damaged(file, problem string, err error) *Damage {
 // reads, as Badger reads them — the MANIFEST, the KEYREGISTRY, the index
 // and last block of every table the MANIFEST lists, and every entry of
 // every log — and returns the damage it finds, ordered by file name. It
-// costs about what Badger's Open costs again, so a store can be checked
+// costs at most what Badger's Open costs again, so a store can be checked
 // before every open: Badger panics on some damaged files in goroutines no
-// recover reaches, and loses data over others without a word.
+// recover reaches, and loses data over others without a word. A table
+// this process found sound at its last check of dir, and whose file is
+// unchanged since (same inode, size and times), is not read again: Badger
+// never changes a table it has written (sound.go).
 //
 // The caller holds the store's lock: the files of a live writer change
 // under a reader, and would be taken for damaged. A directory that cannot
@@ -137,6 +140,36 @@ func check(dir string, full bool) ([]*Damage, error) {
 		tables, found = listTables(dir, m, found)
 	}
 
+	// Tables found sound by this process's last check of the store, and
+	// unchanged since, are not read again (sound.go).
+	var known map[soundKey]bool
+	if !full {
+		known = soundTables(dir)
+	}
+	toRead := tables
+	if len(known) > 0 {
+		toRead = make([]tableJob, 0, len(tables))
+		for _, t := range tables {
+			if !known[t.key()] {
+				toRead = append(toRead, t)
+			}
+		}
+	}
+
+	// The tables are mapped side by side and unmapped at once at the end
+	// (arena): one TLB flush, not one a table. Not for a full check, which
+	// reads every block: it would keep the whole store mapped until the
+	// end, and costs far more than its unmaps anyway.
+	var a *arena
+	if !full {
+		var total int64
+		for _, t := range toRead {
+			total += t.size
+		}
+		a = newArena(total)
+		defer a.release()
+	}
+
 	// Tables and logs are independent: read them in parallel, as Badger
 	// does, bounded so a large store does not start a goroutine per file.
 	jobs := make(chan func() *Damage)
@@ -153,8 +186,8 @@ func check(dir string, full bool) ([]*Damage, error) {
 		})
 	}
 	go func() {
-		for _, t := range tables {
-			jobs <- func() *Damage { return checkTable(t, full) }
+		for _, t := range toRead {
+			jobs <- func() *Damage { return checkTable(a, t, full) }
 		}
 		for _, path := range logs {
 			jobs <- func() *Damage { return checkLog(path) }
@@ -167,5 +200,23 @@ func check(dir string, full bool) ([]*Damage, error) {
 		found = append(found, bad)
 	}
 	slices.SortStableFunc(found, func(a, b *Damage) int { return strings.Compare(a.File, b.File) })
+	if !full {
+		rememberSound(dir, soundOf(tables, found))
+	}
 	return found, nil
+}
+
+// soundOf returns the identities of the tables in which nothing was found.
+func soundOf(tables []tableJob, found []*Damage) map[soundKey]bool {
+	bad := make(map[string]bool, len(found))
+	for _, d := range found {
+		bad[d.File] = true
+	}
+	ok := make(map[soundKey]bool, len(tables))
+	for _, t := range tables {
+		if t.ident.known() && !bad[t.path] {
+			ok[t.key()] = true
+		}
+	}
+	return ok
 }

@@ -22,7 +22,9 @@
 // exist after a crash; .vlog files hold values of 128 KiB or more, rare in
 // records). [CheckAll] reads the data blocks of the tables as well, as
 // `records doctor` does: reading them all at every open would cost as
-// much as reading the whole store.
+// much as reading the whole store. A process that opens one store again
+// and again reads only the tables that are new or changed since its last
+// check of it: Badger never rewrites a table.
 //
 // A crash is not damage. A writer killed in the middle of a write leaves
 // a log that ends in a torn entry followed by zeros; Badger drops it on

@@ -15,6 +15,13 @@ import (
 // with the open file and its bytes. The map is released when fn returns,
 // so fn must not keep them.
 func withMapped(path string, fn func(f *os.File, data []byte) error) error {
+	return withMappedIn(nil, path, fn)
+}
+
+// withMappedIn is withMapped with the map made in a when a is not nil and
+// has room: it is then released with a, not when fn returns, though fn
+// must not keep the bytes either.
+func withMappedIn(a *arena, path string, fn func(f *os.File, data []byte) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -29,6 +36,9 @@ func withMapped(path string, fn func(f *os.File, data []byte) error) error {
 	}
 	if fi.Size() > math.MaxInt32*2 {
 		return fmt.Errorf("%d bytes, larger than any file Badger writes", fi.Size())
+	}
+	if data, ok := a.mapFile(f, fi.Size()); ok {
+		return guard(func() error { return fn(f, data) })
 	}
 	data, err := z.Mmap(f, false, fi.Size())
 	if err != nil {

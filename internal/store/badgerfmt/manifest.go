@@ -60,6 +60,8 @@ type tableJob struct {
 	path        string
 	id          uint64
 	compression options.CompressionType
+	size        int64     // when listed
+	ident       fileIdent // when listed
 }
 
 // listTables returns the tables the manifest lists, in id order, adding
@@ -74,7 +76,8 @@ func listTables(dir string, m badger.Manifest, found []*Damage) ([]tableJob, []*
 	for _, id := range ids {
 		tm := m.Tables[id]
 		path := table.NewFilename(id, dir)
-		switch _, err := os.Stat(path); {
+		fi, err := os.Stat(path)
+		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			found = append(found, damaged(path, "listed in the MANIFEST but missing", nil))
 		case err != nil:
@@ -85,7 +88,7 @@ func listTables(dir string, m badger.Manifest, found []*Damage) ([]tableJob, []*
 			// Badger indexes its levels by this number without a check.
 			found = append(found, damaged(path, fmt.Sprintf("the MANIFEST places it at level %d, beyond the last (%d)", tm.Level, maxLevels-1), nil))
 		default:
-			jobs = append(jobs, tableJob{path: path, id: id, compression: tm.Compression})
+			jobs = append(jobs, tableJob{path: path, id: id, compression: tm.Compression, size: fi.Size(), ident: identOf(fi)})
 		}
 	}
 	return jobs, found

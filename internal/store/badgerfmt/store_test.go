@@ -252,3 +252,29 @@ func TestSalvageDropsExpired(t *testing.T) {
 		t.Errorf("Salvage = %q, want the live entry alone", s.Entries)
 	}
 }
+
+// TestCheckForOpenAgainAfterDamage checks a healthy store, which
+// CheckForOpen then remembers as sound, damages a table's index, and
+// checks again: the damage is found, as on a first check, though the
+// table was found sound before.
+func TestCheckForOpenAgainAfterDamage(t *testing.T) {
+	for _, d := range badgerfmttest.Damages {
+		if d.File != badgerfmt.TableFileExt {
+			continue
+		}
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "store")
+			build(t, dir, 2, false)
+			if found, err := badgerfmt.CheckForOpen(dir); err != nil || len(found) != 0 {
+				t.Fatalf("CheckForOpen of a healthy store = %v, %v", found, err)
+			}
+			path := badgerfmttest.FileWith(t, dir, d.File)
+			d.Do(t, path)
+			found, err := badgerfmt.CheckForOpen(dir)
+			if err != nil || len(found) == 0 || found[0].File != path {
+				t.Fatalf("CheckForOpen after damage = %v, %v; want the damage in %s", found, err, path)
+			}
+		})
+	}
+}

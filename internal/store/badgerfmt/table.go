@@ -21,10 +21,11 @@ import (
 
 // checkTable opens a table with Badger's table code, as Badger's Open
 // does (its index, with the index's checksum, and its last block), and,
-// when full is set, reads and checksums every block.
-func checkTable(t tableJob, full bool) *Damage {
+// when full is set, reads and checksums every block. The table is mapped
+// in a (see arena) when a is not nil.
+func checkTable(a *arena, t tableJob, full bool) *Damage {
 	problem := "cannot be read"
-	err := withMapped(t.path, func(_ *os.File, data []byte) error {
+	err := withMappedIn(a, t.path, func(_ *os.File, data []byte) error {
 		if len(data) == 0 {
 			problem = "empty"
 			return errors.New("no bytes")
