@@ -27,9 +27,8 @@ type encoded struct {
 // stamped st, to w's buffer, mapping it into w's record: the one place a
 // span becomes the bytes that are stored, whether it ended in this
 // process's SDK (OnEnd) or was imported (Importer). For the SpanProcessor
-// it runs on the background goroutine while that keeps up, and otherwise
-// on the goroutine that ended the span (see deferMax), where it costs CPU
-// and no disk, and in parallel across goroutines.
+// it runs on the goroutine that ended the span, where it costs CPU and no
+// disk, and in parallel across goroutines.
 func encodeRecord(w *scratchSpace, s spanbridge.Source, level sessions.Level, inputs int, st sessions.Stamp) encoded {
 	spanbridge.MapTo(&w.m, s, level, inputs)
 	m := &w.m
@@ -82,64 +81,27 @@ func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, recor
 	}
 	var tl tooLarge
 	var value []byte
-	var d deferredSpan
 	if record {
-		level := max(e.rec.Level(), sessions.LevelBasic)
-		if e.claimDeferral() {
-			// The loop keeps up: it encodes the record, and the caller
-			// goes on (see deferMax).
-			q.what, d = spanDeferred, deferredSpan{span: s, inputs: o.inputs, level: level}
-		} else {
-			w := scratch.Get().(*scratchSpace)
-			defer func() {
-				if cap(w.buf) <= maxScratch {
-					scratch.Put(w)
-				}
-			}()
-			enc := encodeRecord(w, s, level, o.inputs, o.stamp)
-			switch {
-			case !e.noted(enc):
-				if !forward && !root {
-					return false
-				}
-			case enc.err != nil:
-				q.what, q.kind, q.effect, tl = spanTooLarge, enc.kind, enc.effect, tooLarge{enc.name, enc.err}
-			default:
-				q.what, q.kind, q.effect, value = spanRecord, enc.kind, enc.effect, w.buf
+		w := scratch.Get().(*scratchSpace)
+		defer func() {
+			if cap(w.buf) <= maxScratch {
+				scratch.Put(w)
 			}
+		}()
+		enc := encodeRecord(w, s, max(e.rec.Level(), sessions.LevelBasic), o.inputs, o.stamp)
+		switch {
+		case !e.noted(enc):
+			if !forward && !root {
+				return false
+			}
+		case enc.err != nil:
+			q.what, q.kind, q.effect, tl = spanTooLarge, enc.kind, enc.effect, tooLarge{enc.name, enc.err}
+		default:
+			q.what, q.kind, q.effect, value = spanRecord, enc.kind, enc.effect, w.buf
 		}
 	}
-	e.queue.put(int(k.span[6])%queueShards, q, value, tl, d, s, forward, tr)
+	e.queue.put(int(k.span[6])%queueShards, q, value, tl, s, forward, tr)
 	return true
-}
-
-// encodeDeferred encodes, on the loop, the record of a span OnEnd
-// deferred (claimDeferral) and gives back its place: the record's kind,
-// effect and value (valid until the next call), or, for one no store
-// holds, why; ok is false when encoding failed otherwise (reported by
-// noted) or panicked (a hostile span, a bug: recovered, counted and
-// reported once, as enqueue does on the caller's goroutine), and nothing
-// is to be recorded.
-func (e *Exporter) encodeDeferred(d *deferredSpan, st sessions.Stamp) (enc encoded, value []byte, ok bool) {
-	defer e.queue.deferred.Add(-1)
-	defer func() {
-		if p := recover(); p != nil {
-			e.problems.Add(1)
-			if _, seen := e.reported.Load("panic"); !seen {
-				e.reportOnce("panic", fmt.Errorf("otelrecords: recording span %q failed: %v", d.span.Name(), p))
-			}
-			ok = false
-		}
-	}()
-	w := &e.encoding
-	if cap(w.buf) > maxScratch {
-		w.buf = nil // a huge record's goes with it
-	}
-	enc = encodeRecord(w, d.span, d.level, d.inputs, st)
-	if !e.noted(enc) {
-		return enc, nil, false
-	}
-	return enc, w.buf, true
 }
 
 // noted counts and reports, once per class, what encoding found wrong with

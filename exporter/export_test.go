@@ -19,8 +19,3 @@ func (e *Exporter) OnProvider() bool {
 	defer e.registration.mu.Unlock()
 	return e.registration.on != nil
 }
-
-// FillDeferral takes every place for spans the loop encodes, so that OnEnd
-// encodes every record on the caller's goroutine, as when the loop has
-// fallen behind (claimDeferral).
-func (e *Exporter) FillDeferral() { e.queue.deferred.Store(deferMax) }

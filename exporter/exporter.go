@@ -64,9 +64,8 @@ type Exporter struct {
 	metricErr error // set while registering metrics, in New
 
 	// owned by the loop goroutine
-	failing  bool                    // the last write failed; report again only after a success
-	taken    [queueShards]queueBatch // what the loop took from the queue, or the empty batches it swaps in
-	encoding scratchSpace            // where the loop encodes deferred spans' records
+	failing bool                    // the last write failed; report again only after a success
+	taken   [queueShards]queueBatch // what the loop took from the queue, or the empty batches it swaps in
 }
 
 // request is a ForceFlush or Shutdown waiting for the loop: the loop takes
@@ -221,16 +220,12 @@ func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 	e.stamps.put(k, o)
 }
 
-// OnEnd queues the ended span for the background goroutine, which maps
-// it to its record, encodes it, routes it through the retention rules and
-// writes: the goroutine that ended the span goes on at once, as with the
-// SDK's BatchSpanProcessor. When the background goroutine has fallen
-// behind (deferMax spans wait for it: many goroutines ending spans, a
-// write in progress), OnEnd maps and encodes the record itself (CPU, not
-// disk, and in parallel across goroutines) and queues its few hundred
-// bytes instead of the span. It never
+// OnEnd maps the ended span to its record and encodes it, here, on the
+// goroutine that ended it (CPU, not disk, and in parallel across
+// goroutines), then queues the record's bytes for the background goroutine,
+// which routes them through the retention rules and writes. It never
 // waits on disk: when the queue is full (WithMaxQueueSize) it waits at
-// most fullWait (100 ms) for the background goroutine to take spans, and
+// most fullWait (20 ms) for the background goroutine to take spans, and
 // otherwise drops the span and counts it; once such a wait ends without
 // room it drops spans without waiting until the queue has drained to half.
 func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {

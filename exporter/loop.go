@@ -122,7 +122,7 @@ func (e *Exporter) loop() {
 		reqs := e.requests
 		e.requests = nil
 		e.mu.Unlock()
-		if len(reqs) == 0 && !due && e.queue.n.Load() < int64(e.wakeAt()) && e.queue.deferred.Load() < deferWake {
+		if len(reqs) == 0 && !due && e.queue.n.Load() < int64(e.wakeAt()) {
 			// The first span since the last take, or a label: written
 			// within writeInterval, with what follows.
 			if !armed {
@@ -256,15 +256,6 @@ func (e *Exporter) route(b *queueBatch, i int) {
 	case spanTooLarge:
 		tl := b.tooLarge[q.start]
 		err = e.rec.RecordTooLargeIn(t, q.kind, q.effect, tl.name, tl.err)
-	case spanDeferred:
-		enc, value, ok := e.encodeDeferred(&b.deferred[q.start], q.stamp)
-		switch {
-		case !ok:
-		case enc.err != nil:
-			err = e.rec.RecordTooLargeIn(t, enc.kind, enc.effect, enc.name, enc.err)
-		default:
-			err = e.rec.RecordEncodedIn(t, enc.kind, enc.effect, q.stamp, value)
-		}
 	}
 	if q.root {
 		e.rec.EndTrace(t)

@@ -30,10 +30,6 @@ type spanQueue struct {
 	// they are put, until the loop has routed them, so that it bounds what
 	// waits in memory however the loop takes it.
 	n atomic.Int64
-	// deferred is how many queued spans wait for the loop to encode them
-	// (spanDeferred), from OnEnd's claim (claimDeferral) until the loop
-	// has encoded them: at most about deferMax.
-	deferred atomic.Int64
 }
 
 type queueShard struct {
@@ -49,16 +45,6 @@ type queueBatch struct {
 	tooLarge []tooLarge              // records that did not encode within a store's limits
 	spans    []sdktrace.ReadOnlySpan // with WithForward: recs[i]'s span is spans[i]
 	traces   []trace.TraceID         // under KeepByTrace: recs[i]'s trace is traces[i]
-	deferred []deferredSpan          // spans the loop encodes (spanDeferred)
-}
-
-// deferredSpan is an ended span whose record the loop encodes: the
-// snapshot the SDK handed OnEnd, which nothing changes, and what OnStart
-// and OnEnd knew of it.
-type deferredSpan struct {
-	span   sdktrace.ReadOnlySpan
-	inputs int
-	level  sessions.Level
 }
 
 // queuedSpan is one ended span in a queueBatch.
@@ -77,24 +63,7 @@ const (
 	spanRecord   uint8 = iota // an encoded record
 	spanTooLarge              // a record no store holds: dropped and counted
 	spanForward               // no record (the marks policy): only forwarded, or a root that ends its trace
-	spanDeferred              // a record the loop encodes: start indexes deferred
 )
-
-// deferMax is how many spans may wait for the loop to encode their
-// records. While fewer wait, OnEnd hands the loop the span the SDK gave it,
-// as the SDK's BatchSpanProcessor does, and the goroutine that ended it
-// goes on at once; past it, the loop has fallen behind (many goroutines
-// ending spans, a write in progress) and OnEnd encodes the record itself,
-// in parallel with the others and into a few hundred bytes, so that what
-// waits stays small. A snapshot holds about a kilobyte of pointers the
-// garbage collector scans; 2,048 of them (the BatchSpanProcessor's
-// default queue) is about 2 MiB.
-const deferMax = 2048
-
-// deferWake is how many deferred spans make the loop take the queue at
-// once, rather than at its write interval, so that it encodes them while
-// the goroutines ending spans go on, and the deferral is seldom full.
-const deferWake = 256
 
 // tooLarge is a record that encoding refused, and why.
 type tooLarge struct {
@@ -102,11 +71,10 @@ type tooLarge struct {
 	err  error
 }
 
-// put queues one span's entry in shard sh; value is copied; d is the
-// span of a spanDeferred entry.
+// put queues one span's entry in shard sh; value is copied.
 // Under KeepByTrace tr is the span's trace; nil otherwise, when nothing
 // is kept of it.
-func (q *spanQueue) put(sh int, s queuedSpan, value []byte, tl tooLarge, d deferredSpan, span sdktrace.ReadOnlySpan, forward bool, tr *trace.TraceID) {
+func (q *spanQueue) put(sh int, s queuedSpan, value []byte, tl tooLarge, span sdktrace.ReadOnlySpan, forward bool, tr *trace.TraceID) {
 	shard := &q.shards[sh]
 	shard.mu.Lock()
 	b := &shard.batch
@@ -121,9 +89,6 @@ func (q *spanQueue) put(sh int, s queuedSpan, value []byte, tl tooLarge, d defer
 	case spanTooLarge:
 		s.start = len(b.tooLarge)
 		b.tooLarge = append(b.tooLarge, tl)
-	case spanDeferred:
-		s.start = len(b.deferred)
-		b.deferred = append(b.deferred, d)
 	}
 	b.recs = append(b.recs, s)
 	if forward {
@@ -173,9 +138,7 @@ func empty(taken *[queueShards]queueBatch) {
 		clear(b.recs) // their kinds are strings of ended spans
 		clear(b.tooLarge)
 		clear(b.spans)
-		clear(b.deferred)
 		b.bytes, b.recs, b.tooLarge, b.spans, b.traces = b.bytes[:0], b.recs[:0], b.tooLarge[:0], b.spans[:0], b.traces[:0]
-		b.deferred = b.deferred[:0]
 	}
 }
 
@@ -199,21 +162,6 @@ func merged(taken *[queueShards]queueBatch, f func(b *queueBatch, i int)) {
 		f(&taken[best], next[best])
 		next[best]++
 	}
-}
-
-// claimDeferral takes one of deferMax places for a span whose record the
-// loop is to encode, waking the loop when deferWake spans wait; false
-// means the loop has fallen behind and the caller encodes.
-func (e *Exporter) claimDeferral() bool {
-	n := e.queue.deferred.Add(1)
-	if n > deferMax {
-		e.queue.deferred.Add(-1)
-		return false
-	}
-	if n == deferWake {
-		e.signal()
-	}
-	return true
 }
 
 // fullWait is the longest OnEnd waits for room in a full queue while the

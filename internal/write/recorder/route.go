@@ -38,8 +38,7 @@ func (r *Recorder) Record(kind string, effect sessions.Effect, st sessions.Stamp
 
 // RecordEncoded is Record for a record already encoded, as AppendEncoded
 // encodes it (with its stamp st, and effect in its body): the exporter
-// encodes each span once, where it is cheapest, and hands the Recorder
-// bytes.
+// encodes on the goroutine that ended the span and hands the loop bytes.
 // The value is copied (into the held records, or into the batch's arena),
 // so the caller may reuse it at once; routing it allocates nothing once
 // the buffers have grown to the session's pace.
