@@ -30,6 +30,18 @@ type encoded struct {
 // it runs on the goroutine that ended the span, where it costs CPU and no
 // disk, and in parallel across goroutines.
 func encodeRecord(w *scratchSpace, s spanbridge.Source, level sessions.Level, inputs int, st sessions.Stamp) encoded {
+	// Most spans are plain (appendPlain): encoded straight from the span.
+	if buf, kind, effect, ok := appendPlain(w.buf[:0], s, inputs, st); ok {
+		w.buf = buf
+		return encoded{kind: kind, effect: effect}
+	}
+	return encodeMapped(w, s, level, inputs, st)
+}
+
+// encodeMapped is encodeRecord by way of the record: every span, plain
+// or not, maps to its record (spanbridge.MapTo), whose encoding
+// (recorder.AppendEncoded) checks every limit a store and a reader hold.
+func encodeMapped(w *scratchSpace, s spanbridge.Source, level sessions.Level, inputs int, st sessions.Stamp) encoded {
 	spanbridge.MapTo(&w.m, s, level, inputs)
 	m := &w.m
 	keepOddStart(m, s.StartTime())
