@@ -50,7 +50,6 @@ func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp)
 	}
 	kind = sessions.MarksKind
 	effect = sessions.Observed
-	stored := 0 // attributes the record stores: all but the control ones
 	for i := range attrs {
 		kv := &attrs[i]
 		if len(kv.Key) > plainString || strings.HasPrefix(string(kv.Key), spanbridge.FullPrefix) {
@@ -87,7 +86,6 @@ func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp)
 		default:
 			return dst, "", 0, false
 		}
-		stored++
 	}
 	name, scope, sc := s.Name(), s.InstrumentationScope(), s.SpanContext()
 	traceState := sc.TraceState().String()
@@ -101,7 +99,6 @@ func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp)
 	}
 	traceID, spanID := sc.TraceID(), sc.SpanID()
 	hasScope := scope.Name != "" || scope.Version != ""
-	hasInputs := inputs >= 0 && stored > 0
 	// The attribute map's keys in encoded order, a later duplicate winning
 	// (a span from the SDK has none; an imported one might).
 	var stack [plainAttrs]int
@@ -112,6 +109,9 @@ func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp)
 			mapped++
 		}
 	}
+	// The record has attributes, and so inputs, when any but the control
+	// ones is left.
+	hasInputs := inputs >= 0 && mapped > 0
 
 	// sessions.appendRecord's layout, to the byte (TestPlainEncodingIsTheRecords).
 	dst = append(dst, 0xa2) // {stamp, record}
@@ -121,11 +121,11 @@ func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp)
 	dst = cw.AppendUint(cw.AppendText(dst, cw.KeySession), uint64(st.Session))
 	dst = cw.AppendInt(cw.AppendText(dst, cw.KeyOffset), int64(st.Offset))
 	dst = cw.AppendText(dst, cw.KeyRecord)
-	dst = cw.AppendMapHead(dst, 2+there(stored > 0)+there(hasScope)+there(effect != sessions.Observed)+
+	dst = cw.AppendMapHead(dst, 2+there(mapped > 0)+there(hasScope)+there(effect != sessions.Observed)+
 		there(hasInputs)+there(spanID.IsValid())+there(traceID.IsValid())+there(spanKind != "")+
 		there(traceState != "")+there(parent.IsValid()))
 	dst = cw.AppendText(cw.AppendText(dst, cw.KeyName), name)
-	if stored > 0 {
+	if mapped > 0 {
 		dst = cw.AppendMapHead(cw.AppendText(dst, cw.KeyAttrs), mapped)
 		for _, i := range order {
 			kv := &attrs[i]
