@@ -102,6 +102,7 @@ type Option func(*config)
 type config struct {
 	readOnly bool
 	handle   func(error)
+	progress func(entries int)
 }
 
 // WithReadOnly opens the store for reading: any number of read-only Stores
@@ -129,6 +130,26 @@ func WithErrorHandler(handle func(error)) Option {
 		c.handle = handle
 	}
 }
+
+// WithWriteProgress has Write call progress as Badger takes a write's
+// entries: every progressEvery entries, and for the rest when the write
+// is done. Badger takes the entries of a write batch only as fast as it
+// applies the earlier ones (each of its transactions waits for those
+// before it), so progress comes while a write makes headway, however
+// slowly on a loaded machine, and stops while Badger stalls (a memtable
+// flush waiting for compaction, a disk that does not answer). A caller
+// that waits on writes, as the exporter's span calls wait for room in a
+// full queue, can tell the one from the other. Write calls progress on
+// its own goroutine, so it must be cheap and must not call back into the
+// Store.
+func WithWriteProgress(progress func(entries int)) Option {
+	return func(c *config) { c.progress = progress }
+}
+
+// progressEvery is how many entries WithWriteProgress reports at a time:
+// about half of one of Badger's transactions of records (15% of
+// memTableSize), so that each transaction a write commits shows.
+const progressEvery = 256
 
 // defaultErrorHandler logs err to slog.Default() at warn level, looking the
 // logger up at each call so a later slog.SetDefault takes effect.

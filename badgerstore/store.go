@@ -36,6 +36,7 @@ type Store struct {
 	path     string // dir with its links followed once: where the store is
 	readOnly bool
 	handle   func(error)
+	progress func(entries int) // WithWriteProgress; nil without
 
 	// spooled are the spool's entries, sorted by key, that a read-only
 	// Store on a store it cannot write yields from memory (OpenWait), and
@@ -141,6 +142,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	s := newStore(db, dir, path, c.readOnly)
 	s.handle = c.handle
+	s.progress = c.progress
 	if !c.readOnly {
 		if err := privateFiles(path); err != nil {
 			c.handle(err)
@@ -295,13 +297,19 @@ func (s *Store) Write(entries []sessions.Entry) error {
 	// Cancel after a Flush does nothing; after a failure it releases the
 	// batch's transaction, which would otherwise pin Badger's read mark.
 	defer wb.Cancel()
-	for _, e := range entries {
+	for i, e := range entries {
 		if err := wb.Set(e.Key, e.Value); err != nil {
 			return fmt.Errorf("otelrecords: write to %s: %w", s.dir, err)
+		}
+		if s.progress != nil && (i+1)%progressEvery == 0 {
+			s.progress(progressEvery)
 		}
 	}
 	if err := wb.Flush(); err != nil {
 		return fmt.Errorf("otelrecords: write to %s: %w", s.dir, err)
+	}
+	if s.progress != nil && len(entries)%progressEvery != 0 {
+		s.progress(len(entries) % progressEvery)
 	}
 	return nil
 }

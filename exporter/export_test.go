@@ -19,3 +19,10 @@ func (e *Exporter) OnProvider() bool {
 	defer e.registration.mu.Unlock()
 	return e.registration.on != nil
 }
+
+// Storing tells the exporter that the store took entries of a write in
+// progress, as badgerstore.WithWriteProgress does for its own store.
+func (e *Exporter) Storing(entries int) { e.storing(entries) }
+
+// Stored returns how many entries the store has said it took.
+func (e *Exporter) Stored() int64 { return e.stored.Load() }

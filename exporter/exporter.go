@@ -48,6 +48,7 @@ type Exporter struct {
 	waiting   atomic.Int32                  // spans waiting for room (waitRoom)
 	pressAt   atomic.Int64                  // queued spans that press a background write (see backgroundFlush)
 	saturated atomic.Bool                   // a wait for room ended without it: drop until the queue drains to half
+	stored    atomic.Int64                  // entries Badger has taken (badgerstore.WithWriteProgress): a write in progress
 
 	resourceOnce sync.Once
 	resourceSet  atomic.Bool // resourceOnce has run
@@ -135,7 +136,7 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 		// other processes (another build, the records command) get their
 		// turn; it touches nothing until the first write.
 		open = func() (sessions.Store, error) {
-			return sharedstore.New(dir, otel.Handle), nil
+			return sharedstore.New(dir, otel.Handle, badgerstore.WithWriteProgress(e.storing)), nil
 		}
 	}
 	cfg := c.recorderConfig()
@@ -223,11 +224,12 @@ func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 // OnEnd maps the ended span to its record and encodes it, here, on the
 // goroutine that ended it (CPU, not disk, and in parallel across
 // goroutines), then queues the record's bytes for the background goroutine,
-// which routes them through the retention rules and writes. It never
-// waits on disk: when the queue is full (WithMaxQueueSize) it waits at
-// most fullWait (20 ms) for the background goroutine to take spans, and
-// otherwise drops the span and counts it; once such a wait ends without
-// room it drops spans without waiting until the queue has drained to half.
+// which routes them through the retention rules and writes. It does no
+// I/O itself: when the queue is full (WithMaxQueueSize) it waits for the
+// background goroutine to take spans while that goroutine or the store
+// under it makes progress, and drops the span and counts it once neither
+// has for fullWait (100 ms); once such a wait ends without room it drops
+// spans without waiting until the queue has drained to half.
 func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 	if e.inflight.Load() == 0 {
 		return // level off, or a span started before the exporter

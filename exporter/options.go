@@ -126,8 +126,9 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // WithMaxQueueSize sets how many ended spans may wait for the background
 // goroutine. Past half of it, a goroutine ending a span yields to the
 // background goroutine first (runtime.Gosched); when it is full, OnEnd
-// waits for room while the background goroutine makes progress, giving up
-// once it has made none for 100 ms, and then drops the span and counts it
+// waits for room while the background goroutine makes progress (routes
+// spans, or has the store take more of a write), giving up once it has
+// made none for 100 ms, and then drops the span and counts it
 // (Stats.Dropped). After such a wait ends without room, spans are dropped
 // without waiting until the queue has drained to half, so a stalled store
 // costs one short wait, not one per span. Default DefaultMaxQueueSize.

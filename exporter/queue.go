@@ -164,22 +164,27 @@ func merged(taken *[queueShards]queueBatch, f func(b *queueBatch, i int)) {
 	}
 }
 
-// fullWait is the longest OnEnd waits for room in a full queue while the
-// loop makes no progress, before it drops the span: long enough for the
-// loop to write a batch on a loaded machine (Badger pauses writes while it
-// flushes a memtable), so 8 goroutines ending spans as fast as they can
-// wait for the store rather than lose spans; short enough that a span call
-// never waits long on a stalled store. Each time the loop routes spans out
-// of the queue the wait starts over: a store that writes, however slowly,
-// slows the span calls down rather than losing their spans. Once a wait
-// ends without progress, the queue is saturated: spans are dropped without
-// waiting until it drains to half, so a stalled store costs one such wait,
-// not one per span.
+// fullWait is the longest OnEnd waits for room in a full queue while
+// neither the loop nor the store makes progress, before it drops the
+// span: long enough for Badger to commit one of its transactions on a
+// loaded machine, so that 8 goroutines ending spans as fast as they can
+// wait for the store rather than lose spans; short enough that a span
+// call never waits long on a stalled store. Each time the loop routes
+// spans out of the queue, or Badger takes more of the write in progress
+// (badgerstore.WithWriteProgress), the wait starts over: a store that
+// writes, however slowly, slows the span calls down rather than losing
+// their spans. (A write of writeAt bytes took 10 ms in the median and
+// 40-110 ms in its tail under figure 4 of bench/run, so progress only
+// between writes missed this bound now and then; Badger's transactions
+// within a write take a quarter of that.) Once a wait ends without
+// progress, the queue is saturated: spans are dropped without waiting
+// until it drains to half, so a stalled store costs one such wait, not
+// one per span.
 const fullWait = 100 * time.Millisecond
 
 // reserve takes a place in the queue for one span, waiting for the loop
-// (at most fullWait) when the queue is full; false means the span is to
-// be dropped.
+// (at most fullWait without progress) when the queue is full; false means
+// the span is to be dropped.
 func (e *Exporter) reserve() bool {
 	n := e.queue.n.Add(1)
 	if n <= int64(e.maxQueue) {
@@ -213,14 +218,15 @@ func (e *Exporter) reserve() bool {
 }
 
 // waitRoom waits for the loop to route spans out of the full queue, and
-// reserves a place when it has; it gives up when the loop has routed
-// nothing for fullWait.
+// reserves a place when it has; it gives up when neither the loop has
+// routed spans nor the store taken entries for fullWait.
 func (e *Exporter) waitRoom() bool {
 	e.waiting.Add(1)
 	defer e.waiting.Add(-1)
 	e.signal()
 	t := time.NewTimer(fullWait)
 	defer t.Stop()
+	stored := e.stored.Load()
 	for {
 		room := *e.room.Load()
 		if e.queue.n.Add(1) <= int64(e.maxQueue) {
@@ -234,6 +240,13 @@ func (e *Exporter) waitRoom() bool {
 			// (Since Go 1.23 Reset leaves no stale tick in t.C.)
 			t.Reset(fullWait)
 		case <-t.C:
+			if now := e.stored.Load(); now != stored {
+				// The loop is still in a write, and Badger takes it:
+				// slow, not stalled.
+				stored = now
+				t.Reset(fullWait)
+				continue
+			}
 			e.saturated.Store(true)
 			return false
 		case <-e.done:
@@ -244,6 +257,11 @@ func (e *Exporter) waitRoom() bool {
 		}
 	}
 }
+
+// storing counts entries Badger has taken of a write in progress
+// (badgerstore.WithWriteProgress), which waitRoom takes as progress. It
+// runs on the loop's goroutine, inside the write.
+func (e *Exporter) storing(entries int) { e.stored.Add(int64(entries)) }
 
 // routed gives back the places of n spans the loop has routed, and wakes
 // the spans waiting for room.

@@ -2,7 +2,9 @@ package exporter_test
 
 import (
 	"context"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,5 +77,95 @@ func TestStalledStoreCostsOneWait(t *testing.T) {
 	}
 	if s := exp.Stats(); s.Written != queue+1 {
 		t.Fatalf("written %d records, want %d", s.Written, queue+1)
+	}
+}
+
+// slowStore is a MemStore whose every write takes a while but makes
+// headway, reporting it as badgerstore.WithWriteProgress does: Badger on
+// a loaded machine.
+type slowStore struct {
+	*sessions.MemStore
+	exp    *exporter.Exporter
+	took   time.Duration // each write
+	writes atomic.Int32
+	first  chan struct{} // closed when the first write begins
+}
+
+func (s *slowStore) Write(es []sessions.Entry) error {
+	if s.writes.Add(1) == 1 {
+		close(s.first)
+	}
+	for range s.took / (20 * time.Millisecond) {
+		time.Sleep(20 * time.Millisecond)
+		s.exp.Storing(1)
+	}
+	return s.MemStore.Write(es)
+}
+
+// A store that writes slowly slows the span calls down rather than losing
+// their spans: a write takes more than twice the longest wait for room
+// without progress, but the store reports the headway it makes inside the
+// write, so with the queue full behind it the next span waits for the
+// write to end, and every span is written.
+func TestSlowStoreLosesNothing(t *testing.T) {
+	st := &slowStore{MemStore: sessions.NewMemStore(), took: 250 * time.Millisecond, first: make(chan struct{})}
+	const queue, spans = 16, 64
+	exp, err := exporter.New("", exporter.WithStore(st), exporter.WithMaxQueueSize(queue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.exp = exp
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(exp))
+	tr := tp.Tracer("slow")
+	ctx := context.Background()
+	_, keep := tr.Start(ctx, "keep", trace.WithAttributes(spanbridge.Kind("work"), spanbridge.Changed()))
+	keep.End()
+	<-st.first // the spans come while the loop writes
+	start := time.Now()
+	for range spans {
+		_, s := tr.Start(ctx, "work", trace.WithAttributes(spanbridge.Kind("work")))
+		s.End()
+	}
+	waited := time.Since(start)
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := exp.Stats()
+	if s.Dropped != 0 || s.Written != spans+1 {
+		t.Fatalf("written %d, dropped %d of %d spans; want every one written", s.Written, s.Dropped, spans+1)
+	}
+	// The span after the queue's 16 waited for the first write to end.
+	if waited < st.took/2 {
+		t.Fatalf("the spans took %v to end: none waited behind the slow write", waited)
+	}
+}
+
+// The exporter's own store reports the headway of its writes, which the
+// spans waiting for room in a full queue take as progress: every record
+// written was an entry Badger took.
+func TestStoreReportsWriteProgress(t *testing.T) {
+	exp, err := exporter.New(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(exp))
+	tr := tp.Tracer("progress")
+	ctx := context.Background()
+	for i := range 1000 {
+		opts := []trace.SpanStartOption{trace.WithAttributes(spanbridge.Kind("work"))}
+		if i == 0 {
+			opts = append(opts, trace.WithAttributes(spanbridge.Changed()))
+		}
+		_, s := tr.Start(ctx, "work", opts...)
+		s.End()
+	}
+	if err := tp.ForceFlush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if written, stored := exp.Stats().Written, exp.Stored(); written != 1000 || stored < written {
+		t.Errorf("written %d records, the store reported %d entries taken; want 1000 and at least as many", written, stored)
+	}
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -64,14 +64,15 @@ var _ recorder.BusyStore = (*Writer)(nil)
 // warnings and errors (badgerstore.WithErrorHandler), a spool file that
 // does not decode, and a failure to let the store go; it must be safe for
 // concurrent use. A nil handle logs them to slog.Default() at warn level,
-// as badgerstore does by default.
-func New(dir string, handle func(error)) *Writer {
+// as badgerstore does by default. opts are passed to every
+// badgerstore.Open, after the error handler.
+func New(dir string, handle func(error), opts ...badgerstore.Option) *Writer {
 	if handle == nil {
 		handle = func(err error) { slog.Default().Warn(err.Error()) }
 	}
 	return &Writer{
 		dir:    dir,
-		opts:   []badgerstore.Option{badgerstore.WithErrorHandler(handle)},
+		opts:   append([]badgerstore.Option{badgerstore.WithErrorHandler(handle)}, opts...),
 		handle: handle,
 		token:  turns.WriterToken(),
 		idle:   IdleRelease,
