@@ -231,3 +231,42 @@ func hasAttr(a sessions.Attrs, key, want string) bool {
 	v, ok := a.Get(key)
 	return ok && fmt.Sprint(v) == want
 }
+
+// Traces decided together are recorded in the order they arrived, through
+// either entry point: forty requests of a server, each its own trace, the
+// first changing something, all imported in one batch and decided at
+// once under KeepBySession, are stored request by request, as they ended.
+func TestTracesDecidedTogetherKeepTheirOrder(t *testing.T) {
+	const requests = 40
+	scenario := func(tr trace.Tracer) {
+		for i := range requests {
+			ctx, req := tr.Start(context.Background(), fmt.Sprint("GET /compile/", i))
+			opts := spanbridge.Record("artifact")
+			if i == 0 {
+				opts = append(opts, trace.WithAttributes(spanbridge.Changed()))
+			}
+			_, a := tr.Start(ctx, fmt.Sprint("compile ", i), opts...)
+			a.End()
+			req.End()
+		}
+	}
+	var want []string
+	for i := range requests {
+		effect := "observed"
+		if i == 0 {
+			effect = "changed"
+		}
+		want = append(want,
+			fmt.Sprintf("marks GET /compile/%d observed <>", i),
+			fmt.Sprintf("artifact compile %d %s <GET /compile/%d>", i, effect, i))
+	}
+	for _, ep := range entryPoints {
+		t.Run(ep.name, func(t *testing.T) {
+			store := sessions.NewMemStore()
+			ep.run(t, store, scenario)
+			if got, _ := stored(t, store); !slices.Equal(got, want) {
+				t.Errorf("stored\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}

@@ -104,6 +104,7 @@ type Importer struct {
 	mu       sync.Mutex
 	sessions map[string]*remoteSession
 	held     int   // bytes of spans held over every session
+	arrivals int64 // traces held so far: each held trace's arrival number
 	ended    Stats // what ended sessions counted
 	late     int64 // spans recorded after their trace's decision
 	closed   bool

@@ -128,7 +128,7 @@ func (storeSession) Close() error { return nil }
 // written (or spooled, if another process holds the store past ctx), and
 // its Recorder closed. What it counted joins the Importer's totals.
 func (im *Importer) end(ctx context.Context, key string, rs *remoteSession) error {
-	for id := range rs.traces {
+	for _, id := range rs.dueTraces(func(*heldTrace) bool { return true }) {
 		im.decide(rs, id)
 	}
 	err := rs.rec.Close(ctx)

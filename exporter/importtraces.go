@@ -17,10 +17,28 @@ import (
 // heldTrace is a trace whose spans wait for its root, or for the
 // decision wait to pass.
 type heldTrace struct {
-	spans []*ImportedSpan
-	bytes int
-	first time.Time // when its first span arrived
-	root  time.Time // when its root arrived; zero until then
+	spans   []*ImportedSpan
+	bytes   int
+	first   time.Time // when its first span arrived
+	root    time.Time // when its root arrived; zero until then
+	arrival int64     // how many traces the Importer held before it
+}
+
+// dueTraces returns the ids of the traces of rs for which due is true,
+// in the order they arrived: traces decided together are recorded in
+// that order, as the SpanProcessor records spans in the order they end,
+// not in a map's.
+func (rs *remoteSession) dueTraces(due func(*heldTrace) bool) []trace.TraceID {
+	var ids []trace.TraceID
+	for id, t := range rs.traces {
+		if due(t) {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b trace.TraceID) int {
+		return cmp.Compare(rs.traces[a].arrival, rs.traces[b].arrival)
+	})
+	return ids
 }
 
 // maxDecisions bounds the decisions a session remembers (a few MiB at
@@ -56,7 +74,8 @@ func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) {
 	}
 	t := rs.traces[s.TraceID]
 	if t == nil {
-		t = &heldTrace{first: now}
+		t = &heldTrace{first: now, arrival: im.arrivals}
+		im.arrivals++
 		rs.traces[s.TraceID] = t
 	}
 	if s.isRoot() && t.root.IsZero() {
@@ -77,12 +96,13 @@ func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) {
 func (im *Importer) decideDue(ctx context.Context, rs *remoteSession, now time.Time) error {
 	grace := min(DefaultDecisionGrace, im.cfg.DecisionWait)
 	var errs []error
-	for id, t := range rs.traces {
-		if (!t.root.IsZero() && now.Sub(t.root) >= grace) || now.Sub(t.first) >= im.cfg.DecisionWait {
-			im.decide(rs, id)
-			if _, bytes := rs.rec.Pending(); bytes >= writeAt {
-				errs = append(errs, rs.rec.Flush(ctx))
-			}
+	due := rs.dueTraces(func(t *heldTrace) bool {
+		return (!t.root.IsZero() && now.Sub(t.root) >= grace) || now.Sub(t.first) >= im.cfg.DecisionWait
+	})
+	for _, id := range due {
+		im.decide(rs, id)
+		if _, bytes := rs.rec.Pending(); bytes >= writeAt {
+			errs = append(errs, rs.rec.Flush(ctx))
 		}
 	}
 	return errors.Join(errs...)
@@ -96,17 +116,17 @@ func (im *Importer) keepWithinHeld() {
 		return
 	}
 	type waiting struct {
-		rs    *remoteSession
-		id    trace.TraceID
-		first time.Time
+		rs      *remoteSession
+		id      trace.TraceID
+		arrival int64
 	}
 	var all []waiting
 	for _, rs := range im.sessions {
 		for id, t := range rs.traces {
-			all = append(all, waiting{rs, id, t.first})
+			all = append(all, waiting{rs, id, t.arrival})
 		}
 	}
-	slices.SortFunc(all, func(a, b waiting) int { return a.first.Compare(b.first) })
+	slices.SortFunc(all, func(a, b waiting) int { return cmp.Compare(a.arrival, b.arrival) })
 	for _, w := range all {
 		if im.held <= im.cfg.HeldBytes {
 			return
