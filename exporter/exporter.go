@@ -47,7 +47,7 @@ type Exporter struct {
 	room      atomic.Pointer[chan struct{}] // closed, and replaced, when the loop routes spans while some wait
 	waiting   atomic.Int32                  // spans waiting for room (waitRoom)
 	pressAt   atomic.Int64                  // queued spans that press a background write (see backgroundFlush)
-	saturated atomic.Bool                   // a wait for room ended without it: drop until the queue drains to half
+	saturated atomic.Bool                   // a wait for room ended without it: drop until the loop or the store makes progress
 	stored    atomic.Int64                  // entries Badger has taken (badgerstore.WithWriteProgress): a write in progress
 
 	resourceOnce sync.Once
@@ -229,7 +229,7 @@ func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 // background goroutine to take spans while that goroutine or the store
 // under it makes progress, and drops the span and counts it once neither
 // has for fullWait (100 ms); once such a wait ends without room it drops
-// spans without waiting until the queue has drained to half.
+// spans without waiting until the loop or the store makes progress again.
 func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 	if e.inflight.Load() == 0 {
 		return // level off, or a span started before the exporter
@@ -259,7 +259,7 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 		// Format the report only the first time: a full queue drops spans
 		// by the thousand, each on the caller's span call.
 		if _, seen := e.reported.Load("queue"); !seen {
-			e.reportOnce("queue", fmt.Errorf("otelrecords: span queue full (%d spans); dropping spans until it drains (see Stats().Dropped)", e.maxQueue))
+			e.reportOnce("queue", fmt.Errorf("otelrecords: span queue full (%d spans) and its writer made no progress for %v; dropping spans until it does (see Stats().Dropped)", e.maxQueue, fullWait))
 		}
 		return
 	}

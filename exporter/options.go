@@ -130,8 +130,8 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // spans, or has the store take more of a write), giving up once it has
 // made none for 100 ms, and then drops the span and counts it
 // (Stats.Dropped). After such a wait ends without room, spans are dropped
-// without waiting until the queue has drained to half, so a stalled store
-// costs one short wait, not one per span. Default DefaultMaxQueueSize.
+// without waiting until the background goroutine makes progress again, so
+// a stalled store costs one short wait, not one per span. Default DefaultMaxQueueSize.
 func WithMaxQueueSize(n int) Option { return func(c *config) { c.maxQueue = max(n, 1) } }
 
 // recorderConfig is what the options say of a session's Recorder: its

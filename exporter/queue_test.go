@@ -67,7 +67,7 @@ func TestStalledStoreCostsOneWait(t *testing.T) {
 	if s := exp.Stats(); s.Dropped != 100 {
 		t.Fatalf("dropped %d spans of a full queue, want 100", s.Dropped)
 	}
-	// One wait is 20 ms; a wait per span would be 2 s.
+	// One wait is 100 ms; a wait per span would be 10 s.
 	if took > time.Second {
 		t.Errorf("100 spans on a full queue took %v: they waited for the stalled store one by one", took)
 	}
@@ -167,5 +167,71 @@ func TestStoreReportsWriteProgress(t *testing.T) {
 	}
 	if err := tp.Shutdown(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Once a wait for room ends without progress, spans are dropped without
+// waiting only until the store makes progress again, not until the queue
+// drains: a store that takes more of its write in progress (here, one
+// still blocked) has the next span wait for room rather than be dropped,
+// and that span is written when the write ends.
+func TestProgressEndsTheDrops(t *testing.T) {
+	st := &stalledStore{MemStore: sessions.NewMemStore(), writing: make(chan struct{}), release: make(chan struct{})}
+	const queue = 16
+	exp, err := exporter.New("", exporter.WithStore(st), exporter.WithMaxQueueSize(queue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(exp))
+	tr := tp.Tracer("stall")
+	ctx := context.Background()
+	end := func() {
+		_, s := tr.Start(ctx, "work", trace.WithAttributes(spanbridge.Kind("work")))
+		s.End()
+	}
+	_, keep := tr.Start(ctx, "keep", trace.WithAttributes(spanbridge.Kind("work"), spanbridge.Changed()))
+	keep.End()
+	<-st.writing
+	for range queue + 2 {
+		end() // the queue's 16, then one wait that ends without room, then one drop
+	}
+	if s := exp.Stats(); s.Dropped != 2 {
+		t.Fatalf("dropped %d spans behind a stalled store, want 2", s.Dropped)
+	}
+
+	// The store makes headway inside its write, every 20 ms.
+	stop := make(chan struct{})
+	ticked := make(chan struct{})
+	go func() {
+		defer close(ticked)
+		for {
+			exp.Storing(1)
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		time.Sleep(30 * time.Millisecond) // after the first tick
+		end()
+	}()
+	select {
+	case <-ended:
+		t.Fatalf("a span ended at once beside a store making headway (dropped %d), want it to wait for room", exp.Stats().Dropped)
+	case <-time.After(300 * time.Millisecond): // three times the longest wait without progress
+	}
+	close(st.release)
+	<-ended
+	close(stop)
+	<-ticked
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := exp.Stats(); s.Dropped != 2 || s.Written != queue+2 {
+		t.Fatalf("written %d, dropped %d; want %d written and the 2 dropped during the stall", s.Written, s.Dropped, queue+2)
 	}
 }
