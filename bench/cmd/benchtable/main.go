@@ -259,6 +259,7 @@ func count(v float64) string     { return fmt.Sprintf("%.0f", v) }
 // 25's plain loop (10), with issue 25's targets.
 var figures = []figure{
 	timesOver("1 level off, Register", the("LevelOff", "off-cpu-ns/op"), the("LevelOff", "none-cpu-ns/op"), 1.03, "none"),
+	timesOver("1 (info) A/A control: a second provider without a processor", the("LevelOff", "none2-cpu-ns/op"), the("LevelOff", "none-cpu-ns/op"), 0, ""),
 	timesOver("1 (info) empty processor", the("LevelOff", "empty-cpu-ns/op"), the("LevelOff", "none-cpu-ns/op"), 0, ""),
 	timesOver("1 (info) level off, WithSpanProcessor", the("LevelOff", "offproc-cpu-ns/op"), the("LevelOff", "none-cpu-ns/op"), 0, ""),
 	withChecks(timesOver("2 warm session, process CPU", the("SpanCPU/warm", "cpu-ns/op"), the("SpanCPU/bsp", "cpu-ns/op"), 1.25, "BSP"),
@@ -343,6 +344,7 @@ var figures = []figure{
 	},
 	timesOver("10 plain loop, warm vs BSP, wall", the("Loop/warm", "ns/op"), the("Loop/bsp", "ns/op"), 1.25, "BSP"),
 	timesOver("10 plain loop, level off (Register) vs none, wall", the("Loop/off", "ns/op"), the("Loop/none", "ns/op"), 1.03, "none"),
+	timesOver("10 (info) plain loop, A/A control: none vs none, wall", the("Loop/none2", "ns/op"), the("Loop/none", "ns/op"), 0, ""),
 	timesOver("10 (info) plain loop, kept vs BSP, wall", the("Loop/kept", "ns/op"), the("Loop/bsp", "ns/op"), 0, ""),
 }
 
