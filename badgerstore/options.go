@@ -140,8 +140,8 @@ func WithErrorHandler(handle func(error)) Option {
 // flush waiting for compaction, a disk that does not answer). A caller
 // that waits on writes, as the exporter's span calls wait for room in a
 // full queue, can tell the one from the other. Write calls progress on
-// its own goroutine, so it must be cheap and must not call back into the
-// Store.
+// the goroutine that called Write, inside the write, so it must be cheap
+// and must not call back into the Store.
 func WithWriteProgress(progress func(entries int)) Option {
 	return func(c *config) { c.progress = progress }
 }
