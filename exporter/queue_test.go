@@ -31,14 +31,12 @@ func (s *stalledStore) Write(es []sessions.Entry) error {
 	return s.MemStore.Write(es)
 }
 
-// A stalled store costs the goroutines ending spans one short wait, not
-// one per span: with the queue full behind a write that does not return,
-// the first span waits for room and is dropped, and the hundred after it
-// are dropped at once. What was queued before is written once the store
-// answers.
-func TestStalledStoreCostsOneWait(t *testing.T) {
+// stalledSession starts a kept session whose store stalls in its first
+// write, with a queue of queue spans, and returns once the loop waits in
+// that write; end ends one span of it.
+func stalledSession(t *testing.T, queue int) (*stalledStore, *exporter.Exporter, *sdktrace.TracerProvider, func()) {
+	t.Helper()
 	st := &stalledStore{MemStore: sessions.NewMemStore(), writing: make(chan struct{}), release: make(chan struct{})}
-	const queue = 16
 	exp, err := exporter.New("", exporter.WithStore(st), exporter.WithMaxQueueSize(queue))
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +51,18 @@ func TestStalledStoreCostsOneWait(t *testing.T) {
 	_, keep := tr.Start(ctx, "keep", trace.WithAttributes(spanbridge.Kind("work"), spanbridge.Changed()))
 	keep.End()
 	<-st.writing // the loop waits in its first write
+	return st, exp, tp, end
+}
+
+// A stalled store costs the goroutines ending spans one short wait, not
+// one per span: with the queue full behind a write that does not return,
+// the first span waits for room and is dropped, and the hundred after it
+// are dropped at once. What was queued before is written once the store
+// answers.
+func TestStalledStoreCostsOneWait(t *testing.T) {
+	const queue = 16
+	st, exp, tp, end := stalledSession(t, queue)
+	ctx := context.Background()
 	for range queue {
 		end()
 	}
@@ -176,22 +186,9 @@ func TestStoreReportsWriteProgress(t *testing.T) {
 // still blocked) has the next span wait for room rather than be dropped,
 // and that span is written when the write ends.
 func TestProgressEndsTheDrops(t *testing.T) {
-	st := &stalledStore{MemStore: sessions.NewMemStore(), writing: make(chan struct{}), release: make(chan struct{})}
 	const queue = 16
-	exp, err := exporter.New("", exporter.WithStore(st), exporter.WithMaxQueueSize(queue))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(exp))
-	tr := tp.Tracer("stall")
+	st, exp, tp, end := stalledSession(t, queue)
 	ctx := context.Background()
-	end := func() {
-		_, s := tr.Start(ctx, "work", trace.WithAttributes(spanbridge.Kind("work")))
-		s.End()
-	}
-	_, keep := tr.Start(ctx, "keep", trace.WithAttributes(spanbridge.Kind("work"), spanbridge.Changed()))
-	keep.End()
-	<-st.writing
 	for range queue + 2 {
 		end() // the queue's 16, then one wait that ends without room, then one drop
 	}
