@@ -174,7 +174,7 @@ func merged(taken *[queueShards]queueBatch, f func(b *queueBatch, i int)) {
 // (badgerstore.WithWriteProgress), the wait starts over: a store that
 // writes, however slowly, slows the span calls down rather than losing
 // their spans. (A write of writeAt bytes took 10 ms in the median and
-// 40-110 ms in its tail under figure 4 of bench/run, so progress only
+// 40-107 ms in its tail under figure 4 of bench/run, so progress only
 // between writes missed this bound now and then; Badger's transactions
 // within a write take a quarter of that.) Once a wait ends without
 // progress, the queue is saturated: spans are dropped without waiting
