@@ -29,10 +29,21 @@ const (
 	// 88-90 MB with bench/cmd/footprint).
 	memTableSize = 1 << 20
 
-	// numMemtables is how many memtables may exist at once, the one being
-	// written and those waiting to flush (Badger's default: 5). Two let
-	// writes go on while one flushes.
-	numMemtables = 2
+	// numMemtables is how many full memtables may wait to flush while
+	// writes go on into another (Badger's default, 5); one more may be
+	// flushing. A flush msyncs its new table, and while a disk stalls it,
+	// writes block once these are all full: so this is how long a stall
+	// the writes ride out. Under 8 goroutines ending spans as fast as they
+	// can (every 50th msync delayed by strace), a memtable fills in 12-17
+	// ms, and a stall longer than those waiting plus the exporter's 100 ms
+	// wait for progress on a full queue drops spans: with 2, stalls of 100
+	// ms dropped none and 150 ms dropped in every run (17,997-138,922
+	// spans); with 5, 150 ms dropped none and 200 ms in half the runs. A
+	// longer stall still drops: each memtable more holds one more 1 MiB
+	// arena behind it. They fill only behind a stall: the peak RSS of
+	// figure 5 was the same (BENCHMARKS.md, figure 4;
+	// TestWritesGoOnBehindAStalledFlush).
+	numMemtables = 5
 
 	// valueThreshold is the size from which a value is kept in the value
 	// log rather than inline beside its key (Badger's default: 1 MiB).

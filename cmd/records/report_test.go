@@ -94,7 +94,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("no Chromium on this machine: .ci/setup-chromium installs Debian's chromium, which this test drives")
+	t.Skip("no Chromium on this machine: .ci/setup-debian installs Debian's chromium, which this test drives")
 	return ""
 }
 

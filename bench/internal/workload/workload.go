@@ -68,7 +68,7 @@ func BadgerOptions(dir string, readOnly bool) badger.Options {
 		WithReadOnly(readOnly).
 		WithLogger(nil).
 		WithMemTableSize(1 << 20).
-		WithNumMemtables(2).
+		WithNumMemtables(5).
 		WithValueThreshold(128 << 10).
 		WithBaseTableSize(512 << 10).
 		WithNumLevelZeroTables(3).
