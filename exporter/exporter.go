@@ -228,7 +228,7 @@ func (e *Exporter) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
 // I/O itself: when the queue is full (WithMaxQueueSize) it waits for the
 // background goroutine to take spans while that goroutine or the store
 // under it makes progress, and drops the span and counts it once neither
-// has for fullWait (100 ms); once such a wait ends without room it drops
+// has for fullWait (250 ms); once such a wait ends without room it drops
 // spans without waiting until the loop or the store makes progress again.
 func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 	if e.inflight.Load() == 0 {

@@ -128,7 +128,7 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // background goroutine first (runtime.Gosched); when it is full, OnEnd
 // waits for room while the background goroutine makes progress (routes
 // spans, or has the store take more of a write), giving up once it has
-// made none for 100 ms, and then drops the span and counts it
+// made none for 250 ms, and then drops the span and counts it
 // (Stats.Dropped). After such a wait ends without room, spans are dropped
 // without waiting until the background goroutine makes progress again, so
 // a stalled store costs one short wait, not one per span. Default DefaultMaxQueueSize.

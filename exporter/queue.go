@@ -166,25 +166,37 @@ func merged(taken *[queueShards]queueBatch, f func(b *queueBatch, i int)) {
 
 // fullWait is the longest OnEnd waits for room in a full queue while
 // neither the loop nor the store makes progress, before it drops the
-// span: long enough for Badger to commit one of its transactions on a
-// loaded machine, so that 8 goroutines ending spans as fast as they can
-// wait for the store rather than lose spans; short enough that a span
-// call never waits long on a stalled store. Each time the loop routes
-// spans out of the queue, or Badger takes more of the write in progress
-// (badgerstore.WithWriteProgress), the wait starts over: a store that
-// writes, however slowly, slows the span calls down rather than losing
-// their spans. (A write of writeAt bytes took 10 ms in the median and
+// span: long enough for Badger to flush a memtable on a loaded machine,
+// so that 8 goroutines ending spans as fast as they can wait for the
+// store rather than lose spans; short enough that a span call never waits
+// long on a stalled store, and waits once (below). Each time the loop
+// routes spans out of the queue, or Badger takes more of the write in
+// progress (badgerstore.WithWriteProgress), the wait starts over: a store
+// that writes, however slowly, slows the span calls down rather than
+// losing their spans.
+//
+// It was 100 ms. A write of writeAt bytes took 10 ms in the median and
 // 40-107 ms in its tail under figure 4 of bench/run, so progress only
-// between writes missed this bound now and then; Badger's transactions
-// within a write take a quarter of that.) Once a wait ends without
-// progress, the queue is saturated: spans are dropped without waiting
-// until the loop or the store makes progress again, so a stalled store
-// costs one such wait, not one per span; and a store that stalled for a
-// moment costs the spans ended during the stall, not those ended while
-// the queue drains (goroutines that drop rather than wait end spans many
-// times faster than any store takes them: 141,544 of them in one round of
-// figure 4 while the queue drained to half, as it had to before).
-const fullWait = 100 * time.Millisecond
+// between writes missed that now and then. Progress within a write left
+// gaps too: when flushes of memtables fall behind the writes, Badger
+// takes nothing until the next flush ends. A 31-round soak of figure 4
+// caught two such gaps, of 120.7 and 129.8 ms, each of which dropped
+// spans; goroutine dumps showed the writes waiting for a flush that
+// compactions kept from the cores and the disk. 250 ms is about twice
+// the longest. A disk that stalls a flush for longer, with every
+// memtable waiting to flush full (badgerstore's numMemtables), still
+// drops the spans ended meanwhile, rather than hold the span calls on
+// the disk.
+//
+// Once a wait ends without progress, the queue is saturated: spans are
+// dropped without waiting until the loop or the store makes progress
+// again, so a stalled store costs one such wait, not one per span; and a
+// store that stalled for a moment costs the spans ended during the stall,
+// not those ended while the queue drains (goroutines that drop rather
+// than wait end spans many times faster than any store takes them:
+// 141,544 of them in one round of figure 4 while the queue drained to
+// half, as it had to before).
+const fullWait = 250 * time.Millisecond
 
 // reserve takes a place in the queue for one span, waiting for the loop
 // (at most fullWait without progress) when the queue is full; false means

@@ -77,7 +77,7 @@ func TestStalledStoreCostsOneWait(t *testing.T) {
 	if s := exp.Stats(); s.Dropped != 100 {
 		t.Fatalf("dropped %d spans of a full queue, want 100", s.Dropped)
 	}
-	// One wait is 100 ms; a wait per span would be 10 s.
+	// One wait is fullWait (250 ms); a wait per span would be 25 s.
 	if took > time.Second {
 		t.Errorf("100 spans on a full queue took %v: they waited for the stalled store one by one", took)
 	}
