@@ -8,9 +8,9 @@
 // database server (five 64 MiB memtables, a 256 MiB block cache, 1 GiB
 // value-log files, INFO lines on stderr), so Open cuts them down: 1 MiB
 // memtables (five may wait to flush, so that writes ride out a disk that
-// stalls a flush), values inline up to 128 KiB, 512 KiB tables compacted three
-// level-0 tables at a time, 16 MiB value-log files, a 1 MiB block cache and
-// two compactors. The host's stderr stays its own:
+// stalls a flush), values inline up to 128 KiB, 512 KiB tables compacted
+// three level-0 tables at a time, 16 MiB value-log files, a 1 MiB block
+// cache and two compactors. The host's stderr stays its own:
 // Badger's INFO and DEBUG lines are dropped, and its warnings and errors go
 // to the error handler ([WithErrorHandler]), by default [slog.Default] at
 // warn level.
