@@ -33,16 +33,17 @@ const (
 	// writes go on into another (Badger's default, 5); one more may be
 	// flushing. A flush msyncs its new table, and while a disk stalls it,
 	// writes block once these are all full: so this is how long a stall
-	// the writes ride out. Under 8 goroutines ending spans as fast as they
-	// can (every 50th msync delayed by strace), a memtable fills in 12-17
-	// ms, and a stall longer than those waiting plus the exporter's wait
-	// for progress on a full queue drops spans. With its wait at 100 ms:
-	// with 2, stalls of 100 ms dropped none and 150 ms dropped in every
-	// run (17,997-138,922 spans); with 5, 150 ms dropped none and 200 ms in
-	// half the runs (at 250 ms, 200 ms dropped none). A longer stall still
-	// drops: each memtable more holds one more 1 MiB arena behind it. They fill only behind a stall: the peak RSS of
-	// figure 5 was the same (BENCHMARKS.md, figure 4;
-	// TestWritesGoOnBehindAStalledFlush).
+	// the writes ride out. A stall longer than that plus the exporter's
+	// wait for progress on a full queue drops spans. Under 8 goroutines
+	// ending spans as fast as they can, with every 50th msync delayed by
+	// strace and the wait at 100 ms: with 2, stalls of 100 ms dropped none
+	// and 150 ms dropped in every run (17,997-138,922 spans); with 5, 150
+	// ms dropped none and 200 ms in half the runs (with the wait at 250
+	// ms, 200 ms dropped none). So three memtables more ride out about 50
+	// ms more of such a burst: a longer stall still drops, and each
+	// memtable more holds one more 1 MiB arena behind it. They fill only
+	// behind a stall: the peak RSS of figure 5 was the same (BENCHMARKS.md,
+	// figure 4; TestWritesGoOnBehindAStalledFlush).
 	numMemtables = 5
 
 	// valueThreshold is the size from which a value is kept in the value

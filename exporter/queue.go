@@ -179,7 +179,7 @@ func merged(taken *[queueShards]queueBatch, f func(b *queueBatch, i int)) {
 // 40-107 ms in its tail under figure 4 of bench/run, so progress only
 // between writes missed that now and then. Progress within a write left
 // gaps too: when flushes of memtables fall behind the writes, Badger
-// takes nothing until the next flush ends. A 31-round soak of figure 4
+// takes nothing until the next flush ends. A 37-round soak of figure 4
 // caught two such gaps, of 120.7 and 129.8 ms, each of which dropped
 // spans; goroutine dumps showed the writes waiting for a flush that
 // compactions kept from the cores and the disk. 250 ms is about twice
