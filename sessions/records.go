@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"iter"
 	"math"
@@ -41,19 +42,31 @@ type ReadOption func(*readRange)
 
 type readRange struct {
 	from, to uint64 // sessions with from <= id <= to
+	seq      uint64 // in session from, records with seq >= this
 }
 
 // InSession restricts a read to the records of one session.
 func InSession(id SessionID) ReadOption {
-	return func(rr *readRange) { rr.from, rr.to = uint64(id), uint64(id) }
+	return func(rr *readRange) { rr.from, rr.to, rr.seq = uint64(id), uint64(id), 0 }
+}
+
+// InSessionFrom restricts a read to the records of one session from seq
+// on: what a session recorded since a point, read without going over what
+// it recorded before (a reader following a session, an Importer reading
+// back what it wrote last).
+func InSessionFrom(id SessionID, seq uint64) ReadOption {
+	return func(rr *readRange) { rr.from, rr.to, rr.seq = uint64(id), uint64(id), seq }
 }
 
 func bounds(namespace string, opts []ReadOption) (start, end []byte) {
-	rr := readRange{0, math.MaxUint64}
+	rr := readRange{0, math.MaxUint64, 0}
 	for _, o := range opts {
 		o(&rr)
 	}
 	start = keys.SessionBound(namespace, rr.from)
+	if rr.seq > 0 {
+		start = binary.BigEndian.AppendUint64(start, rr.seq)
+	}
 	if rr.to == math.MaxUint64 {
 		return start, keys.NamespaceEnd(namespace)
 	}

@@ -99,6 +99,32 @@ func (b *Buffer[T]) Each(f func(v T, payload []byte)) {
 	}
 }
 
+// Trim drops the oldest entries until what is held counts at most
+// counted, and returns how many it dropped. The ring shrinks with them
+// once it is mostly empty, so that memory given back by a trim is given
+// back to the process: a host holding many sessions' buffers (the
+// Importer's senders) bounds them all by what they hold now, not by what
+// each once held.
+func (b *Buffer[T]) Trim(counted int) (dropped int) {
+	for b.n > 0 && b.counted > counted {
+		b.dropOldest()
+		dropped++
+	}
+	switch {
+	case b.n == 0:
+		b.Reset()
+	case b.used < len(b.ring)/4 && len(b.ring) > 4<<10:
+		ring := make([]byte, max(2*b.used, 4<<10))
+		b.read(0, ring[:b.used])
+		b.ring, b.head = ring, 0
+	}
+	return dropped
+}
+
+// Size returns the bytes of memory the buffer's ring takes: what it
+// holds, and the room it has grown for.
+func (b *Buffer[T]) Size() int { return len(b.ring) }
+
 // Reset lets every entry go, and the memory that held them.
 func (b *Buffer[T]) Reset() { *b = Buffer[T]{budget: b.budget} }
 

@@ -38,6 +38,22 @@ func TestBufferAgreesWithAModel(t *testing.T) {
 			if len(b.ring) > budget {
 				t.Fatalf("budget %d: ring of %d bytes", budget, len(b.ring))
 			}
+			if i%53 == 0 {
+				// Trim to a random bound: the oldest go first, and the
+				// ring shrinks once it is mostly empty.
+				target := rng.IntN(budget + 1)
+				want := 0
+				for sum(held, func(m model) int { return m.counted }) > target {
+					held = held[1:]
+					want++
+				}
+				if got := b.Trim(target); got != want {
+					t.Fatalf("budget %d: Trim(%d) dropped %d, want %d", budget, target, got, want)
+				}
+				if b.used < len(b.ring)/4 && len(b.ring) > 4<<10 {
+					t.Fatalf("budget %d: %d bytes used of a ring of %d after Trim", budget, b.used, b.Size())
+				}
+			}
 			if i%97 != 0 {
 				continue
 			}

@@ -128,6 +128,13 @@ func IsSession(k []byte) bool {
 	return len(k) == len(Sessions)+9 && string(k[:len(Sessions)]) == Sessions && k[len(Sessions)] == 0
 }
 
+// IsRecord reports whether k is the key of a record: under Root, and not
+// a session row's. It checks the prefix only, cheaply, for a writer
+// counting what it wrote; a reader parses (Parse).
+func IsRecord(k []byte) bool {
+	return len(k) > len(Root)+1 && string(k[:len(Root)]) == Root && k[len(Root)] == '/' && !IsSession(k)
+}
+
 // Size is the size in bytes of a record's key in the given kind, the
 // namespace included: what the pending budget counts besides the value.
 func Size(kind string) int { return len(Root) + 1 + len(kind) + suffixLen }

@@ -108,9 +108,11 @@ func (b *bound) count(entries []sessions.Entry) {
 	for _, e := range entries {
 		n := int64(len(e.Key) + len(e.Value))
 		b.since += n
-		if keys.IsSession(e.Key) {
-			b.row = n
-			continue
+		if !keys.IsRecord(e.Key) {
+			if keys.IsSession(e.Key) {
+				b.row = n
+			}
+			continue // an Importer's own entries are few and small
 		}
 		b.add(binary.BigEndian.Uint64(e.Key[len(e.Key)-8:]), n)
 	}
@@ -195,7 +197,7 @@ func keepFresh(fresh []sessions.Entry, hi uint64) (int64, func([]byte) bool) {
 	var spared map[string]bool
 	var n int64
 	for _, e := range fresh {
-		if !keys.IsSession(e.Key) && binary.BigEndian.Uint64(e.Key[len(e.Key)-8:]) < hi {
+		if keys.IsRecord(e.Key) && binary.BigEndian.Uint64(e.Key[len(e.Key)-8:]) < hi {
 			if spared == nil {
 				spared = map[string]bool{}
 			}

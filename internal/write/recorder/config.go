@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"time"
+
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -67,10 +69,35 @@ type Config struct {
 	// deleted first, oldest first, then this session's oldest records,
 	// never its row. Zero (unset) leaves the store unbounded.
 	MaxBytes int64
+	// Resume, when set, continues a session kept earlier (by this
+	// process, or by one that ended) instead of starting one: the
+	// Recorder is started and kept from the outset, under the session's
+	// id and start, stamping from NextSeq on, without writing its row
+	// again or pruning. The Importer resumes a sender's session after it
+	// let the session go while the sender was quiet, and after a restart.
+	Resume *Resume
+	// Imported marks the session of a sender whose spans an Importer
+	// records. Its Recorder never drops records waiting for a store that
+	// fails writes (the Importer refuses new spans instead, so that what
+	// it acknowledged is never dropped behind its back), and keeps no
+	// emptied batches for reuse (a gateway holds thousands of sessions,
+	// each of which would keep its own).
+	Imported bool
 	// Report, if set, is given what no caller can receive, with a class
 	// for deduplication: that the byte bound deleted something, and why it
 	// could not. It is called from the goroutine that flushes.
 	Report func(class string, err error)
+}
+
+// Resume is a kept session to continue (Config.Resume).
+type Resume struct {
+	// ID is the session's id.
+	ID sessions.SessionID
+	// Start is the session's start: offsets are measured from it.
+	Start time.Time
+	// NextSeq is the seq the next stamp takes: above every seq the
+	// session has used.
+	NextSeq uint64
 }
 
 // Process is what a session row says of the process that recorded the

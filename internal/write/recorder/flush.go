@@ -108,7 +108,7 @@ const (
 
 // spare keeps a written batch and its arena, emptied, for the next batch.
 func (r *Recorder) spare(batch []sessions.Entry, arena []byte) {
-	if cap(batch) > maxSpareEntries || cap(arena) > maxSpareArena {
+	if r.imported || cap(batch) > maxSpareEntries || cap(arena) > maxSpareArena {
 		return
 	}
 	clear(batch) // let go of the session rows' keys and values
@@ -163,11 +163,12 @@ func (r *Recorder) keepWithin(ctx context.Context, written []sessions.Entry) {
 	}
 }
 
-// records counts the entries that are records, not session rows.
+// records counts the entries that are records: not session rows, nor
+// the entries an Importer writes beside them (QueueEntry).
 func records(es []sessions.Entry) int {
 	n := 0
 	for _, e := range es {
-		if !keys.IsSession(e.Key) {
+		if keys.IsRecord(e.Key) {
 			n++
 		}
 	}

@@ -64,6 +64,7 @@ type Recorder struct {
 	// and streak counts the streaks, so each is reported once (shed.go).
 	shedSaid map[string]bool
 	streak   int
+	imported bool // Config.Imported
 }
 
 // New returns the recorder of a session that has not started yet.
@@ -94,6 +95,13 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 	}
 	r.held = hold.New[struct{}](r.budget)
 	r.level.Store(int32(cfg.Level))
+	r.imported = cfg.Imported
+	if rs := cfg.Resume; rs != nil {
+		r.start.Store(&start{id: rs.ID, at: rs.Start})
+		r.seq.Store(rs.NextSeq)
+		r.kept = true
+		r.stats.SessionsKept = 1
+	}
 	return r
 }
 

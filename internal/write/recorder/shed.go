@@ -42,6 +42,13 @@ func (r *Recorder) shed(cause error) {
 			return
 		}
 	}
+	if r.imported {
+		// An Importer refuses new spans while the store fails, so what
+		// waits here is bounded by what it took before it knew; and what it
+		// took may have been acknowledged: it waits for the store.
+		r.reportShed("failing kept", fmt.Errorf("otelrecords: the store refused writes (%w) and its spool too (%w): %d records wait in memory for it, and new spans are refused until it takes them", cause, spoolErr, records(batch)))
+		return
+	}
 	r.mu.Lock()
 	kept := make([]sessions.Entry, 0, len(r.batch))
 	bytes, dropped := r.queued, 0

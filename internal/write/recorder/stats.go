@@ -84,7 +84,7 @@ func (r *Recorder) Stats() Stats {
 	s.Held = int64(r.held.Len() + r.traces.records)
 	s.HeldBytes = int64(r.held.Counted() + r.traces.counted)
 	for _, e := range r.batch {
-		if !keys.IsSession(e.Key) {
+		if keys.IsRecord(e.Key) {
 			s.Pending++
 		}
 	}
