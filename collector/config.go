@@ -3,9 +3,11 @@ package collector
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/otelrecords/otelrecords/exporter"
@@ -37,6 +39,12 @@ type Config struct {
 	// recorded anyway. A trace whose root arrives is recorded a moment
 	// (exporter.DefaultDecisionGrace) after it, not after DecisionWait.
 	DecisionWait time.Duration `mapstructure:"decision_wait"`
+	// MaxHeldBytes bounds, over every sender, what the exporter holds in
+	// memory that no store has yet (spans waiting for their parents,
+	// sessions and traces that have not changed anything yet): past it
+	// the oldest go first, across senders (exporter.ImporterConfig.HeldBytes).
+	// Keep it well under a memory_limiter's limit.
+	MaxHeldBytes int64 `mapstructure:"max_held_bytes"`
 
 	// TimeoutConfig bounds one export: a store another process holds
 	// is waited for until then, and its records spooled after.
@@ -45,6 +53,9 @@ type Config struct {
 	// with it on, the pipeline is acknowledged once a batch is queued in
 	// memory, and a crash loses the queue (see the package doc).
 	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+	// BackOffConfig retries a batch the store refused (a full disk):
+	// on by default, since a batch given again is taken once.
+	BackOffConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
 }
 
 // Validate checks every field, so that a mistyped configuration stops the
@@ -69,13 +80,16 @@ func (c *Config) Validate() error {
 	if c.DecisionWait <= 0 {
 		errs = append(errs, fmt.Errorf("decision_wait: %v must be positive", c.DecisionWait))
 	}
+	if c.MaxHeldBytes <= 0 || c.MaxHeldBytes > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("max_held_bytes: %d must be positive and under 2 GiB", c.MaxHeldBytes))
+	}
 	return errors.Join(errs...)
 }
 
 // options turns the configuration into the library's options and the
 // Importer's configuration.
 func (c *Config) options() (exporter.ImporterConfig, []exporter.Option, error) {
-	ic := exporter.ImporterConfig{SessionTimeout: c.SessionTimeout, DecisionWait: c.DecisionWait}
+	ic := exporter.ImporterConfig{SessionTimeout: c.SessionTimeout, DecisionWait: c.DecisionWait, HeldBytes: int(c.MaxHeldBytes)}
 	level, err := sessions.ParseLevel(c.Level)
 	if err != nil {
 		return ic, nil, err

@@ -40,7 +40,8 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the defaults do not validate: %v", err)
 	}
-	if def.KeepBy != "session" || def.Level != "basic" || def.Marks != "enclosing" || def.SessionTimeout != time.Minute || def.DecisionWait != 30*time.Second || def.QueueConfig.HasValue() {
+	if def.KeepBy != "session" || def.Level != "basic" || def.Marks != "enclosing" || def.SessionTimeout != time.Minute || def.DecisionWait != 30*time.Second || def.QueueConfig.HasValue() ||
+		def.MaxHeldBytes != 64<<20 || !def.BackOffConfig.Enabled {
 		t.Errorf("defaults: %+v", def)
 	}
 	full, err := loadConfig(t, "full")
@@ -53,11 +54,12 @@ func TestLoadConfig(t *testing.T) {
 		t.Errorf("loaded: %+v", full)
 	}
 	for name, want := range map[string]string{
-		"bad_level":     "level",
-		"bad_keep_by":   "keep_by",
-		"bad_durations": "session_timeout",
-		"bad_max_bytes": "max_bytes",
-		"bad_marks":     "marks",
+		"bad_level":          "level",
+		"bad_keep_by":        "keep_by",
+		"bad_durations":      "session_timeout",
+		"bad_max_bytes":      "max_bytes",
+		"bad_marks":          "marks",
+		"bad_max_held_bytes": "max_held_bytes",
 	} {
 		_, err := loadConfig(t, name)
 		if err == nil || !strings.Contains(err.Error(), want) {

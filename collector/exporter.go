@@ -2,8 +2,13 @@ package collector
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
@@ -16,34 +21,90 @@ type recordsExporter struct {
 	dir    string
 	ic     exporter.ImporterConfig
 	opts   []exporter.Option
+	set    component.TelemetrySettings
 	logger *zap.Logger
 	im     *exporter.Importer
+	unreg  func() error // unregisters the metrics
+
+	mu       sync.Mutex
+	rejected int       // spans rejected since the last log line about them
+	saidAt   time.Time // when that line was logged
 }
 
-// start creates the Importer; it opens nothing until a session is kept.
+// rejectLogEvery is how often, at most, the exporter logs that it
+// rejected spans: a sender sending bad spans all day is said once a
+// minute, with their number, not once a batch.
+const rejectLogEvery = time.Minute
+
+// start creates the Importer: where the store goes is settled now (a
+// directory that is a file, a socket, read-only or replaceable by another
+// user fails the start), but nothing is created until a session is kept.
 func (r *recordsExporter) start(context.Context, component.Host) error {
 	im, err := exporter.NewImporter(r.dir, r.ic, r.opts...)
 	if err != nil {
 		return err
 	}
 	r.im = im
+	unreg, err := registerMetrics(r.set.MeterProvider, im)
+	if err != nil {
+		im.Shutdown(context.Background())
+		return fmt.Errorf("records: metrics: %w", err)
+	}
+	r.unreg = unreg
 	r.logger.Info("recording sessions", zap.String("directory", im.Dir()))
 	return nil
 }
 
-// consume records one batch of the pipeline. It returns once what it was
-// given is written, held under the retention rules, or spooled (a store
-// another process holds past the export's timeout): only then is the
-// batch acknowledged.
+// consume records one batch of the pipeline. It returns nil only once
+// every span of a kept session in it is durable (written, or spooled for
+// a store another process holds past the export's timeout), and held
+// spans are under the retention rules: only then is the batch
+// acknowledged. A batch given again (a retry, a queue's replay) is taken
+// once. Errors follow the Collector's conventions: a batch of spans none
+// of which can ever be recorded is a permanent error; anything else
+// (a full disk: the spans refused whole) is retryable.
 func (r *recordsExporter) consume(ctx context.Context, td ptrace.Traces) error {
-	return r.im.Import(ctx, batches(td)...)
+	res, err := r.im.Import(ctx, batches(td)...)
+	if res.Rejected > 0 {
+		r.sayRejected(res)
+	}
+	switch {
+	case err != nil:
+		// Retryable: a full disk (nothing of the batch kept), a store
+		// another process holds past the timeout, a shutdown under way.
+		return err
+	case res.Accepted == 0 && res.Rejected > 0:
+		return consumererror.NewPermanent(fmt.Errorf("records: %s", res.Message))
+	}
+	return nil
 }
 
-// shutdown records every held trace, writes what the sessions keep and
+// sayRejected logs rejected spans, at most once every rejectLogEvery,
+// with how many there were since the last line.
+func (r *recordsExporter) sayRejected(res exporter.ImportResult) {
+	r.mu.Lock()
+	r.rejected += res.Rejected
+	now := time.Now()
+	if !r.saidAt.IsZero() && now.Sub(r.saidAt) < rejectLogEvery {
+		r.mu.Unlock()
+		return
+	}
+	n := r.rejected
+	r.rejected, r.saidAt = 0, now
+	r.mu.Unlock()
+	r.logger.Warn("rejected spans no record can be made of (logged at most once a minute; counted in otelcol.records.spans.rejected)",
+		zap.Int("rejected", n), zap.String("why", res.Message))
+}
+
+// shutdown places every waiting span, writes what the sessions keep and
 // lets the store go.
 func (r *recordsExporter) shutdown(ctx context.Context) error {
 	if r.im == nil {
 		return nil
 	}
-	return r.im.Shutdown(ctx)
+	var errs []error
+	if r.unreg != nil {
+		errs = append(errs, r.unreg())
+	}
+	return errors.Join(append(errs, r.im.Shutdown(ctx))...)
 }

@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/consumer"
 	otelexporter "go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
@@ -34,8 +35,10 @@ func createDefaultConfig() component.Config {
 		Marks:          exporter.DefaultMarks.String(),
 		SessionTimeout: exporter.DefaultSessionTimeout,
 		DecisionWait:   exporter.DefaultDecisionWait,
+		MaxHeldBytes:   exporter.DefaultHeldBytes,
 		TimeoutConfig:  exporterhelper.NewDefaultTimeoutConfig(),
 		QueueConfig:    configoptional.Default(exporterhelper.NewDefaultQueueConfig()),
+		BackOffConfig:  configretry.NewDefaultBackOffConfig(),
 	}
 }
 
@@ -47,11 +50,12 @@ func createTraces(ctx context.Context, set otelexporter.Settings, cfg component.
 	if err != nil {
 		return nil, err
 	}
-	r := &recordsExporter{dir: c.Directory, ic: ic, opts: opts, logger: set.Logger}
+	r := &recordsExporter{dir: c.Directory, ic: ic, opts: opts, set: set.TelemetrySettings, logger: set.Logger}
 	return exporterhelper.NewTraces(ctx, set, cfg, r.consume,
 		exporterhelper.WithStart(r.start),
 		exporterhelper.WithShutdown(r.shutdown),
 		exporterhelper.WithTimeout(c.TimeoutConfig),
 		exporterhelper.WithQueue(c.QueueConfig),
+		exporterhelper.WithRetry(c.BackOffConfig),
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}))
 }

@@ -42,9 +42,19 @@ func encodeRecord(w *scratchSpace, s spanbridge.Source, level sessions.Level, in
 // or not, maps to its record (spanbridge.MapTo), whose encoding
 // (recorder.AppendEncoded) checks every limit a store and a reader hold.
 func encodeMapped(w *scratchSpace, s spanbridge.Source, level sessions.Level, inputs int, st sessions.Stamp) encoded {
+	return encodeMappedWith(w, s, level, inputs, st, nil)
+}
+
+// encodeMappedWith is encodeMapped with a last change to the mapped
+// record before it is encoded (extra, when not nil): the attributes an
+// imported span's odd times add.
+func encodeMappedWith(w *scratchSpace, s spanbridge.Source, level sessions.Level, inputs int, st sessions.Stamp, extra func(*spanbridge.Mapped)) encoded {
 	spanbridge.MapTo(&w.m, s, level, inputs)
 	m := &w.m
 	keepOddStart(m, s.StartTime())
+	if extra != nil {
+		extra(m)
+	}
 	out := encoded{kind: m.Kind, effect: m.Effect, problem: m.Problem, cut: m.Record.DroppedAttributes > 0}
 	w.buf, out.err = recorder.AppendEncoded(w.buf[:0], m.Kind, st, &m.Record)
 	if errors.Is(out.err, recorder.ErrTooLarge) {

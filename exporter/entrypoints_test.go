@@ -49,7 +49,7 @@ var entryPoints = []entryPoint{
 		ended := tracetest.NewSpanRecorder()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(ended), sdktrace.WithResource(suiteResource))
 		scenario(tp.Tracer("suite"))
-		if err := im.Import(context.Background(), importBatch(ended.Ended())); err != nil {
+		if _, err := im.Import(context.Background(), importBatch(ended.Ended())); err != nil {
 			t.Fatal(err)
 		}
 		if err := im.Shutdown(context.Background()); err != nil {

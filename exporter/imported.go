@@ -72,8 +72,9 @@ type ImportBatch struct {
 // importedView shows an ImportedSpan as a spanbridge.Source, so that an
 // imported span is mapped by the same code as a span of the SDK.
 type importedView struct {
-	s      *ImportedSpan
-	sc, pc trace.SpanContext
+	s          *ImportedSpan
+	sc, pc     trace.SpanContext
+	start, end time.Time // the span's times on the gateway's clock (senderClock)
 }
 
 var _ spanbridge.Source = (*importedView)(nil)
@@ -82,7 +83,7 @@ var _ spanbridge.Source = (*importedView)(nil)
 // parse is left out, as the SDK leaves out one it cannot carry.
 func view(s *ImportedSpan) *importedView {
 	ts, _ := trace.ParseTraceState(s.TraceState)
-	v := &importedView{s: s}
+	v := &importedView{s: s, start: s.Start, end: s.End}
 	v.sc = trace.NewSpanContext(trace.SpanContextConfig{TraceID: s.TraceID, SpanID: s.SpanID, TraceState: ts, TraceFlags: trace.FlagsSampled})
 	if s.ParentSpanID.IsValid() {
 		v.pc = trace.NewSpanContext(trace.SpanContextConfig{TraceID: s.TraceID, SpanID: s.ParentSpanID, TraceFlags: trace.FlagsSampled, Remote: s.ParentRemote})
@@ -94,8 +95,8 @@ func (v *importedView) Name() string                                { return v.s
 func (v *importedView) SpanContext() trace.SpanContext              { return v.sc }
 func (v *importedView) Parent() trace.SpanContext                   { return v.pc }
 func (v *importedView) SpanKind() trace.SpanKind                    { return v.s.Kind }
-func (v *importedView) StartTime() time.Time                        { return v.s.Start }
-func (v *importedView) EndTime() time.Time                          { return v.s.End }
+func (v *importedView) StartTime() time.Time                        { return v.start }
+func (v *importedView) EndTime() time.Time                          { return v.end }
 func (v *importedView) Attributes() []attribute.KeyValue            { return v.s.Attributes }
 func (v *importedView) Links() []sdktrace.Link                      { return v.s.Links }
 func (v *importedView) Events() []sdktrace.Event                    { return v.s.Events }

@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 
+	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/internal/ground/clock"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
@@ -20,32 +21,33 @@ const (
 	// DefaultSessionTimeout is how long a remote session lasts without a
 	// span before it ends: OTLP has no "process exited" signal.
 	DefaultSessionTimeout = time.Minute
-	// DefaultDecisionWait is how long a trace whose root has not arrived
-	// is held before it is recorded anyway (the tail sampler's
-	// decision_wait).
+	// DefaultDecisionWait is how long a span whose parent has not arrived
+	// waits for it before it is recorded anyway, as the root of what
+	// arrived below it (the tail sampler's decision_wait).
 	DefaultDecisionWait = 30 * time.Second
-	// DefaultDecisionGrace is how long after its root arrives a trace is
-	// recorded: spans of the trace that end after the root, or travel in
-	// the next batch, still find it held. A trace is never held for the
-	// whole decision wait once its root is in (contrib #31498: a fixed
-	// wait adds itself to every trace).
+	// DefaultDecisionGrace is how long a span that says nothing of
+	// records (an implicit mark: an HTTP server's span) waits, once it
+	// could be placed, for a record to arrive inside it, under
+	// MarksEnclosing: a record that ends after its request (work a handler
+	// left running) still finds the request held, and the request is
+	// recorded. A span that is a record never waits for it (contrib
+	// #31498: a fixed wait adds itself to every trace).
 	DefaultDecisionGrace = 500 * time.Millisecond
-	// DefaultHeldBytes bounds the spans an Importer holds, over every
-	// session, while their traces wait for a root: past it the oldest
-	// traces are recorded without waiting longer.
+	// DefaultHeldBytes is the one bound over everything an Importer holds
+	// in memory for every sender: spans waiting for their parents, records
+	// of sessions that have not changed anything yet, traces not decided
+	// (KeepByTrace). Past it the oldest go first, whichever sender they
+	// are from (see ImporterConfig.HeldBytes).
 	DefaultHeldBytes = 64 << 20
-	// DefaultMaxSessions bounds the remote sessions in progress at once:
-	// a new sender past it ends the session that has been quiet longest.
-	DefaultMaxSessions = 1024
+	// DedupWindow is how long an Importer recognises a span it has taken,
+	// to take it once when the sender, or a Collector's queue, delivers
+	// it again (see Importer). After a restart it reads the last
+	// DedupWindow of each session in progress back from the store.
+	DedupWindow = 2 * time.Minute
 )
 
-// decisionMemory is how long a recorded trace is remembered after its
-// decision, so that a late span of it is recorded at once and nests as
-// the decision left it (contrib #14760, #37189: one decision per trace).
-const decisionMemory = 5 * time.Minute
-
-// tickEvery is how often the Importer's goroutine records traces whose
-// time has come, ends quiet sessions and writes what they kept.
+// tickEvery is how often the Importer's goroutine places spans whose time
+// has come, ends quiet sessions and writes what they kept.
 const tickEvery = 100 * time.Millisecond
 
 // ImporterConfig is what an Importer needs beyond the Options it shares
@@ -54,15 +56,18 @@ type ImporterConfig struct {
 	// SessionTimeout ends a remote session after this long without a
 	// span. Zero means DefaultSessionTimeout.
 	SessionTimeout time.Duration
-	// DecisionWait is how long a trace is held for its root. Zero means
+	// DecisionWait is how long a span waits for its parent. Zero means
 	// DefaultDecisionWait.
 	DecisionWait time.Duration
-	// HeldBytes bounds the spans held for their traces' roots, over every
-	// session. Zero means DefaultHeldBytes.
+	// HeldBytes bounds, over every sender, what the Importer holds in
+	// memory that no store has yet: spans waiting for their parents,
+	// records of sessions not kept yet, traces not decided yet. Past it
+	// the oldest go first across senders — dropped and counted as a warm
+	// run's are (Stats.Evicted), or for a kept session's spans, recorded
+	// without waiting longer. Each session is also bounded by the pending
+	// budget (WithPendingBudget), as a Go program's is. Zero means
+	// DefaultHeldBytes.
 	HeldBytes int
-	// MaxSessions bounds the sessions in progress. Zero means
-	// DefaultMaxSessions.
-	MaxSessions int
 }
 
 // Importer records spans that did not come through this process's SDK —
@@ -70,26 +75,42 @@ type ImporterConfig struct {
 // store, one session per sender process, under the same rules as the
 // SpanProcessor: the same mapping, stamps, retention, levels and marks
 // policy and keep-by rule (the Options are the SpanProcessor's;
-// WithMaxQueueSize and WithForward do not apply). Create it with NewImporter, hand it spans
-// with Import, and end it with Shutdown.
+// WithMaxQueueSize and WithForward do not apply). Create it with
+// NewImporter, hand it spans with Import, and end it with Shutdown.
 //
 // A remote session is one process of a sender: the Resource's
 // records.session.id when the sender sets it, else its
 // service.instance.id, else the Resource as a whole (which includes
 // process.pid when the sender reports it). Its session row describes the
-// sender — process.pid, os.type, host.arch and the Resource (service.name,
-// host.name, ...) — not this process. It ends after
-// ImporterConfig.SessionTimeout without a span, and at Shutdown.
+// sender — process.pid, os.type, host.arch and the Resource — not this
+// process. It ends after ImporterConfig.SessionTimeout without a span, and
+// at Shutdown. Any number of senders may send at once: a quiet kept
+// session is written and let go, and continues under the same id when
+// its sender comes back (and after a restart of the Importer, within the
+// timeout); what they all hold is bounded by ImporterConfig.HeldBytes.
 //
-// Spans are stamped by their own start times, in start order, a parent
-// before its children at an equal time (clocks of millisecond precision
-// give many). A trace is held until its root arrives and
-// DefaultDecisionGrace has passed, or until DecisionWait passes, so that
-// a child exported in an earlier batch than its parent still nests under
-// it, and an implicit mark (MarksEnclosing) learns of the records it
-// encloses before it is decided. Each decision is remembered for a while:
-// a span of the trace arriving later is recorded at once, and an implicit
-// mark of it is recorded when the decision found a record inside it.
+// Senders' clocks disagree: a session is placed on this process's clock
+// (when it arrived), its sender's clock read against it once; times that
+// cannot be right are replaced, and kept beside (SpanStartKey,
+// SpanEndKey).
+//
+// Spans are stamped so that a parent comes before its children, and
+// otherwise in start order: a span waits for its parent until it
+// arrives (or DecisionWait passes), and a span that says nothing of
+// records waits DefaultDecisionGrace for a record inside it (MarksEnclosing).
+//
+// Exactly once: Import returns nil only once every span of a kept
+// session in what it was given is durable (written, or set aside in the
+// spool when another process holds the store), including spans that still
+// wait for their parents, which are written ahead and recorded later.
+// What it holds in memory — spans of sessions and traces that have not
+// changed anything yet — is what a crash can lose, as a Go program's
+// SpanProcessor would. A span is taken once: one already taken for its
+// session (the same trace and span id), within DedupWindow, is counted
+// and not recorded again, so a sender's retry or a Collector queue's
+// replay stores nothing twice. While the store refuses writes (a full
+// disk, a read-only file system), Import refuses spans that need a write,
+// with an error that a retry can cure, and keeps nothing of them.
 type Importer struct {
 	cfg     ImporterConfig
 	opts    config // the shared Options, with the environment applied
@@ -98,24 +119,41 @@ type Importer struct {
 	now     func() time.Time
 	dir     string
 	writer  *sharedstore.Writer // the one writer of the store; nil with WithStore
+	release func()              // gives the directory back to claimDir
 	ids     *recorder.IDs
 	reports reporter
+	epoch   time.Time // the seen sets count seconds from it
 
-	mu       sync.Mutex
-	sessions map[string]*remoteSession
-	held     int   // bytes of spans held over every session
-	arrivals int64 // traces held so far: each held trace's arrival number
-	ended    Stats // what ended sessions counted
-	late     int64 // spans recorded after their trace's decision
-	closed   bool
+	mu        sync.Mutex
+	sessions  map[string]*remoteSession
+	parked    map[string]*parkedSession // kept sessions let go while quiet
+	held      int                       // bytes held over every session (bound.go)
+	seen      int                       // spans remembered over every session
+	recovered bool                      // what a previous run left is read back
+	swept     time.Time                 // when the seen sets were last swept
+	failing   error                     // the store refused the last write; nil once it takes one
+	ended     Stats                     // what ended sessions counted
+	counts    importCounts
+	closed    bool
 
-	stop chan struct{}
-	done chan struct{}
+	stopOnce sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// importCounts is what only an Importer counts.
+type importCounts struct {
+	accepted, duplicates, rejected, refused, late int64
+	parked, resumed, recovered, arrivals          int64
 }
 
 // NewImporter returns an Importer recording into the Badger store in dir
 // (or, for "", the default store, as New) with the same Options as New.
-// Nothing is opened or created until a session is kept. Every session
+// Nothing is created until a session is kept, but where the store goes is
+// settled at once, as New settles it: NewImporter fails for a path no
+// store can be written in (a file, a socket, a read-only parent, a
+// directory another user could replace) and for a directory another
+// exporter or Importer of this process records into. Every session
 // shares one writer of the store, which lets the store go when idle so
 // that the records command and other processes get their turn.
 func NewImporter(dir string, ic ImporterConfig, opts ...Option) (*Importer, error) {
@@ -133,22 +171,28 @@ func NewImporter(dir string, ic ImporterConfig, opts ...Option) (*Importer, erro
 	if ic.HeldBytes <= 0 {
 		ic.HeldBytes = DefaultHeldBytes
 	}
-	if ic.MaxSessions <= 0 {
-		ic.MaxSessions = DefaultMaxSessions
-	}
 	im := &Importer{cfg: ic, opts: c, marks: c.marksPolicy(), level: c.recorderConfig().Level, now: c.now,
-		ids: &recorder.ProcessIDs, sessions: make(map[string]*remoteSession),
+		ids: &recorder.ProcessIDs, sessions: make(map[string]*remoteSession), parked: make(map[string]*parkedSession),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if im.now == nil {
 		im.now = clock.Real{}.Now
 	}
+	im.epoch = im.now()
 	if c.store == nil {
 		dir, err := storeDir(dir)
 		if err != nil {
 			return nil, err
 		}
-		im.dir = dir
-		im.writer = sharedstore.New(dir, otel.Handle)
+		placed, err := badgerstore.Place(dir)
+		if err != nil {
+			return nil, err
+		}
+		release, err := claimDir(placed)
+		if err != nil {
+			return nil, err
+		}
+		im.dir, im.release = placed, release
+		im.writer = sharedstore.New(placed, otel.Handle)
 	}
 	go im.loop()
 	return im, nil
@@ -161,47 +205,170 @@ func (im *Importer) Dir() string { return im.dir }
 // Level returns the level in force.
 func (im *Importer) Level() sessions.Level { return im.level }
 
-// Import records the batches' spans. It returns once what it was given
-// is durable — written, or held under the retention rules (a session not
-// kept yet, a trace waiting for its root), or set aside in the store's
-// spool when another process holds the store past ctx — or with the
-// error that kept some of it from being written; records that failed to
-// write stay queued and are tried again. A span without valid trace and
-// span ids is refused and counted in Stats().Problems. After Shutdown it
-// records nothing and returns sessions.ErrClosed.
-func (im *Importer) Import(ctx context.Context, batches ...ImportBatch) error {
+// ImportResult says what an Import did with the spans it was given.
+type ImportResult struct {
+	// Accepted is how many spans were taken: recorded, held, or
+	// recognised as taken before (Duplicates).
+	Accepted int
+	// Duplicates is how many of the accepted spans had been taken already
+	// (a retry, a replay) or came twice in the call; each is recorded once.
+	Duplicates int
+	// Rejected is how many spans no record can be made of: without a
+	// valid trace id or span id. Nothing of them is kept; a retry cannot
+	// change that (OTLP's partial success: rejected_spans).
+	Rejected int
+	// Message says why spans were rejected, for OTLP's partial success
+	// error_message; "" when none was.
+	Message string
+}
+
+// ErrRefused is matched by the error Import returns when it refuses spans
+// because the store refuses writes: nothing of what it was given is
+// kept, and the same call later (a sender's retry) is taken once the
+// store takes writes again. The error also matches the store's own
+// (badgerstore.ErrNoSpace, say).
+var ErrRefused = errors.New("otelrecords: importer: the store refuses writes; spans refused, retry later")
+
+// Import records the batches' spans, and returns once they are durable or
+// held under the retention rules (see Importer): nil means every span of
+// a kept session among them is in the store, or in its spool. A span
+// without valid trace and span ids is rejected (ImportResult.Rejected);
+// a span taken before is taken once (ImportResult.Duplicates). An error
+// means the spans may be given again — a retry stores nothing twice — and
+// one matching ErrRefused means nothing of them was kept. After Shutdown
+// it records nothing and returns sessions.ErrClosed.
+func (im *Importer) Import(ctx context.Context, batches ...ImportBatch) (ImportResult, error) {
+	var res ImportResult
 	if im.level == sessions.LevelOff {
+		for i := range batches {
+			res.Accepted += len(batches[i].Spans)
+		}
+		return res, nil
+	}
+	if err := im.refusing(ctx, batches); err != nil {
+		return res, err
+	}
+	im.mu.Lock()
+	if im.closed {
+		im.mu.Unlock()
+		return res, sessions.ErrClosed
+	}
+	if err := im.recover(ctx); err != nil {
+		im.mu.Unlock()
+		return res, err
+	}
+	now := im.now()
+	touched := make([]*remoteSession, 0, 1)
+	for i := range batches {
+		rs, r := im.take(&batches[i], now)
+		res.Accepted += r.Accepted
+		res.Duplicates += r.Duplicates
+		res.Rejected += r.Rejected
+		if rs != nil && !rs.inflightMarked {
+			rs.inflightMarked = true
+			rs.inflight++
+			touched = append(touched, rs)
+		}
+	}
+	if res.Rejected > 0 {
+		res.Message = fmt.Sprintf("%d spans without a valid trace id and span id: no record can be made of them", res.Rejected)
+	}
+	im.keepWithinHeld(now)
+	for _, rs := range touched {
+		rs.inflightMarked = false
+	}
+	im.mu.Unlock()
+
+	// Outside the lock: writes of different senders overlap (Badger
+	// commits them together), and a slow disk holds up only the calls
+	// that need it.
+	var errs []error
+	for _, rs := range touched {
+		errs = append(errs, rs.rec.Flush(ctx))
+	}
+	err := errors.Join(errs...)
+	im.mu.Lock()
+	for _, rs := range touched {
+		rs.inflight--
+	}
+	im.wrote(err)
+	im.mu.Unlock()
+	return res, err
+}
+
+// wrote notes how a write went: a failure makes Import refuse spans that
+// need a write until one succeeds. im.mu is held.
+func (im *Importer) wrote(err error) {
+	switch {
+	case err == nil:
+		im.failing = nil
+	case errors.Is(err, sessions.ErrClosed), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	default:
+		im.failing = err
+	}
+}
+
+// refusing returns an error matching ErrRefused when the store refuses
+// writes and the batches need one (they carry a change, or belong to a
+// kept session), after trying once more to write what waits: what it was
+// given is then not taken at all, and the caller's retry finds it new.
+func (im *Importer) refusing(ctx context.Context, batches []ImportBatch) error {
+	im.mu.Lock()
+	failing := im.failing
+	im.mu.Unlock()
+	if failing == nil {
+		return nil
+	}
+	if err := im.flushAll(ctx); err == nil {
 		return nil
 	}
 	im.mu.Lock()
 	defer im.mu.Unlock()
-	if im.closed {
-		return sessions.ErrClosed
+	if im.failing == nil || !im.needWrite(batches) {
+		return nil
 	}
-	now := im.now()
-	touched := make(map[*remoteSession]struct{})
-	for i := range batches {
-		b := &batches[i]
-		rs := im.session(b.Resource, now)
-		if rs == nil {
-			continue
-		}
-		touched[rs] = struct{}{}
-		for j := range b.Spans {
-			im.add(rs, &b.Spans[j], now)
-		}
-	}
-	im.keepWithinHeld()
-	var errs []error
-	for rs := range touched {
-		errs = append(errs, im.decideDue(ctx, rs, now), rs.rec.Flush(ctx))
-	}
-	return errors.Join(errs...)
+	im.counts.refused += int64(countSpans(batches))
+	return fmt.Errorf("%w: %w", ErrRefused, im.failing)
 }
 
-// Shutdown records every held trace, writes what the sessions keep,
-// closes them and lets the store go, within ctx. Calls after the first
-// return nil.
+func countSpans(batches []ImportBatch) int {
+	n := 0
+	for i := range batches {
+		n += len(batches[i].Spans)
+	}
+	return n
+}
+
+// flushAll writes what every session has queued, outside the lock, and
+// notes how it went.
+func (im *Importer) flushAll(ctx context.Context) error {
+	im.mu.Lock()
+	var list []*remoteSession
+	for _, rs := range im.sessions {
+		if n, _ := rs.rec.Pending(); n > 0 {
+			rs.inflight++
+			list = append(list, rs)
+		}
+	}
+	im.mu.Unlock()
+	var errs []error
+	for _, rs := range list {
+		errs = append(errs, rs.rec.Flush(ctx))
+	}
+	err := errors.Join(errs...)
+	im.mu.Lock()
+	for _, rs := range list {
+		rs.inflight--
+	}
+	im.wrote(err)
+	im.mu.Unlock()
+	return err
+}
+
+// Shutdown places every span still waiting, writes what the sessions
+// keep, closes them and lets the store go, within ctx. The sender entries
+// of sessions in progress stay: an Importer started again on the store
+// continues them. Calls after the first return nil.
 func (im *Importer) Shutdown(ctx context.Context) error {
 	im.mu.Lock()
 	if im.closed {
@@ -209,21 +376,37 @@ func (im *Importer) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	im.closed = true
-	close(im.stop)
-	var errs []error
+	im.mu.Unlock()
+	im.halt()
+	im.mu.Lock()
+	ending := make([]*remoteSession, 0, len(im.sessions))
 	for key, rs := range im.sessions {
-		errs = append(errs, im.end(ctx, key, rs))
+		im.detach(key, rs)
+		ending = append(ending, rs)
 	}
 	im.mu.Unlock()
-	<-im.done
+	var errs []error
+	for _, rs := range ending {
+		_, err := im.end(ctx, rs)
+		errs = append(errs, err)
+	}
 	if im.writer != nil {
 		errs = append(errs, im.writer.CloseContext(ctx))
+	}
+	if im.release != nil {
+		im.release()
 	}
 	return errors.Join(errs...)
 }
 
-// loop is the goroutine that records traces whose time has come, ends
-// quiet sessions and writes what they kept, every tickEvery.
+// halt stops the loop and waits for it to end.
+func (im *Importer) halt() {
+	im.stopOnce.Do(func() { close(im.stop) })
+	<-im.done
+}
+
+// loop is the goroutine that places spans whose time has come, ends quiet
+// sessions and writes what they kept, every tickEvery.
 func (im *Importer) loop() {
 	defer close(im.done)
 	t := time.NewTicker(tickEvery)
@@ -239,25 +422,55 @@ func (im *Importer) loop() {
 }
 
 // tick is one round of the loop. Its writes wait for a busy store at most
-// busyWait, then the store spools them.
+// busyWait, then the store spools them; they run outside the lock.
 func (im *Importer) tick() {
 	ctx, cancel := context.WithTimeout(context.Background(), busyWait)
 	defer cancel()
 	im.mu.Lock()
-	defer im.mu.Unlock()
 	if im.closed {
+		im.mu.Unlock()
 		return
 	}
+	if !im.recovered {
+		im.handle("recover", im.recover(ctx))
+	}
 	now := im.now()
+	var ending []*remoteSession
 	for key, rs := range im.sessions {
-		if now.Sub(rs.last) >= im.cfg.SessionTimeout {
-			im.handle("end", im.end(ctx, key, rs))
+		switch {
+		case rs.inflight > 0:
+		case now.Sub(rs.last) >= im.cfg.SessionTimeout:
+			if n, _ := rs.rec.Pending(); n > 0 && im.failing != nil {
+				break // its records wait for the store: it ends once they are written
+			}
+			im.detach(key, rs)
+			ending = append(ending, rs)
+			continue
+		case rs.idleKept(now):
+			im.park(key, rs)
 			continue
 		}
-		im.handle("write", im.decideDue(ctx, rs, now))
+		im.settleDue(rs, now)
 		rs.rec.DecideTraces() // KeepByTrace: drop the unchanged traces whose grace passed
-		rs.forget(now)
-		im.handle("write", rs.rec.Flush(ctx))
+		im.writeAhead(rs, now)
+		im.account(rs)
+	}
+	gone := im.expireParked(now)
+	im.sweepSeen(now)
+	im.keepWithinHeld(now)
+	im.mu.Unlock()
+	for _, rs := range ending {
+		id, err := im.end(ctx, rs)
+		im.handle("end", err)
+		if id != 0 {
+			gone = append(gone, id)
+		}
+	}
+	if len(gone) > 0 {
+		im.handle("forget", im.forgetEntries(ctx, gone))
+	}
+	if err := im.flushAll(ctx); err != nil {
+		im.handle("write", err)
 	}
 }
 
@@ -273,30 +486,59 @@ func (im *Importer) handle(class string, err error) {
 func (im *Importer) Stats() ImporterStats {
 	im.mu.Lock()
 	defer im.mu.Unlock()
-	st := ImporterStats{Stats: im.ended, Sessions: len(im.sessions), HeldSpanBytes: int64(im.held), Late: im.late}
+	st := ImporterStats{Stats: im.ended, Sessions: len(im.sessions), Parked: len(im.parked), HeldBytes: int64(im.held),
+		Accepted: im.counts.accepted, Duplicates: im.counts.duplicates, Rejected: im.counts.rejected,
+		Refused: im.counts.refused, Late: im.counts.late, Resumed: im.counts.resumed, Recovered: im.counts.recovered,
+		SeenSpans: int64(im.seen)}
 	for _, rs := range im.sessions {
 		addStats(&st.Stats, rs.stats())
-		for _, t := range rs.traces {
-			st.HeldSpans += int64(len(t.spans))
-		}
+		st.HeldSpans += int64(rs.pendingSpans)
+		st.HeldSpanBytes += int64(rs.pendingBytes)
 	}
 	return st
 }
 
 // ImporterStats counts what an Importer did: the SpanProcessor's
 // counters, summed over its sessions, and what only an Importer does.
+// Every span given to Import is in exactly one of Accepted, Rejected and
+// Refused; of the accepted, Duplicates were taken before, and the others
+// are recorded (Written, Spooled), held (Held, HeldSpans), or were let go
+// by the rules (Evicted, TracesDropped, the marks policy).
 type ImporterStats struct {
 	Stats
-	// Sessions is how many remote sessions are in progress.
+	// Accepted is how many spans Import took, Duplicates among them.
+	Accepted int64
+	// Duplicates is how many accepted spans had been taken already (a
+	// retry, a replay, a span repeated within a batch): recorded once.
+	Duplicates int64
+	// Rejected is how many spans had no valid trace id or span id.
+	Rejected int64
+	// Refused is how many spans Import refused because the store refused
+	// writes (ErrRefused): the sender was told to retry.
+	Refused int64
+	// Sessions is how many remote sessions are in memory.
 	Sessions int
-	// HeldSpans is how many spans wait for their trace's root.
+	// Parked is how many kept sessions were let go while quiet and will
+	// continue under their id when their sender comes back.
+	Parked int
+	// HeldSpans is how many spans wait for their parents (or, for an
+	// implicit mark, for a record inside it).
 	HeldSpans int64
 	// HeldSpanBytes is what those spans count against
 	// ImporterConfig.HeldBytes.
 	HeldSpanBytes int64
-	// Late is how many spans arrived after their trace was decided, and
-	// were recorded (or not) by the remembered decision.
+	// HeldBytes is everything held in memory over every session, as
+	// ImporterConfig.HeldBytes counts it.
+	HeldBytes int64
+	// Late is how many spans arrived after their parent was recorded.
 	Late int64
+	// Resumed is how many times a session let go continued under its id.
+	Resumed int64
+	// Recovered is how many sessions a previous run of an Importer on the
+	// same store left in progress, read back at start.
+	Recovered int64
+	// SeenSpans is how many spans the Importer remembers to take once.
+	SeenSpans int64
 }
 
 // addStats adds what one session counted to a sum.
@@ -311,6 +553,11 @@ func addStats(sum *Stats, s Stats) {
 	sum.SessionsKept += s.SessionsKept
 	sum.Pending += s.Pending
 	sum.Spooled += s.Spooled
+	sum.SpooledUnwritable += s.SpooledUnwritable
+	sum.Unwritable += s.Unwritable
+	sum.TracesKept += s.TracesKept
+	sum.TracesDropped += s.TracesDropped
+	sum.TracesEvicted += s.TracesEvicted
 	sum.TrimmedSessions += s.TrimmedSessions
 	sum.TrimmedRecords += s.TrimmedRecords
 	sum.Problems += s.Problems

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,58 +20,81 @@ import (
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
-// importRig is an Importer on a fake clock over a MemStore, whose test
-// drives the loop's rounds itself (tick).
+// importRig is an Importer on a fake clock over a store (a MemStore
+// unless given), whose test drives the loop's rounds itself (tick).
 type importRig struct {
 	t     *testing.T
 	im    *Importer
 	clock *clock.Fake
-	store *sessions.MemStore
+	store sessions.Store
 }
 
 var epoch = time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 
+// rigNow is where a rig's clock starts: just after the spans of span()
+// end, so that the senders' clocks read as the gateway's.
+var rigNow = epoch.Add(time.Second)
+
 func newImportRig(t *testing.T, ic ImporterConfig, opts ...Option) *importRig {
 	t.Helper()
-	fake := clock.NewFake(epoch.Add(time.Hour))
-	store := sessions.NewMemStore()
+	return newImportRigOn(t, sessions.NewMemStore(), clock.NewFake(rigNow), ic, opts...)
+}
+
+// newImportRigOn is newImportRig on a store and clock of the test's: a
+// second Importer on the first's store is a restart.
+func newImportRigOn(t *testing.T, store sessions.Store, fake *clock.Fake, ic ImporterConfig, opts ...Option) *importRig {
+	t.Helper()
 	im, err := NewImporter("", ic, append(opts, WithStore(store), WithClock(fake.Now))...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	im.stopLoop() // the test ticks
 	t.Cleanup(func() { im.Shutdown(context.Background()) })
 	return &importRig{t: t, im: im, clock: fake, store: store}
 }
 
-func (r *importRig) send(res []attribute.KeyValue, spans ...ImportedSpan) {
+func (r *importRig) send(res []attribute.KeyValue, spans ...ImportedSpan) ImportResult {
 	r.t.Helper()
-	if err := r.im.Import(context.Background(), ImportBatch{Resource: res, Spans: spans}); err != nil {
+	got, err := r.im.Import(context.Background(), ImportBatch{Resource: res, Spans: spans})
+	if err != nil {
 		r.t.Fatal(err)
 	}
+	return got
 }
 
 // records returns the stored records of every kind in stamp order.
 func (r *importRig) records() []sessions.Stamped[sessions.Record] {
 	r.t.Helper()
-	rd := sessions.NewRecords(r.store)
+	return storedRecords(r.t, r.store)
+}
+
+func storedRecords(t *testing.T, store sessions.Store) []sessions.Stamped[sessions.Record] {
+	t.Helper()
+	rd := sessions.NewRecords(store)
 	kinds, err := rd.Kinds()
 	if err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var out []sessions.Stamped[sessions.Record]
 	for _, k := range kinds {
 		for s, err := range rd.All(k) {
 			if err != nil {
-				r.t.Fatal(err)
+				t.Fatal(err)
 			}
 			out = append(out, s)
 		}
 	}
 	slices.SortFunc(out, func(a, b sessions.Stamped[sessions.Record]) int {
 		if a.Stamp.Session != b.Stamp.Session {
-			return int(a.Stamp.Session - b.Stamp.Session)
+			if a.Stamp.Session < b.Stamp.Session {
+				return -1
+			}
+			return 1
 		}
-		return int(a.Stamp.Seq) - int(b.Stamp.Seq)
+		if a.Stamp.Seq < b.Stamp.Seq {
+			return -1
+		}
+		return 1
 	})
 	return out
 }
@@ -120,23 +142,34 @@ func changed(kind string) []attribute.KeyValue {
 	return []attribute.KeyValue{spanbridge.Kind(kind), spanbridge.Changed()}
 }
 
+func hasAttr(a sessions.Attrs, key, want string) bool {
+	v, ok := a.Get(key)
+	return ok && v.String() == want
+}
+
+// captureHandled collects what reaches otel.Handle during the test.
+func captureHandled(t *testing.T) func() []error {
+	e := &testsupport.Errors{}
+	otel.SetErrorHandler(e)
+	t.Cleanup(func() { otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) })
+	return e.All
+}
+
+// Children travel before their parent, every span starting in one
+// millisecond (a Node.js clock): once the root comes they are stamped
+// parents first, at once, without waiting for a grace.
 func TestImportChildrenBeforeTheirParentStillNest(t *testing.T) {
 	r := newImportRig(t, ImporterConfig{})
-	// The children end first and travel in an earlier batch; every span
-	// starts in the same millisecond, as a Node.js clock gives them.
 	r.send(node, span("compile a", 3, 2, 0, changed("artifact")...), span("phase", 2, 1, 0))
 	r.clock.Advance(time.Second)
 	r.im.tick()
 	if got := r.records(); len(got) != 0 {
-		t.Fatalf("recorded %v before the trace's root arrived", names(got))
+		t.Fatalf("recorded %v before their parent arrived", names(got))
+	}
+	if st := r.im.Stats(); st.HeldSpans != 2 {
+		t.Fatalf("%d spans waiting, want 2", st.HeldSpans)
 	}
 	r.send(node, span("build", 1, 0, 0))
-	r.im.tick()
-	if got := r.im.Stats().HeldSpans; got != 3 {
-		t.Fatalf("%d spans held within the grace after the root, want 3", got)
-	}
-	r.clock.Advance(DefaultDecisionGrace)
-	r.im.tick()
 	got := r.records()
 	if want := []string{"build", "phase", "compile a"}; !slices.Equal(names(got), want) {
 		t.Fatalf("stamped %v, want parents first at an equal start: %v", names(got), want)
@@ -144,10 +177,11 @@ func TestImportChildrenBeforeTheirParentStillNest(t *testing.T) {
 	if got[1].Record.ParentSpanID != sessions.SpanID(sid(1)) || got[2].Record.ParentSpanID != sessions.SpanID(sid(2)) {
 		t.Errorf("records do not nest by parent: %+v", got)
 	}
-	// The session starts at the instant its id names: the first span's
-	// start with the id's random low bits cleared (docs/FORMAT.md §4.1),
-	// so the three spans, started at one instant, share one offset within
-	// that much of 0.
+	for i := 1; i < len(got); i++ {
+		if got[i].Stamp.Seq <= got[i-1].Stamp.Seq {
+			t.Errorf("seqs %d then %d: not in order", got[i-1].Stamp.Seq, got[i].Stamp.Seq)
+		}
+	}
 	idSlack := time.Duration(1) << recorder.IDRandomBits
 	for _, rec := range got {
 		if rec.Stamp.Offset != got[0].Stamp.Offset || rec.Stamp.Offset < 0 || rec.Stamp.Offset >= idSlack {
@@ -167,9 +201,23 @@ func TestImportChildrenBeforeTheirParentStillNest(t *testing.T) {
 	}
 }
 
-func hasAttr(a sessions.Attrs, key, want string) bool {
-	v, ok := a.Get(key)
-	return ok && v.String() == want
+// A late parent: a span whose parent is placed already is placed at once;
+// a parent arriving after its children wait is still stamped before them.
+func TestImportParentsBeforeChildrenWithinTheWindow(t *testing.T) {
+	r := newImportRig(t, ImporterConfig{})
+	r.send(node, span("build", 1, 0, 0, spanbridge.Kind("marks")), span("done", 9, 1, 50, changed("artifact")...))
+	// Eight children of a parent that comes last, batch by batch.
+	for i := range 8 {
+		r.send(node, span(fmt.Sprint("step ", i), byte(20+i), 2, 10+i, spanbridge.Kind("step")))
+		r.clock.Advance(100 * time.Millisecond)
+		r.im.tick()
+	}
+	r.send(node, span("phase", 2, 1, 5, spanbridge.Kind("marks")))
+	got := names(r.records())
+	want := []string{"build", "done", "phase", "step 0", "step 1", "step 2", "step 3", "step 4", "step 5", "step 6", "step 7"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("stamped %v, want the late parent before its children: %v", got, want)
+	}
 }
 
 func TestImportDecidesAfterDecisionWaitWithoutRoot(t *testing.T) {
@@ -180,27 +228,58 @@ func TestImportDecidesAfterDecisionWaitWithoutRoot(t *testing.T) {
 	if len(r.records()) != 0 {
 		t.Fatal("decided before decision_wait passed")
 	}
+	// The session is kept (its row is written) but its one span waits:
+	// it is in the store, written ahead.
+	if n := countPending(t, r.store); n != 1 {
+		t.Fatalf("%d spans written ahead, want the waiting one", n)
+	}
 	r.clock.Advance(time.Second)
 	r.im.tick()
 	if got := names(r.records()); !slices.Equal(got, []string{"compile a"}) {
 		t.Fatalf("recorded %v after decision_wait, want the orphan", got)
 	}
+	if n := countPending(t, r.store); n != 0 {
+		t.Fatalf("%d spans still written ahead once recorded, want 0", n)
+	}
 }
 
+// An implicit mark (a server's request span) waits DefaultDecisionGrace
+// for a record inside it; one that gets none is let go, one that gets
+// one is recorded before it.
+func TestImportImplicitMarkWaitsItsGrace(t *testing.T) {
+	r := newImportRig(t, ImporterConfig{})
+	r.send(node, span("kept build", 50, 0, 0, changed("artifact")...))
+	req := span("GET /lookup", 1, 0, 0)
+	req.Kind = trace.SpanKindServer
+	r.send(node, req)
+	r.clock.Advance(DefaultDecisionGrace / 2)
+	r.im.tick()
+	r.send(node, span("compile k3", 2, 1, 1, changed("artifact")...)) // ended after the request
+	idle := span("GET /health", 3, 0, 2)
+	idle.TraceID = trace.TraceID{2}
+	r.send(node, idle)
+	r.clock.Advance(DefaultDecisionGrace)
+	r.im.tick()
+	got := names(r.records())
+	if want := []string{"kept build", "GET /lookup", "compile k3"}; !slices.Equal(got, want) {
+		t.Fatalf("recorded %v, want the request enclosing a late record, and not the idle one: %v", got, want)
+	}
+}
+
+// A record whose parent has not come in decision_wait is recorded; the
+// parent, an implicit mark, is recorded when it comes, since it encloses
+// a record; its sibling enclosing nothing is not.
 func TestImportLateSpanFollowsTheDecision(t *testing.T) {
 	r := newImportRig(t, ImporterConfig{DecisionWait: time.Second})
-	// The record's parent, an implicit mark, never arrives in time.
 	r.send(node, span("compile a", 3, 2, 10, changed("artifact")...), span("request", 9, 0, 0))
 	r.clock.Advance(time.Second)
 	r.im.tick()
-	// Now it does, with a sibling that encloses nothing.
 	r.send(node, span("phase", 2, 1, 5), span("idle", 4, 1, 6))
+	r.clock.Advance(2 * time.Second)
+	r.im.tick()
 	got := names(r.records())
 	if want := []string{"compile a", "phase"}; !slices.Equal(got, want) {
 		t.Fatalf("recorded %v, want the late mark that encloses a record and not the other: %v", got, want)
-	}
-	if late := r.im.Stats().Late; late != 2 {
-		t.Errorf("Stats().Late = %d, want 2", late)
 	}
 }
 
@@ -210,13 +289,11 @@ func TestImportSessionsPerSender(t *testing.T) {
 	other[1] = attribute.Int("process.pid", 778)
 	withID := append(slices.Clone(node), attribute.String("service.instance.id", "b1"))
 	withID2 := append(slices.Clone(other), attribute.String("service.instance.id", "b1"))
-	for _, res := range [][]attribute.KeyValue{node, other, withID, withID2} {
+	for i, res := range [][]attribute.KeyValue{node, other, withID, withID2} {
 		s := span("build", 1, 0, 0, changed("artifact")...)
-		s.TraceID = trace.TraceID{byte(len(res)), byte(res[1].Value.AsInt64())}
+		s.TraceID = trace.TraceID{byte(i + 1)}
 		r.send(res, s)
 	}
-	r.clock.Advance(time.Second)
-	r.im.tick()
 	if n := len(r.rows()); n != 3 {
 		t.Fatalf("%d sessions, want 3: two pids, and one service.instance.id whatever its pid", n)
 	}
@@ -227,94 +304,55 @@ func TestImportSessionEndsAfterTimeout(t *testing.T) {
 	r.send(node, span("build", 1, 0, 0, changed("artifact")...))
 	r.clock.Advance(30 * time.Second)
 	r.im.tick()
-	if st := r.im.Stats(); st.Sessions != 1 || st.Written != 1 {
+	if st := r.im.Stats(); st.Sessions+st.Parked != 1 || st.Written != 1 {
 		t.Fatalf("after 30 s: %+v, want one session with its record written", st)
 	}
 	r.clock.Advance(30 * time.Second)
 	r.im.tick()
-	if st := r.im.Stats(); st.Sessions != 0 {
-		t.Fatalf("%d sessions after the timeout, want 0", st.Sessions)
+	if st := r.im.Stats(); st.Sessions+st.Parked != 0 {
+		t.Fatalf("%d sessions after the timeout, want 0", st.Sessions+st.Parked)
 	}
-	s := span("build again", 2, 0, 0, changed("artifact")...)
+	if n := countEntries(t, r.store); n != 0 {
+		t.Fatalf("%d sender entries after the session ended, want 0", n)
+	}
+	s := span("build again", 2, 0, 60_000, changed("artifact")...)
 	s.TraceID = trace.TraceID{2}
 	r.send(node, s)
-	r.clock.Advance(time.Second)
-	r.im.tick()
 	if n := len(r.rows()); n != 2 {
 		t.Fatalf("%d sessions, want 2: spans after the timeout start another", n)
 	}
 }
 
-func TestImportHeldBytesBounded(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{HeldBytes: 64 << 10})
-	big := attribute.String("blob", string(make([]byte, 4<<10)))
-	for i := range 100 {
-		s := span("orphan", 2, 1, i, spanbridge.Kind("artifact"), big)
-		s.TraceID = trace.TraceID{byte(i), 9}
-		r.send(node, s)
-		if held := r.im.Stats().HeldSpanBytes; held > 64<<10 {
-			t.Fatalf("holding %d bytes of spans, over the 64 KiB bound", held)
-		}
-	}
-	if st := r.im.Stats(); st.Held == 0 {
-		t.Fatalf("%+v: the traces decided early should be held as a session not kept yet", st)
-	}
-}
-
-func TestImportRefusesSpansWithoutIDsAndAfterShutdown(t *testing.T) {
+func TestImportRejectsSpansWithoutIDsAndRefusesAfterShutdown(t *testing.T) {
 	r := newImportRig(t, ImporterConfig{})
 	errs := captureHandled(t)
 	s := span("nameless", 1, 0, 0)
 	s.TraceID = trace.TraceID{}
-	r.send(node, s)
-	if p := r.im.Stats().Problems; p != 1 || len(errs()) != 1 {
-		t.Fatalf("Problems = %d, reported %v; want 1 and one report", p, errs())
+	z := span("zero span", 2, 0, 0)
+	z.SpanID = trace.SpanID{}
+	res := r.send(node, s, z, span("fine", 3, 0, 0, changed("artifact")...))
+	if res.Rejected != 2 || res.Accepted != 1 || res.Message == "" {
+		t.Fatalf("result %+v, want 2 rejected with a message and 1 accepted", res)
+	}
+	if st := r.im.Stats(); st.Rejected != 2 || len(errs()) != 1 {
+		t.Fatalf("Rejected = %d, reported %v; want 2 and one report", st.Rejected, errs())
 	}
 	if err := r.im.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	err := r.im.Import(context.Background(), ImportBatch{Resource: node, Spans: []ImportedSpan{span("late", 2, 0, 0)}})
+	_, err := r.im.Import(context.Background(), ImportBatch{Resource: node, Spans: []ImportedSpan{span("late", 2, 0, 0)}})
 	if !errors.Is(err, sessions.ErrClosed) {
 		t.Fatalf("Import after Shutdown: %v, want ErrClosed", err)
 	}
 }
 
 func TestImportParentCycleDoesNotHang(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
-	r.send(node, span("a", 1, 2, 0, changed("artifact")...), span("b", 2, 1, 0))
-	if err := r.im.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	r := newImportRig(t, ImporterConfig{DecisionWait: time.Second})
+	r.send(node, span("a", 1, 2, 0, changed("artifact")...), span("b", 2, 1, 0, spanbridge.Kind("step")))
+	r.clock.Advance(time.Second)
+	r.im.tick()
 	if got := len(r.records()); got != 2 {
-		t.Fatalf("%d records of a parent cycle, want both", got)
-	}
-}
-
-// captureHandled collects what reaches otel.Handle during the test.
-func captureHandled(t *testing.T) func() []error {
-	e := &testsupport.Errors{}
-	otel.SetErrorHandler(e)
-	t.Cleanup(func() { otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) })
-	return e.All
-}
-
-func TestImportEndsTheQuietestSessionPastMaxSessions(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{MaxSessions: 2})
-	for i := range 3 {
-		res := []attribute.KeyValue{attribute.String("service.instance.id", fmt.Sprint("sender-", i))}
-		s := span("build", 1, 0, 0, changed("artifact")...)
-		s.TraceID = trace.TraceID{byte(i + 1)}
-		r.send(res, s)
-		r.clock.Advance(time.Second)
-	}
-	st := r.im.Stats()
-	if st.Sessions != 2 {
-		t.Fatalf("%d sessions in progress, want at most 2", st.Sessions)
-	}
-	// The first sender's session ended to make room: its trace was
-	// decided and written, not dropped.
-	if rows := r.rows(); len(rows) != 1 || !hasAttr(rows[0].Resource, "service.instance.id", "sender-0") {
-		t.Fatalf("sessions written: %+v, want sender-0's, ended for room", rows)
+		t.Fatalf("%d records of a parent cycle after decision_wait, want both", got)
 	}
 }
 
@@ -331,12 +369,11 @@ func TestImportConcurrentSenders(t *testing.T) {
 			for i := range 50 {
 				// Children first, their root in the next batch.
 				tid := trace.TraceID{byte(g), byte(i), 1}
-				child := span("compile", 2, 1, i, changed("artifact")...)
-				child.TraceID = tid
-				root := span("build", 1, 0, i)
-				root.TraceID = tid
+				now := time.Now()
+				child := ImportedSpan{TraceID: tid, SpanID: sid(2), ParentSpanID: sid(1), Name: "compile", Start: now, End: now, Attributes: changed("artifact")}
+				root := ImportedSpan{TraceID: tid, SpanID: sid(1), Name: "build", Start: now, End: now}
 				for _, s := range []ImportedSpan{child, root} {
-					if err := im.Import(context.Background(), ImportBatch{Resource: res, Spans: []ImportedSpan{s}}); err != nil {
+					if _, err := im.Import(context.Background(), ImportBatch{Resource: res, Spans: []ImportedSpan{s}}); err != nil {
 						t.Error(err)
 					}
 				}
@@ -347,67 +384,14 @@ func TestImportConcurrentSenders(t *testing.T) {
 	if err := im.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rd := sessions.NewRecords(store)
-	n := 0
-	for _, err := range rd.Sessions() {
+	rows := 0
+	for _, err := range sessions.NewRecords(store).Sessions() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n++
+		rows++
 	}
-	recs := 0
-	for _, kind := range []string{"artifact", "marks"} {
-		for _, err := range rd.All(kind) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs++
-		}
-	}
-	if n != 8 || recs != 8*50*2 {
-		t.Fatalf("%d sessions and %d records, want 8 and %d", n, recs, 8*50*2)
-	}
-}
-
-// batchStore is a MemStore that remembers the largest batch it was given.
-type batchStore struct {
-	*sessions.MemStore
-	largest int
-}
-
-func (s *batchStore) Write(es []sessions.Entry) error {
-	n := 0
-	for _, e := range es {
-		n += len(e.Key) + len(e.Value)
-	}
-	s.largest = max(s.largest, n)
-	return s.MemStore.Write(es)
-}
-
-func TestImportWritesManyDecidedTracesInBoundedBatches(t *testing.T) {
-	fake := clock.NewFake(epoch.Add(time.Hour))
-	store := &batchStore{MemStore: sessions.NewMemStore()}
-	im, err := NewImporter("", ImporterConfig{}, WithStore(store), WithClock(fake.Now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer im.Shutdown(context.Background())
-	var spans []ImportedSpan
-	for i := range 5000 {
-		s := span("compile", 1, 0, i, changed("artifact")...)
-		s.TraceID = trace.TraceID{byte(i >> 8), byte(i), 7}
-		s.Attributes = append(s.Attributes, attribute.String("target", strings.Repeat("x", 200)))
-		spans = append(spans, s)
-	}
-	if err := im.Import(context.Background(), ImportBatch{Resource: node, Spans: spans}); err != nil {
-		t.Fatal(err)
-	}
-	fake.Advance(time.Second)
-	im.tick() // decides all 5,000 traces at once: over 1 MiB of records
-	if st := im.Stats(); st.Written != 5000 {
-		t.Fatalf("written %d, want 5000", st.Written)
-	}
-	if store.largest > writeAt+4<<10 {
-		t.Fatalf("largest write %d bytes, want about writeAt (%d) at most", store.largest, writeAt)
+	if recs := len(storedRecords(t, store)); rows != 8 || recs != 8*50*2 {
+		t.Fatalf("%d sessions and %d records, want 8 and %d", rows, recs, 8*50*2)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -25,16 +26,60 @@ const (
 	hostArchKey   = attribute.Key("host.arch")
 )
 
-// remoteSession is the session of one sender process: its Recorder, the
-// traces it holds for their roots, and the decisions it remembers.
+// parkAfter is how long a kept session with nothing waiting stays in
+// memory without a span before it is let go (parked): its records are
+// written, and it continues under its id when its sender comes back
+// within the session timeout. A gateway of thousands of senders keeps in
+// memory only those that are sending.
+const parkAfter = 10 * time.Second
+
+// sessionOverhead is what a session in memory counts against
+// ImporterConfig.HeldBytes besides what it holds: its Recorder, maps and
+// bookkeeping, so that a flood of senders of one span each is bounded too.
+const sessionOverhead = 2 << 10
+
+// remoteSession is the session of one sender process: its Recorder, its
+// clock, the spans that wait for their parents, and the spans it has
+// taken (to take each once).
 type remoteSession struct {
-	rec       *recorder.Recorder
-	last      time.Time // when its last span arrived
-	traces    map[trace.TraceID]*heldTrace
-	decisions map[trace.TraceID]*decision
-	order     []trace.TraceID // decisions, oldest first, to forget them in order
-	problems  int64           // spans refused or mapped with a problem
-	cut       int64           // spans the sender's limits cut
+	key      string
+	resource sessions.Attrs // the sender's Resource, for its sender entry
+	rec      *recorder.Recorder
+	clock    senderClock
+	last     time.Time // when its last span arrived
+	traces   map[trace.TraceID]*liveTrace
+	seen     seenSet
+
+	pendingSpans int // spans waiting in traces
+	pendingBytes int // what they count
+	heldMem      int // what the Recorder held when last accounted
+	oldest       time.Time
+	counted      int // what the session counts against HeldBytes now
+
+	inflight       int  // Import calls between taking spans and their write
+	inflightMarked bool // counted in inflight by the Import under way
+	kept           bool // the Recorder kept the session; its sender entry is written
+	entryAt        time.Time
+	marks          []seqMark // where the session stood, for its sender entry
+	nextPending    uint64    // the number of its next pending entry
+	evicted        int64     // waiting spans and held records the bound let go
+	problems       int64     // spans refused or mapped with a problem
+	cut            int64     // spans the sender's limits cut
+}
+
+// parkedSession is a kept session let go while its sender was quiet:
+// enough to continue it under its id, and to take each span once.
+type parkedSession struct {
+	nextPending uint64
+	id          sessions.SessionID
+	start       time.Time
+	clock       senderClock
+	next        uint64
+	last        time.Time
+	seen        seenSet
+	marks       []seqMark
+	pending     []*pendingSpan // spans written ahead that a previous run left
+	res         []attribute.KeyValue
 }
 
 // sessionKey says which session a Resource's spans belong to: the
@@ -50,6 +95,17 @@ func sessionKey(res []attribute.KeyValue) string {
 	}
 	set := attribute.NewSet(res...)
 	return "resource:" + set.Encoded(attribute.DefaultEncoder())
+}
+
+// replayed reports whether a Resource says it is a recorded session sent
+// again (records.session.id, which `records replay` sets).
+func replayed(res []attribute.KeyValue) bool {
+	for _, kv := range res {
+		if kv.Key == spanbridge.SessionIDKey {
+			return true
+		}
+	}
+	return false
 }
 
 // senderProcess is what a session row says of the sender: its pid, OS and
@@ -71,20 +127,96 @@ func senderProcess(res []attribute.KeyValue) *recorder.Process {
 	return p
 }
 
-// session returns the session a batch with Resource res belongs to,
-// starting it if it is new (and, past MaxSessions, ending the session
-// quiet longest to make room). It returns nil only after Shutdown.
-func (im *Importer) session(res []attribute.KeyValue, now time.Time) *remoteSession {
-	key := sessionKey(res)
+// take takes one batch: its session (started, or continued), then each
+// span — rejected without valid ids, counted once when taken before —
+// waiting for its parent or placed at once. It returns the session, or
+// nil when the batch had no span to take. im.mu is held.
+func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportResult) {
+	var res ImportResult
+	var rs *remoteSession
+	for j := range b.Spans {
+		s := &b.Spans[j]
+		if !s.TraceID.IsValid() || !s.SpanID.IsValid() {
+			res.Rejected++
+			continue
+		}
+		if rs == nil {
+			rs = im.session(b, now)
+		}
+		res.Accepted++
+		if !im.add(rs, s, now) {
+			res.Duplicates++
+		}
+	}
+	im.counts.accepted += int64(res.Accepted)
+	im.counts.duplicates += int64(res.Duplicates)
+	im.counts.rejected += int64(res.Rejected)
+	if res.Rejected > 0 {
+		im.reports.once("ids", fmt.Errorf("otelrecords: importer: %d spans without a valid trace id and span id rejected (counted in ImporterStats.Rejected)", res.Rejected))
+	}
+	if rs == nil {
+		return nil, res
+	}
+	im.settleAll(rs, now)
+	im.writeAhead(rs, now)
+	im.account(rs)
+	return rs, res
+}
+
+// session returns the session of the batch's sender: the one in memory,
+// or the parked one continued, or a new one whose clock the batch reads.
+// im.mu is held.
+func (im *Importer) session(b *ImportBatch, now time.Time) *remoteSession {
+	return im.sessionFor(sessionKey(b.Resource), b.Resource, b.Spans, now)
+}
+
+// sessionFor is session for the sender key, whose Resource is res and
+// whose first spans (for a new session's clock) are spans.
+func (im *Importer) sessionFor(key string, res []attribute.KeyValue, spans []ImportedSpan, now time.Time) *remoteSession {
 	if rs, ok := im.sessions[key]; ok {
 		rs.last = now
 		return rs
 	}
-	if len(im.sessions) >= im.cfg.MaxSessions {
-		im.endQuietest()
+	cfg := im.recorderConfig(res)
+	rs := &remoteSession{key: key, last: now, traces: make(map[trace.TraceID]*liveTrace), resource: cfg.Resource}
+	if p, ok := im.parked[key]; ok && now.Sub(p.last) < im.cfg.SessionTimeout {
+		delete(im.parked, key)
+		cfg.Resume = &recorder.Resume{ID: p.id, Start: p.start, NextSeq: p.next}
+		rs.clock, rs.seen, rs.marks, rs.kept, rs.entryAt, rs.nextPending = p.clock, p.seen, p.marks, true, now, p.nextPending
+		im.counts.resumed++
+		rs.rec = recorder.New(cfg, im.open, im.now)
+		im.sessions[key] = rs
+		for _, ps := range p.pending {
+			im.hold(rs, ps)
+		}
+		return rs
 	}
+	if p, ok := im.parked[key]; ok {
+		im.seen -= p.seen.len()
+		delete(im.parked, key) // ended: the sender starts a new session
+	}
+	rs.clock = measureClock(spans, now, replayed(res))
+	rs.rec = recorder.New(cfg, im.open, im.now)
+	// The session starts at its earliest span, whichever is stamped
+	// first: a parent arriving after its children starts before them.
+	var first time.Time
+	for i := range spans {
+		if start, _, _ := rs.clock.times(&spans[i], now); first.IsZero() || start.Before(first) {
+			first = start
+		}
+	}
+	if !first.IsZero() {
+		rs.rec.Begin(first)
+	}
+	im.sessions[key] = rs
+	return rs
+}
+
+// recorderConfig is the Recorder configuration of a sender's session.
+func (im *Importer) recorderConfig(res []attribute.KeyValue) recorder.Config {
 	cfg := im.opts.recorderConfig()
 	cfg.Report, cfg.IDs, cfg.Process, cfg.Resource = im.reports.once, im.ids, senderProcess(res), spanbridge.Attrs(res)
+	cfg.Imported = true
 	// The sender's own label wins over the Importer's: it knows what it
 	// is doing.
 	for _, kv := range res {
@@ -92,10 +224,28 @@ func (im *Importer) session(res []attribute.KeyValue, now time.Time) *remoteSess
 			cfg.Label = kv.Value.Emit()
 		}
 	}
-	rs := &remoteSession{last: now, traces: make(map[trace.TraceID]*heldTrace), decisions: make(map[trace.TraceID]*decision)}
-	rs.rec = recorder.New(cfg, im.open, im.now)
-	im.sessions[key] = rs
-	return rs
+	return cfg
+}
+
+// needWrite reports whether taking the batches needs the store: a span
+// among them changes something, or belongs to a kept session. im.mu is
+// held.
+func (im *Importer) needWrite(batches []ImportBatch) bool {
+	for i := range batches {
+		key := sessionKey(batches[i].Resource)
+		if rs, ok := im.sessions[key]; ok && rs.rec.Kept() {
+			return true
+		}
+		if _, ok := im.parked[key]; ok {
+			return true
+		}
+		for j := range batches[i].Spans {
+			if changes(&batches[i].Spans[j]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // open gives a session's Recorder the store: the one writer every session
@@ -105,6 +255,15 @@ func (im *Importer) open() (sessions.Store, error) {
 		return sharedSession{im.writer}, nil
 	}
 	return storeSession{im.opts.store}, nil
+}
+
+// onStore runs fn on the store, waiting for another process that holds
+// it until ctx ends.
+func (im *Importer) onStore(ctx context.Context, fn func(sessions.Store) error) error {
+	if im.writer != nil {
+		return im.writer.Hold(ctx, fn)
+	}
+	return fn(im.opts.store)
 }
 
 // sharedSession is the store writer as one session's Recorder sees it:
@@ -124,40 +283,82 @@ type storeSession struct{ sessions.Store }
 // Close does nothing: the store is the caller's.
 func (storeSession) Close() error { return nil }
 
-// end ends the session key: its held traces are decided, what it keeps is
-// written (or spooled, if another process holds the store past ctx), and
-// its Recorder closed. What it counted joins the Importer's totals.
-func (im *Importer) end(ctx context.Context, key string, rs *remoteSession) error {
-	for _, id := range rs.dueTraces(func(*heldTrace) bool { return true }) {
-		im.decide(rs, id)
+// idleKept reports whether rs is a kept session quiet for parkAfter with
+// nothing waiting: time to let it go.
+func (rs *remoteSession) idleKept(now time.Time) bool {
+	if rs.pendingSpans > 0 || now.Sub(rs.last) < parkAfter || !rs.rec.Kept() {
+		return false
 	}
-	err := rs.rec.Close(ctx)
-	addStats(&im.ended, rs.stats())
-	delete(im.sessions, key)
-	return err
+	n, _ := rs.rec.Pending()
+	return n == 0
 }
 
-// endQuietest ends the session whose last span is oldest, without
-// waiting for a busy store (the store spools what it cannot take).
-func (im *Importer) endQuietest() {
-	var key string
-	var quiet *remoteSession
-	for k, rs := range im.sessions {
-		if quiet == nil || rs.last.Before(quiet.last) {
-			key, quiet = k, rs
+// park lets the kept session key go while its sender is quiet: it has
+// nothing queued (idleKept), and what continues it is kept in im.parked.
+// im.mu is held.
+func (im *Importer) park(key string, rs *remoteSession) {
+	id, start, ok := rs.rec.Started()
+	if !ok {
+		return
+	}
+	im.detach(key, rs)
+	// Nothing is queued: closing writes nothing, and the store is the
+	// Importer's to close.
+	im.handle("park", rs.rec.Close(context.Background()))
+	addStats(&im.ended, rs.stats())
+	im.parked[key] = &parkedSession{id: id, start: start, clock: rs.clock, next: rs.rec.NextSeq(), last: rs.last,
+		seen: rs.seen, marks: rs.marks, nextPending: rs.nextPending, res: spanbridge.Attributes(rs.resource)}
+	im.seen += rs.seen.len()
+	im.counts.parked++
+}
+
+// expireParked forgets the parked sessions whose sender has been quiet for
+// the session timeout: they have ended. It returns their ids, whose sender
+// entries the caller deletes. im.mu is held.
+func (im *Importer) expireParked(now time.Time) []uint64 {
+	var gone []uint64
+	for key, p := range im.parked {
+		if now.Sub(p.last) >= im.cfg.SessionTimeout {
+			gone = append(gone, uint64(p.id))
+			im.seen -= p.seen.len()
+			delete(im.parked, key)
 		}
 	}
-	if quiet != nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		im.handle("end", im.end(ctx, key, quiet))
+	return gone
+}
+
+// detach takes the session key out of the Importer: every span still
+// waiting is placed, and what it counted against the bounds is given
+// back. The caller closes its Recorder. im.mu is held.
+func (im *Importer) detach(key string, rs *remoteSession) {
+	now := im.now()
+	im.settleTraces(rs, now, true)
+	im.held -= rs.counted
+	rs.counted = 0
+	im.seen -= rs.seen.len()
+	delete(im.sessions, key)
+}
+
+// end closes the Recorder of a session detached: what it keeps is written
+// (or spooled, if another process holds the store past ctx), and what it
+// counted joins the Importer's totals. It returns the session's id when
+// its sender entry is to go, and 0 otherwise. It takes im.mu.
+func (im *Importer) end(ctx context.Context, rs *remoteSession) (uint64, error) {
+	err := rs.rec.Close(ctx)
+	im.mu.Lock()
+	addStats(&im.ended, rs.stats())
+	im.mu.Unlock()
+	if id, _, ok := rs.rec.Started(); ok && rs.kept && err == nil {
+		return uint64(id), nil
 	}
+	return 0, err
 }
 
 // stats is what the session counted, as the SpanProcessor's Stats.
 func (rs *remoteSession) stats() Stats {
 	s := recorderStats(rs.rec.Stats())
 	s.Problems, s.AttributesDropped = rs.problems, rs.cut
+	s.Evicted += rs.evicted
 	return s
 }
 
@@ -174,4 +375,21 @@ func (r *reporter) once(class string, err error) {
 	if _, seen := r.seen.LoadOrStore(class, struct{}{}); !seen {
 		otel.Handle(fmt.Errorf("%w (reported once; later ones are counted in Stats)", err))
 	}
+}
+
+// forgetEntries deletes the sender entries and pending spans of the
+// sessions ids, which have ended.
+func (im *Importer) forgetEntries(ctx context.Context, ids []uint64) error {
+	return im.onStore(ctx, func(st sessions.Store) error {
+		for _, id := range ids {
+			start, end := keys.ImportPendingRange(id)
+			if _, err := st.DeleteRange(start, end, nil); err != nil {
+				return err
+			}
+			if _, err := st.DeleteRange(keys.ImportSender(id), keys.ImportSender(id+1), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -2,7 +2,7 @@ package exporter
 
 import (
 	"cmp"
-	"context"
+	"container/heap"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,240 +12,286 @@ import (
 
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
-// heldTrace is a trace whose spans wait for its root, or for the
-// decision wait to pass.
-type heldTrace struct {
-	spans   []*ImportedSpan
-	bytes   int
-	first   time.Time // when its first span arrived
-	root    time.Time // when its root arrived; zero until then
-	arrival int64     // how many traces the Importer held before it
+// A sender's batch processor exports spans as they end: children before
+// their parents, sometimes in an earlier batch, and a request's span
+// before the work its handler left running. The Importer places
+// (stamps) a span once its parent is placed — or at once, for the root
+// of its trace in its sender — so that a parent's seq is below its
+// children's, and spans started one after the other are stamped in that
+// order. A span whose parent does not come is placed after DecisionWait,
+// as a root of what arrived below it; a span that says nothing of records
+// waits DefaultDecisionGrace for a record inside it, under MarksEnclosing.
+
+// liveTrace is a trace of a session with spans waiting to be placed.
+type liveTrace struct {
+	pending map[trace.SpanID]*pendingSpan
+	first   int64 // the arrival order of its first span waiting
 }
 
-// dueTraces returns the ids of the traces of rs for which due is true,
-// in the order they arrived: traces decided together are recorded in
-// that order, as the SpanProcessor records spans in the order they end,
-// not in a map's.
-func (rs *remoteSession) dueTraces(due func(*heldTrace) bool) []trace.TraceID {
-	var ids []trace.TraceID
-	for id, t := range rs.traces {
-		if due(t) {
-			ids = append(ids, id)
-		}
-	}
-	slices.SortFunc(ids, func(a, b trace.TraceID) int {
-		return cmp.Compare(rs.traces[a].arrival, rs.traces[b].arrival)
-	})
-	return ids
-}
-
-// maxDecisions bounds the decisions a session remembers (a few MiB at
-// most): past it the oldest are forgotten before decisionMemory.
-const maxDecisions = 1 << 15
-
-// decision is what is remembered of a recorded trace: when it was
-// decided, and the spans it did not hold that enclose a record (a
-// record's parent, or that parent's, that had not arrived), so that an
-// implicit mark arriving late is recorded when it encloses a record.
-type decision struct {
-	at       time.Time
-	encloses map[trace.SpanID]struct{}
+// pendingSpan is a span waiting to be placed.
+type pendingSpan struct {
+	span    ImportedSpan
+	arrived time.Time
+	size    int
+	order   int64  // arrival order, for placing spans of equal starts as they came
+	entry   uint64 // its pending entry in the store (kept sessions); 0 without one
 }
 
 // isRoot reports whether s is the root of its trace in its sender: it has
 // no parent, or its parent ran in another process.
 func (s *ImportedSpan) isRoot() bool { return !s.ParentSpanID.IsValid() || s.ParentRemote }
 
-// add takes one span of session rs: a span of a decided trace is recorded
-// at once; any other is held with its trace.
-func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) {
-	if !s.TraceID.IsValid() || !s.SpanID.IsValid() {
-		rs.problems++
-		im.reports.once("ids", fmt.Errorf("otelrecords: importer: span %q has no valid trace and span ids; dropped", cut(s.Name, 64)))
-		return
+// likelyRemoteChild reports whether s, whose parent is nowhere to be seen,
+// is the first span of its process in a trace that another process
+// began: a server's or a consumer's span (senders that do not say whether
+// a parent is remote are common).
+func (s *ImportedSpan) likelyRemoteChild() bool {
+	return s.Kind == trace.SpanKindServer || s.Kind == trace.SpanKindConsumer
+}
+
+// add takes one span of session rs, and reports false if it had taken it
+// before (or it came twice in the batch): then nothing changes. im.mu is
+// held.
+func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) bool {
+	k := spanRef{s.TraceID, s.SpanID}
+	wanted := false
+	switch rs.seen.state(k) {
+	case stateWanted:
+		wanted = true
+	case stateNone:
+	default:
+		return false
 	}
-	if d, ok := rs.decisions[s.TraceID]; ok {
-		im.late++
-		_, enclosed := d.encloses[s.SpanID]
-		im.record(rs, s, enclosed)
-		return
+	if rs.seen.state(spanRef{s.TraceID, s.ParentSpanID}) == statePlaced {
+		im.counts.late++
 	}
-	t := rs.traces[s.TraceID]
+	p := &pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals()}
+	im.hold(rs, p)
+	if changes(s) {
+		// It keeps its session (or its trace) whenever it is placed:
+		// keep it now, so that it is written ahead while it waits.
+		rs.rec.KeepNow(recorder.Trace(s.TraceID))
+	}
+	if wanted {
+		rs.seen.set(k, stateWantedPending, im.second(now))
+	}
+	return true
+}
+
+// arrivals numbers the spans the Importer takes, in order.
+func (im *Importer) arrivals() int64 {
+	im.counts.arrivals++
+	return im.counts.arrivals
+}
+
+// hold makes p wait in its trace. im.mu is held.
+func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
+	t := rs.traces[p.span.TraceID]
 	if t == nil {
-		t = &heldTrace{first: now, arrival: im.arrivals}
-		im.arrivals++
-		rs.traces[s.TraceID] = t
+		t = &liveTrace{pending: make(map[trace.SpanID]*pendingSpan), first: p.order}
+		rs.traces[p.span.TraceID] = t
 	}
-	if s.isRoot() && t.root.IsZero() {
-		t.root = now
+	t.pending[p.span.SpanID] = p
+	if rs.pendingSpans == 0 || p.arrived.Before(rs.oldest) {
+		rs.oldest = p.arrived
 	}
-	n := s.size()
-	t.spans = append(t.spans, s)
-	t.bytes += n
-	im.held += n
+	rs.pendingSpans++
+	rs.pendingBytes += p.size
+	if rs.seen.set(spanRef{p.span.TraceID, p.span.SpanID}, statePending, im.second(p.arrived)) {
+		im.seen++
+	}
 }
 
-// decideDue records the traces of rs whose time has come: their root
-// arrived DefaultDecisionGrace ago, or their first span DecisionWait ago.
+// settleAll places what can be placed in every trace of rs; settleDue
+// does it in the traces whose spans may have come due since. im.mu is
+// held.
 //
-// It writes every writeAt bytes of records the session keeps, as the
-// SpanProcessor's loop does, so that many traces decided at once neither
-// wait in one large batch nor grow it past what the Recorder reuses.
-func (im *Importer) decideDue(ctx context.Context, rs *remoteSession, now time.Time) error {
+// Traces are settled in the order they arrived: traces placed together
+// are recorded as their spans came, as the SpanProcessor records spans in
+// the order they end, not in a map's.
+func (im *Importer) settleAll(rs *remoteSession, now time.Time) {
+	im.settleTraces(rs, now, false)
+}
+
+// settleTraces settles every trace of rs, in the order they arrived.
+func (im *Importer) settleTraces(rs *remoteSession, now time.Time, force bool) {
+	type ref struct {
+		id    trace.TraceID
+		t     *liveTrace
+		first int64
+	}
+	list := make([]ref, 0, len(rs.traces))
+	for id, t := range rs.traces {
+		list = append(list, ref{id, t, t.first})
+	}
+	slices.SortFunc(list, func(a, b ref) int { return cmp.Compare(a.first, b.first) })
+	for _, r := range list {
+		im.settle(rs, r.id, r.t, now, force)
+	}
+}
+
+func (im *Importer) settleDue(rs *remoteSession, now time.Time) { im.settleAll(rs, now) }
+
+// settle places the spans of trace id that can be placed now — all of
+// them with force — parents before their children, and otherwise by
+// start, then arrival. im.mu is held.
+func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, now time.Time, force bool) {
 	grace := min(DefaultDecisionGrace, im.cfg.DecisionWait)
-	var errs []error
-	due := rs.dueTraces(func(t *heldTrace) bool {
-		return (!t.root.IsZero() && now.Sub(t.root) >= grace) || now.Sub(t.first) >= im.cfg.DecisionWait
-	})
-	for _, id := range due {
-		im.decide(rs, id)
-		if _, bytes := rs.rec.Pending(); bytes >= writeAt {
-			errs = append(errs, rs.rec.Flush(ctx))
+	kids := make(map[trace.SpanID][]*pendingSpan, len(t.pending))
+	for _, p := range t.pending {
+		if par := p.span.ParentSpanID; par.IsValid() && !p.span.ParentRemote {
+			if _, ok := t.pending[par]; ok && par != p.span.SpanID {
+				kids[par] = append(kids[par], p)
+			}
 		}
 	}
-	return errors.Join(errs...)
-}
-
-// keepWithinHeld decides the traces that arrived first, over every
-// session, until what is held is within HeldBytes again: a sender that
-// never sends its roots cannot make the Importer grow.
-func (im *Importer) keepWithinHeld() {
-	if im.held <= im.cfg.HeldBytes {
-		return
-	}
-	type waiting struct {
-		rs      *remoteSession
-		id      trace.TraceID
-		arrival int64
-	}
-	var all []waiting
-	for _, rs := range im.sessions {
-		for id, t := range rs.traces {
-			all = append(all, waiting{rs, id, t.arrival})
-		}
-	}
-	slices.SortFunc(all, func(a, b waiting) int { return cmp.Compare(a.arrival, b.arrival) })
-	for _, w := range all {
-		if im.held <= im.cfg.HeldBytes {
-			return
-		}
-		im.decide(w.rs, w.id)
-	}
-}
-
-// decide records the held trace id of rs and remembers the decision. Its
-// spans are stamped in start order, a parent before its children at an
-// equal start (senders whose clocks tick in milliseconds start many
-// children at their parent's instant), so that seqs say what started
-// inside what; under MarksEnclosing an implicit mark is recorded when a
-// record of the trace lies inside it, at any depth.
-func (im *Importer) decide(rs *remoteSession, id trace.TraceID) {
-	t := rs.traces[id]
-	delete(rs.traces, id)
-	im.held -= t.bytes
-	d := &decision{at: im.now()}
-	rs.decisions[id] = d
-	rs.order = append(rs.order, id)
-	if len(rs.order) > maxDecisions {
-		delete(rs.decisions, rs.order[0])
-		rs.order = rs.order[1:]
-	}
-	byID := make(map[trace.SpanID]int, len(t.spans))
-	for i, s := range t.spans {
-		byID[s.SpanID] = i
-	}
-	depth := depths(t.spans, byID)
-	order := make([]int, len(t.spans))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		if c := t.spans[a].Start.Compare(t.spans[b].Start); c != 0 {
-			return c
-		}
-		return cmp.Compare(depth[a], depth[b])
-	})
-	encloses := make([]bool, len(t.spans))
+	// Under MarksEnclosing, which spans have a record below them (or had
+	// one placed below them before they came): an implicit mark is
+	// recorded when it does.
+	encloses := map[trace.SpanID]bool{}
 	if im.marks == MarksEnclosing {
-		for i, s := range t.spans {
-			if !speaksRecords(s.Attributes) {
+		for _, p := range t.pending {
+			if !speaksRecords(p.span.Attributes) && rs.seen.state(spanRef{id, p.span.SpanID}) != stateWantedPending {
 				continue
 			}
-			p := s
-			for range maxEnclosingDepth {
-				if p.isRoot() {
+			for q, n := p, 0; n < maxEnclosingDepth; n++ {
+				par := q.span.ParentSpanID
+				if q.span.isRoot() || encloses[par] {
 					break
 				}
-				j, ok := byID[p.ParentSpanID]
-				if !ok {
-					if d.encloses == nil {
-						d.encloses = make(map[trace.SpanID]struct{})
-					}
-					d.encloses[p.ParentSpanID] = struct{}{}
+				encloses[par] = true
+				if q = t.pending[par]; q == nil {
 					break
 				}
-				if encloses[j] || j == i {
-					break
-				}
-				encloses[j] = true
-				p = t.spans[j]
 			}
 		}
 	}
-	for _, i := range order {
-		im.record(rs, t.spans[i], encloses[i])
+	// may reports whether p, whose parent is placed or will not come, can
+	// be placed now: a span that says nothing of records waits its grace
+	// for a record inside it.
+	may := func(p *pendingSpan) bool {
+		return force || im.marks != MarksEnclosing || speaksRecords(p.span.Attributes) ||
+			encloses[p.span.SpanID] || now.Sub(p.arrived) >= grace
 	}
-	// The trace's root is in (or will not come): under KeepByTrace the
-	// Recorder decides it after its own grace, for spans arriving late.
-	rs.rec.EndTrace(recorder.Trace(id))
-}
-
-// depths returns how deep each span lies below the first of its
-// ancestors the trace does not hold; a cycle of parents (a hostile
-// sender's) ends the walk.
-func depths(spans []*ImportedSpan, byID map[trace.SpanID]int) []int {
-	depth := make([]int, len(spans))
-	for i := range spans {
-		p := spans[i]
-		for n := 0; n < maxEnclosingDepth && !p.isRoot(); n++ {
-			j, ok := byID[p.ParentSpanID]
-			if !ok {
-				break
-			}
-			depth[i]++
-			p = spans[j]
+	ready := &readyHeap{}
+	for _, p := range t.pending {
+		par := p.span.ParentSpanID
+		if _, waiting := t.pending[par]; waiting && !p.span.isRoot() && par != p.span.SpanID {
+			continue // placed after its parent
+		}
+		top := force || p.span.isRoot() || rs.seen.state(spanRef{id, par}) == statePlaced ||
+			p.span.likelyRemoteChild() || now.Sub(p.arrived) >= im.cfg.DecisionWait
+		if top && may(p) {
+			heap.Push(ready, p)
 		}
 	}
-	return depth
-}
-
-// forget lets go of decisions older than decisionMemory.
-func (rs *remoteSession) forget(now time.Time) {
-	n := 0
-	for _, id := range rs.order {
-		if d := rs.decisions[id]; d != nil && now.Sub(d.at) < decisionMemory {
+	placedAny := false
+	drain := func() {
+		for ready.Len() > 0 {
+			p := heap.Pop(ready).(*pendingSpan)
+			if _, ok := t.pending[p.span.SpanID]; !ok {
+				continue // placed already (pushed twice in a cycle)
+			}
+			im.place(rs, id, t, p, encloses[p.span.SpanID], now)
+			placedAny = true
+			for _, kid := range kids[p.span.SpanID] {
+				if may(kid) {
+					heap.Push(ready, kid)
+				}
+			}
+		}
+	}
+	drain()
+	// What no top reaches — below a parent that waits longer than it may
+	// (or, from a hostile sender, a cycle of parents) — is placed once it
+	// has waited DecisionWait, oldest first; with force, all of it now.
+	for len(t.pending) > 0 {
+		var q *pendingSpan
+		for _, p := range t.pending {
+			if (force || now.Sub(p.arrived) >= im.cfg.DecisionWait) && (q == nil || p.order < q.order) {
+				q = p
+			}
+		}
+		if q == nil {
 			break
 		}
-		delete(rs.decisions, id)
-		n++
+		heap.Push(ready, q)
+		drain()
 	}
-	rs.order = rs.order[n:]
+	if len(t.pending) == 0 {
+		delete(rs.traces, id)
+	}
+	if placedAny {
+		// The trace's root is in (or will not come): under KeepByTrace
+		// the Recorder decides it after its own grace, for spans arriving
+		// late.
+		rs.rec.EndTrace(recorder.Trace(id))
+	}
 }
 
-// record stamps one imported span by its start and, when the marks policy
-// records it, maps, encodes and routes its record through the session's
-// Recorder: the SpanProcessor's path (encodeRecord, then the Recorder),
-// on the Importer's goroutine. encloses says a record lies inside it.
-func (im *Importer) record(rs *remoteSession, s *ImportedSpan, encloses bool) {
-	st, ok := rs.rec.Stamp(s.Start)
+// place stamps p and records it (as the marks policy says), and notes it
+// placed. A record whose parent has not come makes the parent wanted: an
+// implicit mark arriving late is recorded when a record lies inside it.
+// im.mu is held.
+func (im *Importer) place(rs *remoteSession, id trace.TraceID, t *liveTrace, p *pendingSpan, encloses bool, now time.Time) {
+	delete(t.pending, p.span.SpanID)
+	rs.pendingSpans--
+	rs.pendingBytes -= p.size
+	k := spanRef{id, p.span.SpanID}
+	wanted := rs.seen.state(k) == stateWantedPending
+	rs.seen.set(k, statePlaced, im.second(now))
+	if p.entry != 0 {
+		im.emptyEntry(rs, p.entry)
+	}
+	recorded := im.record(rs, &p.span, encloses || wanted, p.arrived)
+	if par := p.span.ParentSpanID; recorded && !p.span.isRoot() && im.marks == MarksEnclosing {
+		pk := spanRef{id, par}
+		if _, ok := t.pending[par]; !ok && rs.seen.state(pk) == stateNone {
+			if rs.seen.set(pk, stateWanted, im.second(now)) {
+				im.seen++
+			}
+		}
+	}
+}
+
+// readyHeap orders the spans that can be placed: by start, then arrival.
+type readyHeap []*pendingSpan
+
+func (h readyHeap) Len() int { return len(h) }
+func (h readyHeap) Less(i, j int) bool {
+	if c := h[i].span.Start.Compare(h[j].span.Start); c != 0 {
+		return c < 0
+	}
+	return cmp.Less(h[i].order, h[j].order)
+}
+func (h readyHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *readyHeap) Push(x any)   { *h = append(*h, x.(*pendingSpan)) }
+func (h *readyHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// record stamps one imported span by its start on the gateway's clock
+// and, when the marks policy records it, maps, encodes and routes its
+// record through the session's Recorder: the SpanProcessor's path
+// (encodeRecord, then the Recorder), on the Importer's goroutine. It
+// reports whether the span is recorded (or held to be). encloses says a
+// record lies inside it.
+func (im *Importer) record(rs *remoteSession, s *ImportedSpan, encloses bool, arrived time.Time) (recorded bool) {
+	start, end, odd := rs.clock.times(s, arrived)
+	st, ok := rs.rec.Stamp(start)
 	if !ok || !im.marks.records(s.Attributes, encloses) {
-		return
+		return false
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			rs.problems++
+			recorded = false
 			im.reports.once("panic", fmt.Errorf("otelrecords: recording imported span %q failed: %v", cut(s.Name, 64), p))
 		}
 	}()
@@ -256,7 +302,15 @@ func (im *Importer) record(rs *remoteSession, s *ImportedSpan, encloses bool) {
 		}
 	}()
 	inputs := -1 // an imported span does not say which attributes it started with
-	enc := encodeRecord(w, view(s), max(rs.rec.Level(), sessions.LevelBasic), inputs, st)
+	v := view(s)
+	v.start, v.end = start, end
+	var enc encoded
+	level := max(rs.rec.Level(), sessions.LevelBasic)
+	if odd {
+		enc = encodeMappedWith(w, v, level, inputs, st, func(m *spanbridge.Mapped) { keepSenderTimes(m, s) })
+	} else {
+		enc = encodeRecord(w, v, level, inputs, st)
+	}
 	if enc.cut {
 		rs.cut++
 	}
@@ -283,6 +337,7 @@ func (im *Importer) record(rs *remoteSession, s *ImportedSpan, encloses bool) {
 		}
 		im.reports.once(class, err)
 	}
+	return true
 }
 
 func cut(s string, n int) string {
@@ -290,4 +345,15 @@ func cut(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// changes reports whether s says it changed something
+// (records.effect=changed).
+func changes(s *ImportedSpan) bool {
+	for _, kv := range s.Attributes {
+		if kv.Key == spanbridge.EffectKey {
+			return kv.Value.Emit() == spanbridge.EffectChanged
+		}
+	}
+	return false
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/nopexporter"
+	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/batchprocessor"
@@ -26,6 +28,12 @@ func Components() (otelcol.Factories, error) {
 		return f, err
 	}
 	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](collector.NewFactory(), nopexporter.NewFactory()); err != nil {
+		return f, err
+	}
+	// file_storage makes the sending queue persistent: a batch is
+	// acknowledged once it is on disk, and replayed after a crash (the
+	// records exporter takes a replayed span once).
+	if f.Extensions, err = otelcol.MakeFactoryMap[extension.Factory](filestorage.NewFactory()); err != nil {
 		return f, err
 	}
 	f.Telemetry = otelconftelemetry.NewFactory()

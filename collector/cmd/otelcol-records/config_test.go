@@ -20,7 +20,7 @@ func TestConfigsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"config.yaml", "../../../docs/collector/agent.yaml", "../../../docs/collector/gateway.yaml"} {
+	for _, path := range []string{"config.yaml", "config-persistent.yaml", "../../../docs/collector/agent.yaml", "../../../docs/collector/gateway.yaml"} {
 		cfg, err := otelcoltest.LoadConfigAndValidate(path, factories)
 		if err != nil {
 			t.Errorf("%s: %v", path, err)

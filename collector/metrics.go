@@ -1,0 +1,78 @@
+package collector
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelrecords/otelrecords/exporter"
+)
+
+// registerMetrics publishes what the Importer counts through the
+// Collector's own telemetry (its MeterProvider, which names the
+// component): spans accepted, deduplicated, rejected and refused; records
+// written and spooled; what is held; what was dropped, by cause. They are
+// observed when the Collector's reader collects: nothing is counted on
+// the export path. It returns the function that unregisters them.
+func registerMetrics(mp metric.MeterProvider, im *exporter.Importer) (func() error, error) {
+	m := mp.Meter("github.com/otelrecords/otelrecords/collector")
+	var err error
+	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
+		c, e := m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if e != nil {
+			err = e
+		}
+		return c
+	}
+	gauge := func(name, unit, desc string) metric.Int64ObservableGauge {
+		g, e := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if e != nil {
+			err = e
+		}
+		return g
+	}
+	accepted := counter("otelcol.records.spans.accepted", "{span}", "Spans the records exporter took (recorded, held, or recognised as taken before).")
+	duplicates := counter("otelcol.records.spans.deduplicated", "{span}", "Accepted spans taken before (a retry, a queue's replay, a span repeated in a batch): recorded once.")
+	rejected := counter("otelcol.records.spans.rejected", "{span}", "Spans no record can be made of (no valid trace or span id): never recorded.")
+	refused := counter("otelcol.records.spans.refused", "{span}", "Spans refused, whole batches at a time, while the store refused writes: the sender was told to retry.")
+	written := counter("otelcol.records.records.written", "{record}", "Records the store acknowledged.")
+	spooled := counter("otelcol.records.records.spooled", "{record}", "Records set aside in the store's spool (another process held the store); the next opener writes them.")
+	dropped := counter("otelcol.records.records.dropped", "{record}", "Records let go, by cause: evicted (a session or trace not kept yet, past the held bound or the pending budget), too_large, invalid, unwritable.")
+	kept := counter("otelcol.records.sessions.kept", "{session}", "Sessions kept: they changed something.")
+	held := gauge("otelcol.records.held", "By", "Bytes held in memory for every sender, against max_held_bytes.")
+	waiting := gauge("otelcol.records.spans.waiting", "{span}", "Spans waiting for their parents.")
+	sessions := gauge("otelcol.records.sessions", "{session}", "Senders' sessions in memory (and, with state=parked, let go while quiet).")
+	if err != nil {
+		return nil, err
+	}
+	causes := []attribute.Set{
+		attribute.NewSet(attribute.String("cause", "evicted")),
+		attribute.NewSet(attribute.String("cause", "too_large")),
+		attribute.NewSet(attribute.String("cause", "invalid")),
+		attribute.NewSet(attribute.String("cause", "unwritable")),
+	}
+	active, parked := attribute.NewSet(attribute.String("state", "active")), attribute.NewSet(attribute.String("state", "parked"))
+	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		s := im.Stats()
+		o.ObserveInt64(accepted, s.Accepted)
+		o.ObserveInt64(duplicates, s.Duplicates)
+		o.ObserveInt64(rejected, s.Rejected)
+		o.ObserveInt64(refused, s.Refused)
+		o.ObserveInt64(written, s.Written)
+		o.ObserveInt64(spooled, s.Spooled)
+		for i, n := range []int64{s.Evicted, s.TooLarge, s.Invalid, s.Unwritable} {
+			o.ObserveInt64(dropped, n, metric.WithAttributeSet(causes[i]))
+		}
+		o.ObserveInt64(kept, s.SessionsKept)
+		o.ObserveInt64(held, s.HeldBytes)
+		o.ObserveInt64(waiting, s.HeldSpans)
+		o.ObserveInt64(sessions, int64(s.Sessions), metric.WithAttributeSet(active))
+		o.ObserveInt64(sessions, int64(s.Parked), metric.WithAttributeSet(parked))
+		return nil
+	}, accepted, duplicates, rejected, refused, written, spooled, dropped, kept, held, waiting, sessions)
+	if err != nil {
+		return nil, err
+	}
+	return reg.Unregister, nil
+}

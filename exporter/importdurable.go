@@ -1,0 +1,370 @@
+package exporter
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
+)
+
+// What makes an acknowledgement durable beyond the records themselves
+// (docs/FORMAT.md §11): for each kept session, a sender entry — whose
+// session it is, where it stands — so that a restarted Importer continues
+// it under its id and recognises the spans it took last; and each span of
+// a kept session that waits for its parent, written ahead before the
+// sender is told it is stored, emptied once its record is written.
+
+// entryEvery is how often a kept session's sender entry is written again
+// while its sender sends: when it was last heard of, to a few seconds.
+const entryEvery = 5 * time.Second
+
+// seqMark is where a session stood at an instant: the seq its next stamp
+// would take. A restart reads back the records from the mark DedupWindow
+// old on, to take each span once.
+type seqMark struct {
+	At  int64  `cbor:"at"`
+	Seq uint64 `cbor:"seq"`
+}
+
+// senderEntry is the value of a sender entry.
+type senderEntry struct {
+	Key         string         `cbor:"key"`
+	Start       int64          `cbor:"start"` // the session's start, Unix ns on the gateway's clock
+	Skew        int64          `cbor:"skew"`  // senderClock.skew, ns
+	Seen        int64          `cbor:"seen"`  // when its sender was last heard of, Unix ns
+	NextSeq     uint64         `cbor:"next"`
+	NextPending uint64         `cbor:"pending"`
+	Marks       []seqMark      `cbor:"marks"`
+	Resource    sessions.Attrs `cbor:"resource"`
+}
+
+// writeAhead makes the kept session rs durable beyond its records: its
+// sender entry, when it was just kept or entryEvery has passed, and every
+// span waiting for its parent that is not written ahead yet. They are
+// queued in its Recorder, to be written with its records. im.mu is held.
+func (im *Importer) writeAhead(rs *remoteSession, now time.Time) {
+	if !rs.rec.Kept() {
+		return
+	}
+	id, _, ok := rs.rec.Started()
+	if !ok {
+		return
+	}
+	im.writeEntry(rs, now, !rs.kept)
+	rs.kept = true
+	for _, t := range rs.traces {
+		for _, p := range t.pending {
+			if p.entry != 0 {
+				continue
+			}
+			v, err := encodePending(p)
+			if err != nil {
+				rs.problems++
+				im.reports.once("pending", fmt.Errorf("otelrecords: importer: span %q cannot be written ahead: %w", cut(p.span.Name, 64), err))
+				continue
+			}
+			rs.nextPending++
+			p.entry = rs.nextPending
+			rs.rec.QueueEntry(sessions.Entry{Key: keys.ImportPendingSpan(uint64(id), p.entry), Value: v})
+		}
+	}
+}
+
+// emptyEntry empties the pending entry n of rs: its span is recorded.
+// im.mu is held.
+func (im *Importer) emptyEntry(rs *remoteSession, n uint64) {
+	if id, _, ok := rs.rec.Started(); ok {
+		rs.rec.QueueEntry(sessions.Entry{Key: keys.ImportPendingSpan(uint64(id), n), Value: []byte{}})
+	}
+}
+
+// writeEntry queues rs's sender entry, when force or entryEvery has
+// passed since it last did. im.mu is held.
+func (im *Importer) writeEntry(rs *remoteSession, now time.Time, force bool) {
+	if !force && now.Sub(rs.entryAt) < entryEvery {
+		return
+	}
+	id, start, ok := rs.rec.Started()
+	if !ok {
+		return
+	}
+	rs.entryAt = now
+	next := rs.rec.NextSeq()
+	rs.marks = append(rs.marks, seqMark{At: now.UnixNano(), Seq: next})
+	// Keep the marks of the window, and the newest one before it, which
+	// says where the window starts.
+	from := now.Add(-DedupWindow).UnixNano()
+	i := 0
+	for i+1 < len(rs.marks) && rs.marks[i+1].At <= from {
+		i++
+	}
+	rs.marks = append(rs.marks[:0], rs.marks[i:]...)
+	e := senderEntry{Key: rs.key, Start: start.UnixNano(), Skew: int64(rs.clock.skew), Seen: rs.last.UnixNano(),
+		NextSeq: next, NextPending: rs.nextPending, Marks: rs.marks, Resource: rs.resource}
+	v, err := cbor.Marshal(e)
+	if err != nil {
+		im.reports.once("entry", fmt.Errorf("otelrecords: importer: sender entry: %w", err))
+		return
+	}
+	rs.rec.QueueEntry(sessions.Entry{Key: keys.ImportSender(uint64(id)), Value: v})
+}
+
+// recover reads back what a previous run of an Importer on this store
+// left: the sessions in progress (their sender heard from within the
+// session timeout), continued when their senders come back, with the
+// spans they took in the last DedupWindow so that a replay is taken
+// once; and the spans written ahead that were not recorded, placed again
+// in their sessions. Ended sessions' entries are deleted. It runs once,
+// before the first Import; a store another process holds is waited for
+// until ctx ends, and tried again at the next Import. im.mu is held.
+func (im *Importer) recover(ctx context.Context) error {
+	if im.recovered {
+		return nil
+	}
+	if im.writer != nil && !badgerstore.Exists(im.dir) {
+		im.recovered = true
+		return nil
+	}
+	now := im.now()
+	err := im.onStore(ctx, func(st sessions.Store) error {
+		found, err := readEntries(st)
+		if err != nil {
+			return err
+		}
+		rd := sessions.NewRecords(st)
+		kinds, err := rd.Kinds()
+		if err != nil {
+			return err
+		}
+		for id, f := range found {
+			active := now.Sub(time.Unix(0, f.entry.Seen)) < im.cfg.SessionTimeout
+			if !active && len(f.pending) == 0 {
+				if err := deleteEntries(st, id); err != nil {
+					return err
+				}
+				continue
+			}
+			p, err := im.resumed(rd, kinds, id, f, now)
+			if err != nil {
+				return err
+			}
+			im.counts.recovered++
+			if !active {
+				p.last = now // long quiet, but it left spans to record: record them, then end
+			}
+			im.parked[f.entry.Key] = p
+			if len(p.pending) > 0 {
+				// Spans a sender was told are stored: record them even if
+				// the sender never comes back.
+				rs := im.sessionFor(f.entry.Key, p.res, nil, now)
+				rs.last = p.last
+				im.settleAll(rs, now)
+				im.account(rs)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("otelrecords: importer: reading back what the last run left in %s: %w", im.dir, err)
+	}
+	im.recovered = true
+	return nil
+}
+
+// foundEntry is a session's sender entry and pending spans, as read back.
+type foundEntry struct {
+	entry       senderEntry
+	pending     []*pendingSpan
+	nextPending uint64
+}
+
+// readEntries reads every sender entry and pending span of the store.
+func readEntries(st sessions.Store) (map[uint64]*foundEntry, error) {
+	found := map[uint64]*foundEntry{}
+	for e, err := range st.Scan(keys.NamespaceStart(keys.ImportSenders), keys.NamespaceEnd(keys.ImportSenders)) {
+		if err != nil {
+			return nil, err
+		}
+		id, _, err := keys.ParseImportKey(e.Key)
+		if err != nil {
+			continue
+		}
+		var se senderEntry
+		if cbor.Unmarshal(e.Value, &se) != nil {
+			continue
+		}
+		found[id] = &foundEntry{entry: se}
+	}
+	for e, err := range st.Scan(keys.NamespaceStart(keys.ImportPending), keys.NamespaceEnd(keys.ImportPending)) {
+		if err != nil {
+			return nil, err
+		}
+		id, n, err := keys.ParseImportKey(e.Key)
+		f := found[id]
+		if err != nil || f == nil {
+			continue
+		}
+		f.nextPending = max(f.nextPending, n)
+		if len(e.Value) == 0 {
+			continue // recorded
+		}
+		p, err := decodePending(e.Value)
+		if err != nil {
+			continue
+		}
+		p.entry = n
+		f.pending = append(f.pending, p)
+	}
+	return found, nil
+}
+
+// deleteEntries deletes the sender entry and pending spans of session id.
+func deleteEntries(st sessions.Store, id uint64) error {
+	start, end := keys.ImportPendingRange(id)
+	if _, err := st.DeleteRange(start, end, nil); err != nil {
+		return err
+	}
+	_, err := st.DeleteRange(keys.ImportSender(id), keys.ImportSender(id+1), nil)
+	return err
+}
+
+// resumed makes the parked session that continues session id: its seq
+// past every record it wrote, and the spans it took since the mark
+// DedupWindow before its sender was last heard of.
+func (im *Importer) resumed(rd *sessions.Records, kinds []string, id uint64, f *foundEntry, now time.Time) (*parkedSession, error) {
+	e := f.entry
+	p := &parkedSession{id: sessions.SessionID(id), start: time.Unix(0, e.Start), clock: senderClock{skew: time.Duration(e.Skew)},
+		next: e.NextSeq, last: time.Unix(0, e.Seen), marks: e.Marks, pending: f.pending,
+		nextPending: max(e.NextPending, f.nextPending), res: spanbridge.Attributes(e.Resource)}
+	from := uint64(0)
+	window := time.Unix(0, e.Seen).Add(-DedupWindow).UnixNano()
+	for _, m := range e.Marks {
+		if m.At <= window {
+			from = m.Seq
+		}
+	}
+	at := im.second(now)
+	for _, kind := range kinds {
+		for r, err := range rd.All(kind, sessions.InSessionFrom(sessions.SessionID(id), from)) {
+			if err != nil {
+				return nil, err
+			}
+			p.next = max(p.next, r.Stamp.Seq+1)
+			k := spanRef{trace.TraceID(r.Record.TraceID), trace.SpanID(r.Record.SpanID)}
+			if k.span.IsValid() && p.seen.set(k, statePlaced, at) {
+				im.seen++
+			}
+		}
+	}
+	for _, ps := range p.pending {
+		ps.arrived = now
+		ps.order = im.arrivals()
+	}
+	return p, nil
+}
+
+// pendingWire is a span written ahead: everything an ImportedSpan holds.
+type pendingWire struct {
+	TraceID    []byte         `cbor:"trace"`
+	SpanID     []byte         `cbor:"span"`
+	Parent     []byte         `cbor:"parent,omitempty"`
+	Remote     bool           `cbor:"remote,omitempty"`
+	TraceState string         `cbor:"state,omitempty"`
+	Name       string         `cbor:"name"`
+	Kind       int            `cbor:"kind,omitempty"`
+	Start      [2]int64       `cbor:"start"`
+	End        [2]int64       `cbor:"end"`
+	Attributes sessions.Attrs `cbor:"attrs,omitempty"`
+	Events     []eventWire    `cbor:"events,omitempty"`
+	Links      []linkWire     `cbor:"links,omitempty"`
+	Status     int            `cbor:"status,omitempty"`
+	StatusText string         `cbor:"status_text,omitempty"`
+	Scope      [3]string      `cbor:"scope"`
+	Dropped    [3]int         `cbor:"dropped,omitempty"`
+}
+
+type eventWire struct {
+	Name       string         `cbor:"name"`
+	Time       [2]int64       `cbor:"time"`
+	Attributes sessions.Attrs `cbor:"attrs,omitempty"`
+	Dropped    int            `cbor:"dropped,omitempty"`
+}
+
+type linkWire struct {
+	TraceID    []byte         `cbor:"trace"`
+	SpanID     []byte         `cbor:"span"`
+	State      string         `cbor:"state,omitempty"`
+	Attributes sessions.Attrs `cbor:"attrs,omitempty"`
+	Dropped    int            `cbor:"dropped,omitempty"`
+}
+
+func wireTime(t time.Time) [2]int64 { return [2]int64{t.Unix(), int64(t.Nanosecond())} }
+func fromWire(t [2]int64) time.Time {
+	if t == wireTime(time.Time{}) {
+		return time.Time{}
+	}
+	return time.Unix(t[0], t[1])
+}
+
+// encodePending encodes a waiting span for its pending entry.
+func encodePending(p *pendingSpan) ([]byte, error) {
+	s := &p.span
+	w := pendingWire{TraceID: s.TraceID[:], SpanID: s.SpanID[:], Remote: s.ParentRemote, TraceState: s.TraceState,
+		Name: s.Name, Kind: int(s.Kind), Start: wireTime(s.Start), End: wireTime(s.End), Attributes: spanbridge.Attrs(s.Attributes),
+		Status: int(s.Status.Code), StatusText: s.Status.Description, Scope: [3]string{s.Scope.Name, s.Scope.Version, s.Scope.SchemaURL},
+		Dropped: [3]int{s.DroppedAttributes, s.DroppedEvents, s.DroppedLinks}}
+	if s.ParentSpanID.IsValid() {
+		w.Parent = s.ParentSpanID[:]
+	}
+	for _, e := range s.Events {
+		w.Events = append(w.Events, eventWire{Name: e.Name, Time: wireTime(e.Time), Attributes: spanbridge.Attrs(e.Attributes), Dropped: e.DroppedAttributeCount})
+	}
+	for _, l := range s.Links {
+		tid, sid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
+		w.Links = append(w.Links, linkWire{TraceID: tid[:], SpanID: sid[:], State: l.SpanContext.TraceState().String(),
+			Attributes: spanbridge.Attrs(l.Attributes), Dropped: l.DroppedAttributeCount})
+	}
+	return cbor.Marshal(w)
+}
+
+// decodePending decodes a pending entry's span.
+func decodePending(b []byte) (*pendingSpan, error) {
+	var w pendingWire
+	if err := cbor.Unmarshal(b, &w); err != nil {
+		return nil, err
+	}
+	if len(w.TraceID) != 16 || len(w.SpanID) != 8 || (len(w.Parent) != 0 && len(w.Parent) != 8) {
+		return nil, fmt.Errorf("pending span with ids of %d, %d and %d bytes", len(w.TraceID), len(w.SpanID), len(w.Parent))
+	}
+	s := ImportedSpan{ParentRemote: w.Remote, TraceState: w.TraceState, Name: w.Name, Kind: trace.SpanKind(w.Kind),
+		Start: fromWire(w.Start), End: fromWire(w.End), Attributes: spanbridge.Attributes(w.Attributes),
+		Status:            sdktrace.Status{Code: codes.Code(w.Status), Description: w.StatusText},
+		Scope:             instrumentation.Scope{Name: w.Scope[0], Version: w.Scope[1], SchemaURL: w.Scope[2]},
+		DroppedAttributes: w.Dropped[0], DroppedEvents: w.Dropped[1], DroppedLinks: w.Dropped[2]}
+	copy(s.TraceID[:], w.TraceID)
+	copy(s.SpanID[:], w.SpanID)
+	copy(s.ParentSpanID[:], w.Parent)
+	for _, e := range w.Events {
+		s.Events = append(s.Events, sdktrace.Event{Name: e.Name, Time: fromWire(e.Time), Attributes: spanbridge.Attributes(e.Attributes), DroppedAttributeCount: e.Dropped})
+	}
+	for _, l := range w.Links {
+		var tid trace.TraceID
+		var sid trace.SpanID
+		copy(tid[:], l.TraceID)
+		copy(sid[:], l.SpanID)
+		ts, _ := trace.ParseTraceState(l.State)
+		s.Links = append(s.Links, sdktrace.Link{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceState: ts}),
+			Attributes: spanbridge.Attributes(l.Attributes), DroppedAttributeCount: l.Dropped})
+	}
+	return &pendingSpan{span: s, size: s.size()}, nil
+}

@@ -1,0 +1,243 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/internal/ground/clock"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
+)
+
+// countPending counts the spans written ahead (pending entries that are
+// not emptied) in store.
+func countPending(t *testing.T, store sessions.Store) int {
+	return countUnder(t, store, keys.ImportPending)
+}
+
+// countEntries counts the sender entries in store.
+func countEntries(t *testing.T, store sessions.Store) int {
+	return countUnder(t, store, keys.ImportSenders)
+}
+
+// countUnder counts the entries with a value in namespace ns.
+func countUnder(t *testing.T, store sessions.Store, ns string) int {
+	t.Helper()
+	n := 0
+	for e, err := range store.Scan(keys.NamespaceStart(ns), keys.NamespaceEnd(ns)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(e.Value) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// failingStore is a MemStore whose writes fail while fail is set, as a
+// full disk's do.
+type failingStore struct {
+	*sessions.MemStore
+	mu   sync.Mutex
+	fail bool
+}
+
+var errDiskFull = errors.New("no space left on device (a test's)")
+
+func (s *failingStore) Write(es []sessions.Entry) error {
+	s.mu.Lock()
+	fail := s.fail
+	s.mu.Unlock()
+	if fail {
+		return errDiskFull
+	}
+	return s.MemStore.Write(es)
+}
+
+func (s *failingStore) set(fail bool) {
+	s.mu.Lock()
+	s.fail = fail
+	s.mu.Unlock()
+}
+
+// spansOf makes n changed spans of their own traces, the i-th with the
+// trace id {tag, i}.
+func spansOf(tag byte, n int) []ImportedSpan {
+	out := make([]ImportedSpan, n)
+	for i := range out {
+		out[i] = span(fmt.Sprint("compile ", tag, " ", i), 1, 0, i, changed("artifact")...)
+		out[i].TraceID = trace.TraceID{tag, byte(i >> 8), byte(i)}
+	}
+	return out
+}
+
+// countBySpan counts the stored records of each (trace, span) pair, and
+// fails the test for any stored more than once.
+func storedOnce(t *testing.T, store sessions.Store) map[spanRef]int {
+	t.Helper()
+	got := map[spanRef]int{}
+	for _, r := range storedRecords(t, store) {
+		k := spanRef{trace.TraceID(r.Record.TraceID), trace.SpanID(r.Record.SpanID)}
+		got[k]++
+		if got[k] > 1 {
+			t.Errorf("%s (trace %x) stored %d times", r.Record.Name, k.trace, got[k])
+		}
+	}
+	return got
+}
+
+// A store that refuses writes (a full disk) for a while, under a sender
+// that retries whatever it was not told is stored: the first batch's
+// error leaves its spans to be written once the disk is back; the retries
+// meanwhile are refused whole (ErrRefused), nothing of them kept; the
+// retry after takes nothing twice. A sender not kept yet is still taken:
+// it needs no write.
+func TestImportRetriesThroughAFailingStoreStoreOnce(t *testing.T) {
+	store := &failingStore{MemStore: sessions.NewMemStore()}
+	r := newImportRigOn(t, store, clock.NewFake(rigNow), ImporterConfig{})
+	first := spansOf(1, 20)
+	r.send(node, first[:10]...) // the session is kept, and written
+	store.set(true)
+	if _, err := r.im.Import(context.Background(), ImportBatch{Resource: node, Spans: first[10:]}); !errors.Is(err, errDiskFull) {
+		t.Fatalf("Import on a full disk: %v, want its error", err)
+	}
+	for range 3 {
+		_, err := r.im.Import(context.Background(), ImportBatch{Resource: node, Spans: first[10:]})
+		if !errors.Is(err, ErrRefused) || !errors.Is(err, errDiskFull) {
+			t.Fatalf("retry on a full disk: %v, want ErrRefused and the store's error", err)
+		}
+	}
+	warm := []attribute.KeyValue{attribute.String("service.instance.id", "warm")}
+	if _, err := r.im.Import(context.Background(), ImportBatch{Resource: warm, Spans: []ImportedSpan{span("lookup", 1, 0, 0, spanbridge.Kind("lookup"))}}); err != nil {
+		t.Fatalf("a sender that needs no write, on a full disk: %v", err)
+	}
+	if st := r.im.Stats(); st.Refused != 30 {
+		t.Errorf("Refused = %d, want 30", st.Refused)
+	}
+	store.set(false)
+	res := r.send(node, first[10:]...)
+	if res.Duplicates != 10 {
+		t.Errorf("retry after the disk came back: %+v, want its 10 spans recognised", res)
+	}
+	got := storedOnce(t, store)
+	if len(got) != 20 {
+		t.Fatalf("%d spans stored, want 20", len(got))
+	}
+}
+
+// A span repeated within a batch, or sent again later (a retry of a batch
+// whose answer was lost), is stored once, the first kept.
+func TestImportDuplicatesAreStoredOnce(t *testing.T) {
+	r := newImportRig(t, ImporterConfig{})
+	a := span("compile a", 1, 0, 0, changed("artifact")...)
+	a2 := a
+	a2.Name = "compile a again"
+	res := r.send(node, a, a2, a)
+	if res.Accepted != 3 || res.Duplicates != 2 {
+		t.Fatalf("result %+v, want 3 accepted, 2 of them duplicates", res)
+	}
+	r.clock.Advance(50 * time.Second) // parked meanwhile
+	r.im.tick()
+	if res := r.send(node, a); res.Duplicates != 1 {
+		t.Fatalf("a span sent again 50 s later: %+v, want it recognised", res)
+	}
+	if got := names(r.records()); !slices.Equal(got, []string{"compile a"}) {
+		t.Fatalf("stored %v, want the first only", got)
+	}
+	if st := r.im.Stats(); st.Duplicates != 3 || st.Accepted != 4 {
+		t.Errorf("Stats: %d accepted, %d duplicates; want 4 and 3", st.Accepted, st.Duplicates)
+	}
+}
+
+// A crash (the Importer abandoned, never shut down) and a new Importer on
+// the same store: the sender's session continues under its id; what the
+// sender (or a Collector's queue) sends again is taken once; a span that
+// waited for its parent, written ahead, is recorded when the parent comes.
+func TestImportAfterACrashTakesEachSpanOnce(t *testing.T) {
+	store := sessions.NewMemStore()
+	fake := clock.NewFake(rigNow)
+	r1 := newImportRigOn(t, store, fake, ImporterConfig{})
+	batch := spansOf(7, 50)
+	r1.send(node, batch...)
+	orphan := span("link", 9, 8, 60, changed("artifact")...) // its parent comes after the crash
+	orphan.TraceID = trace.TraceID{9}
+	r1.send(node, orphan)
+	if n := countPending(t, store); n != 1 {
+		t.Fatalf("%d spans written ahead before the crash, want 1", n)
+	}
+	before := r1.rows()
+	// The crash: r1 is left as it is.
+	fake.Advance(3 * time.Second)
+	r2 := newImportRigOn(t, store, fake, ImporterConfig{})
+	res := r2.send(node, batch...)
+	if res.Duplicates != 50 {
+		t.Fatalf("the batch sent again after the restart: %+v, want all 50 recognised", res)
+	}
+	parent := span("package", 8, 0, 59)
+	parent.TraceID = trace.TraceID{9}
+	r2.send(node, parent, span("test", 3, 0, 70, changed("artifact")...))
+	got := storedOnce(t, store)
+	if len(got) != 53 {
+		t.Fatalf("%d spans stored, want 53", len(got))
+	}
+	rows := r2.rows()
+	if len(rows) != 1 || len(before) != 1 || rows[0].ID != before[0].ID {
+		t.Fatalf("sessions %v after the restart, want the one from before (%v)", rows, before)
+	}
+	recs := r2.records()
+	seqs := map[uint64]bool{}
+	var pkg, link uint64
+	for _, rec := range recs {
+		if seqs[rec.Stamp.Seq] {
+			t.Errorf("seq %d stamped twice", rec.Stamp.Seq)
+		}
+		seqs[rec.Stamp.Seq] = true
+		switch rec.Record.Name {
+		case "package":
+			pkg = rec.Stamp.Seq
+		case "link":
+			link = rec.Stamp.Seq
+		}
+	}
+	if link <= pkg {
+		t.Errorf("the span written ahead stamped at %d, its parent at %d: want the parent first", link, pkg)
+	}
+	if st := r2.im.Stats(); st.Recovered != 1 {
+		t.Errorf("Recovered = %d, want 1", st.Recovered)
+	}
+}
+
+// A kept session quiet for parkAfter is let go, and continues under its
+// id when its sender comes back: one session, seqs going on.
+func TestImportQuietSessionContinuesUnderItsID(t *testing.T) {
+	r := newImportRig(t, ImporterConfig{})
+	r.send(node, spansOf(1, 3)...)
+	r.clock.Advance(parkAfter + time.Second)
+	r.im.tick()
+	if st := r.im.Stats(); st.Sessions != 0 || st.Parked != 1 {
+		t.Fatalf("after %v quiet: %d sessions in memory, %d parked; want 0 and 1", parkAfter, st.Sessions, st.Parked)
+	}
+	r.send(node, spansOf(2, 3)...)
+	if st := r.im.Stats(); st.Resumed != 1 {
+		t.Errorf("Resumed = %d, want 1", st.Resumed)
+	}
+	recs := r.records()
+	if rows := r.rows(); len(rows) != 1 || len(recs) != 6 {
+		t.Fatalf("%d sessions, %d records; want 1 and 6", len(rows), len(recs))
+	}
+	for i, rec := range recs {
+		if rec.Stamp.Seq != uint64(i) {
+			t.Errorf("record %d at seq %d: want seqs going on", i, rec.Stamp.Seq)
+		}
+	}
+}
