@@ -149,13 +149,18 @@ func (j *Jaeger) Services(ctx context.Context) ([]string, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, j.answerError(path, resp)
 	}
-	var v struct {
-		Services *[]string `json:"services"`
+	// {"services": [...]}; {} when it knows none (empty lists are left
+	// out). Any other answer is something else's.
+	var v map[string]json.RawMessage
+	var services []string
+	err = json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&v)
+	if list, ok := v["services"]; err == nil && ok {
+		err = json.Unmarshal(list, &services)
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&v); err != nil || v.Services == nil {
+	if err != nil || len(v) > 1 || len(v) == 1 && services == nil {
 		return nil, fmt.Errorf("%w: %s%s answered with no list of services (%s)", ErrNotJaeger, j, path, resp.Header.Get("Content-Type"))
 	}
-	return *v.Services, nil
+	return services, nil
 }
 
 // answer is what findTraces learnt of an answer: how many traces it held,

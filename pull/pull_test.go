@@ -289,6 +289,16 @@ func TestPullErrors(t *testing.T) {
 			t.Errorf("%s: %v; want %v, nothing written", c.url, err, c.want)
 		}
 	}
+	// A Jaeger that knows no service answers {}; another JSON API is no
+	// Jaeger.
+	for body, want := range map[string]error{`{}`: nil, `{"services": []}`: nil, `{"status": "ok"}`: pull.ErrNotJaeger, `{"services": "x"}`: pull.ErrNotJaeger} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(body)) }))
+		p, err := pull.Pull(context.Background(), newJaeger(t, srv.URL), sessions.NewRecords(sessions.NewMemStore()), pull.Options{})
+		if !errors.Is(err, want) || err == nil && p.Queries != 0 {
+			t.Errorf("services %s: %+v, %v; want %v", body, p, err, want)
+		}
+		srv.Close()
+	}
 	for _, bad := range []string{"localhost:16686", "ftp://host", "http://user:pw@host:16686", "http://"} {
 		if _, err := pull.NewJaeger(bad, nil, nil); err == nil || strings.Contains(err.Error(), "pw") {
 			t.Errorf("NewJaeger(%q): %v; want an error naming no password", bad, err)
