@@ -26,19 +26,20 @@ import (
 // recently received first, at most num_traces; "No traces found" with a
 // 404; errors as {"error": {...}}. The real one is tested in cmd/records.
 type fakeJaeger struct {
-	t *testing.T
-
-	mu      sync.Mutex
-	traces  []trace.TraceID // in the order first received
-	spans   map[trace.TraceID][]sdktrace.ReadOnlySpan
-	queries []string // the raw query of each /api/v3/traces
+	mu     sync.Mutex
+	traces []trace.TraceID // in the order first received
+	spans  map[trace.TraceID][]sdktrace.ReadOnlySpan
 }
 
 func newFakeJaeger(t *testing.T) (*fakeJaeger, *httptest.Server) {
-	j := &fakeJaeger{t: t, spans: map[trace.TraceID][]sdktrace.ReadOnlySpan{}}
+	j := newFake()
 	srv := httptest.NewServer(j)
 	t.Cleanup(srv.Close)
 	return j, srv
+}
+
+func newFake() *fakeJaeger {
+	return &fakeJaeger{spans: map[trace.TraceID][]sdktrace.ReadOnlySpan{}}
 }
 
 // ExportSpans and Shutdown make the fake an exporter replay can send to,
@@ -87,7 +88,6 @@ func (j *fakeJaeger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		slices.Sort(names)
 		json.NewEncoder(w).Encode(map[string]any{"services": names})
 	case "/api/v3/traces":
-		j.queries = append(j.queries, r.URL.RawQuery)
 		q := r.URL.Query()
 		from, err1 := time.Parse(time.RFC3339Nano, q.Get("query.start_time_min"))
 		to, err2 := time.Parse(time.RFC3339Nano, q.Get("query.start_time_max"))
