@@ -19,7 +19,7 @@ import (
 const jaegerEnv = "OTELRECORDS_JAEGER"
 
 // jaegerBinary returns the Jaeger binary, or skips the test.
-func jaegerBinary(t *testing.T) string {
+func jaegerBinary(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv(jaegerEnv)
 	if bin == "" {
@@ -94,7 +94,7 @@ func (j *jaeger) queryURL() string { return "http://" + j.query }
 
 // freePorts returns n loopback addresses whose ports were free a moment
 // ago: the kernel picks them, and they are let go for Jaeger to bind.
-func freePorts(t *testing.T, n int) []string {
+func freePorts(t testing.TB, n int) []string {
 	t.Helper()
 	addrs := make([]string, n)
 	for i := range addrs {
@@ -112,7 +112,7 @@ func freePorts(t *testing.T, n int) []string {
 // storage, waits until it is ready, and stops it (by its pid) when the
 // test ends. A port taken between its choice and Jaeger's start (another
 // process was quicker) makes Jaeger exit: it is started again on others.
-func startJaeger(t *testing.T, bin string) *jaeger {
+func startJaeger(t testing.TB, bin string) *jaeger {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		j, err := tryJaeger(t, bin)
@@ -126,7 +126,7 @@ func startJaeger(t *testing.T, bin string) *jaeger {
 	}
 }
 
-func tryJaeger(t *testing.T, bin string) (*jaeger, error) {
+func tryJaeger(t testing.TB, bin string) (*jaeger, error) {
 	t.Helper()
 	ports := freePorts(t, 5)
 	j := &jaeger{client: &http.Client{Timeout: 10 * time.Second}, health: ports[0], query: ports[1], otlpGRPC: ports[3], otlpHTTP: ports[4]}
