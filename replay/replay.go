@@ -120,16 +120,18 @@ func Replay(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter,
 			if !started || kr.Stamp.Session != current {
 				started, current = true, kr.Stamp.Session
 				s, ok := rows[current]
-				if !ok {
-					s = sessions.Session{ID: current}
-				}
 				if o.Service != "" {
 					s.Resource = withService(s.Resource, o.Service)
 				}
 				if spanbridge.RepairSessionUTF8(&s) {
 					p.RepairedSessions++
 				}
-				res = spanbridge.Resource(s)
+				if ok {
+					res = spanbridge.Resource(s)
+				} else {
+					s.ID = current
+					res = spanbridge.OrphanResource(s)
+				}
 				p.Sessions++
 			}
 			kind, rec := kr.Kind, kr.Stamped

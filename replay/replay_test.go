@@ -108,11 +108,15 @@ func TestReplayGivesBackTheSpans(t *testing.T) {
 		if g.Status != o.Status() || g.InstrumentationScope != o.InstrumentationScope() || g.SpanKind != o.SpanKind() {
 			t.Errorf("%s: status %v scope %v kind %v, want %v %v %v", g.Name, g.Status, g.InstrumentationScope, g.SpanKind, o.Status(), o.InstrumentationScope(), o.SpanKind())
 		}
-		// The attributes come back without records.effect, with the kind
-		// (marks too) and the seq.
+		// The attributes come back with the kind (marks too) and the
+		// seq, records.effect only when changed, and the inputs, the keys
+		// the span started with, where the record knows them.
 		want := attribute.NewSet(append(slices.DeleteFunc(slices.Clone(o.Attributes()), func(kv attribute.KeyValue) bool {
 			return kv.Key == spanbridge.EffectKey
-		}), spanbridge.Kind(kinds[o.Name()]), spanbridge.SeqKey.Int64(int64(map[string]int{"build": 0, "tune matmul": 1, "compile matmul": 2}[o.Name()])))...)
+		}), append(map[string][]attribute.KeyValue{
+			"tune matmul":    {spanbridge.Changed(), spanbridge.InputsKey.StringSlice([]string{"autotune.key", "tried", "speedup", "cached", "candidates", "costs"})},
+			"compile matmul": {spanbridge.InputsKey.StringSlice([]string{"kernel"})},
+		}[o.Name()], spanbridge.Kind(kinds[o.Name()]), spanbridge.SeqKey.Int64(int64(map[string]int{"build": 0, "tune matmul": 1, "compile matmul": 2}[o.Name()])))...)...)
 		if have := attribute.NewSet(g.Attributes...); !have.Equals(&want) {
 			t.Errorf("%s: attributes\n%v\nwant\n%v", g.Name, have.Encoded(attribute.DefaultEncoder()), want.Encoded(attribute.DefaultEncoder()))
 		}

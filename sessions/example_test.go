@@ -99,3 +99,29 @@ func ExampleRecords_Counts() {
 	// Output:
 	// autotune: 2 compile: 1
 }
+
+// Stores written apart (two CI runners, say) read as one: the sessions
+// of both, oldest first, told apart by id.
+func ExampleUnion() {
+	runner := func(label string) *sessions.MemStore {
+		store := sessions.NewMemStore()
+		rec, _ := exporter.New("", exporter.WithStore(store), exporter.WithLabel(label))
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		_, span := tp.Tracer("ci").Start(context.Background(), "compile", spanbridge.Record("compile", spanbridge.Changed())...)
+		span.End()
+		tp.Shutdown(context.Background())
+		return store.Reopen()
+	}
+	a, b := runner("runner a"), runner("runner b")
+
+	r := sessions.NewRecords(sessions.Union([]sessions.Store{a, b}, nil))
+	for s, err := range r.Sessions() {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(s.Label)
+	}
+	// Output:
+	// runner a
+	// runner b
+}

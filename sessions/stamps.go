@@ -11,7 +11,11 @@ import (
 // reads keys only and decodes no value, so a command can learn which
 // records a store holds — which of them it has sent already, say — for a
 // fraction of reading them. Keys that are not a record's are left out.
-func (r *Records) Stamps() iter.Seq2[Stamp, error] {
+// With InSession, only that session's records are read: a seek per kind.
+func (r *Records) Stamps(opts ...ReadOption) iter.Seq2[Stamp, error] {
+	if len(opts) > 0 {
+		return r.stampsIn(opts)
+	}
 	return func(yield func(Stamp, error) bool) {
 		for key, err := range keysOf(r.store, []byte(keys.Root+"/"), []byte(keys.Root+"0")) {
 			if err != nil {
@@ -28,6 +32,31 @@ func (r *Records) Stamps() iter.Seq2[Stamp, error] {
 			}
 			if !yield(Stamp{Session: SessionID(session), Seq: seq}, nil) {
 				return
+			}
+		}
+	}
+}
+
+// stampsIn yields the stamps of the records opts select, kind by kind:
+// each kind's range read by its keys.
+func (r *Records) stampsIn(opts []ReadOption) iter.Seq2[Stamp, error] {
+	return func(yield func(Stamp, error) bool) {
+		kinds, err := r.Kinds()
+		if err != nil {
+			yield(Stamp{}, err)
+			return
+		}
+		for _, kind := range kinds {
+			start, end := bounds(keys.Namespace(kind), opts)
+			for key, err := range keysOf(r.store, start, end) {
+				if err != nil {
+					yield(Stamp{}, err)
+					return
+				}
+				session, seq, ok := keyStamp(key)
+				if ok && !yield(Stamp{Session: SessionID(session), Seq: seq}, nil) {
+					return
+				}
 			}
 		}
 	}

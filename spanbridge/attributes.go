@@ -45,6 +45,42 @@ const (
 	SeqKey = attribute.Key("records.seq")
 )
 
+// The attribute keys a span carries, beside those above, so that the
+// record it was comes back exactly (FromSpan, FromResource): the fields of
+// a record and of a session row that a span or a Resource has no place
+// for, or shows otherwise. docs/FORMAT.md §10 lists them.
+const (
+	// InputsKey is a span attribute: the record's Inputs (string array),
+	// the keys of the attributes it started with; absent when the record
+	// does not know them.
+	InputsKey = attribute.Key("records.inputs")
+	// SpanKindKey is a span attribute: the record's span kind as stored,
+	// sent only when the span's kind cannot say it ("" for a record that
+	// does not know its kind, which is sent as internal).
+	SpanKindKey = attribute.Key("records.span_kind")
+	// DerivedIDsKey is a span attribute: which ids of the span ("trace_id",
+	// "span_id") Span made up from the stamp because the record had none.
+	DerivedIDsKey = attribute.Key("records.derived_ids")
+
+	// SessionStartedKey is a Resource attribute: the session row's
+	// started_unix_ms. A Resource carries it, and the other row keys
+	// below, only for a session whose row the store holds.
+	SessionStartedKey = attribute.Key("records.session.started_unix_ms")
+	// SessionProcessKey, SessionOSKey and SessionArchKey are Resource
+	// attributes: the row's process, os and arch as stored (process.pid,
+	// os.type and host.arch show them as OpenTelemetry names them, and
+	// the process's own Resource may say otherwise).
+	SessionProcessKey = attribute.Key("records.session.process")
+	SessionOSKey      = attribute.Key("records.session.os")
+	SessionArchKey    = attribute.Key("records.session.arch")
+	// SessionResourceKey is a Resource attribute: the keys of the row's
+	// own Resource attributes, in their order (a Resource sorts its
+	// attributes, and mixes in others). A row attribute whose value the
+	// Resource shows otherwise (a key the session's own fields above
+	// override) is sent again as SessionResourceKey + "." + its key.
+	SessionResourceKey = attribute.Key("records.session.resource")
+)
+
 // The values of EffectKey.
 const (
 	// EffectChanged is the effect of a span that accompanies a change to

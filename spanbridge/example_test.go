@@ -87,6 +87,8 @@ func ExampleSpan() {
 	// kernel matmul_tiled
 	// records.kind compile
 	// records.seq 4
+	// records.effect changed
+	// records.inputs ["kernel"]
 	// models build
 }
 

@@ -19,8 +19,11 @@ import (
 // OpenTelemetry backend or exporting it as OTLP. The span has its original
 // trace, span and parent ids, name, attributes, status, events and
 // instrumentation scope, plus the attributes records.kind (marks too) and
-// records.seq, which say where the record sat. It starts at the session's
-// start plus the record's offset and ends wall later, to the nanosecond.
+// records.seq, which say where the record sat, and those that say what a
+// span has no place for (records.effect=changed, records.inputs,
+// records.span_kind, records.derived_ids: see FromSpan, its inverse). It
+// starts at the session's start plus the record's offset and ends wall
+// later, to the nanosecond.
 //
 // A record without trace or span ids (written by a sessions.Recorder
 // driven directly, not from a span) gets ids derived from its stamp, so it
@@ -31,19 +34,21 @@ import (
 // The span comes back with its kind, trace state, links and dropped
 // counts; a record that does not know its kind (written before records
 // kept it, or not made from a span) comes back internal. Heavy attributes
-// come back without their records.full. prefix, as they were stored, and
-// records.effect does not come back: the record's Effect holds it. A
+// come back without their records.full. prefix, as they were stored. A
 // linked span context is not sampled (records do not keep its flags).
 func Span(res *resource.Resource, kind string, rec sessions.Stamped[sessions.Record]) sdktrace.ReadOnlySpan {
 	b := rec.Record
 	start := sessions.Session{ID: rec.Stamp.Session}.Started().Add(rec.Stamp.Offset)
+	var derived []string
 	tid := trace.TraceID(b.TraceID)
 	if !tid.IsValid() {
 		binary.BigEndian.PutUint64(tid[:8], uint64(rec.Stamp.Session))
+		derived = append(derived, derivedTraceID)
 	}
 	sid := trace.SpanID(b.SpanID)
 	if !sid.IsValid() {
 		binary.BigEndian.PutUint64(sid[:], rec.Stamp.Seq+1)
+		derived = append(derived, derivedSpanID)
 	}
 	var parent trace.SpanContext
 	if !b.ParentSpanID.IsZero() {
@@ -54,8 +59,22 @@ func Span(res *resource.Resource, kind string, rec sessions.Stamped[sessions.Rec
 		})
 	}
 
-	attrs := appendAttributes(make([]attribute.KeyValue, 0, len(b.Attributes)+2), b.Attributes)
+	attrs := appendAttributes(make([]attribute.KeyValue, 0, len(b.Attributes)+4), b.Attributes)
 	attrs = append(attrs, Kind(kind), SeqKey.Int64(int64(rec.Stamp.Seq)))
+	// What the span has no place for, so that FromSpan gives the record
+	// back exactly: each only where the record has it.
+	if b.Effect == sessions.Changed {
+		attrs = append(attrs, Changed())
+	}
+	if b.Inputs != nil {
+		attrs = append(attrs, InputsKey.StringSlice(b.Inputs))
+	}
+	if spanKind(b.SpanKind).String() != b.SpanKind {
+		attrs = append(attrs, SpanKindKey.String(b.SpanKind))
+	}
+	if derived != nil {
+		attrs = append(attrs, DerivedIDsKey.StringSlice(derived))
+	}
 
 	var links []sdktrace.Link
 	if len(b.Links) > 0 {
@@ -147,8 +166,54 @@ func traceState(s string) trace.TraceState {
 // has one) and records.session.version. A session whose Resource had no
 // service.name gets "unknown_service", as the SDK names a service that did
 // not say.
+//
+// It also carries the session row as stored, so that FromResource gives
+// it back exactly: records.session.started_unix_ms, .process, .os, .arch,
+// and the keys of the row's own Resource attributes in their order
+// (records.session.resource), with the value of any of them the Resource
+// shows otherwise. s is a row the store holds; the Resource of records
+// whose row is gone is OrphanResource.
 func Resource(s sessions.Session) *resource.Resource {
-	attrs := make([]attribute.KeyValue, 0, len(s.Resource)+7)
+	attrs := sessionAttributes(s)
+	attrs = append(attrs,
+		SessionStartedKey.Int64(s.StartedUnixMs),
+		SessionProcessKey.Int(s.Process),
+		SessionOSKey.String(s.OS),
+		SessionArchKey.String(s.Arch),
+	)
+	if len(s.Resource) > 0 {
+		keys := make([]string, len(s.Resource))
+		for i, kv := range s.Resource {
+			keys[i] = kv.Key
+		}
+		attrs = append(attrs, SessionResourceKey.StringSlice(keys))
+		// Later values win in an attribute set: a row attribute that a
+		// session field overrode is sent again under a key of its own.
+		shown := attribute.NewSet(attrs...)
+		for _, kv := range s.Resource {
+			v := AttributeValue(kv.Value)
+			if got, ok := shown.Value(attribute.Key(kv.Key)); !ok || !sameValue(got, v) {
+				attrs = append(attrs, attribute.KeyValue{Key: SessionResourceKey + "." + attribute.Key(kv.Key), Value: v})
+			}
+		}
+	}
+	return resource.NewSchemaless(attrs...)
+}
+
+// OrphanResource returns the Resource the records of a session whose row
+// the store no longer holds come back under (a process whose session
+// another process pruned while it ran): service.name "unknown_service"
+// (unless s.Resource names another: replay --service gives one), the
+// attributes of s.Resource and records.session.id. Only s.ID and
+// s.Resource are read. FromResource reads it as a session without a row.
+func OrphanResource(s sessions.Session) *resource.Resource {
+	return resource.NewSchemaless(sessionAttributes(sessions.Session{ID: s.ID, Resource: s.Resource})...)
+}
+
+// sessionAttributes returns the attributes of a session's Resource that a
+// backend shows: its process's Resource and the session's fields.
+func sessionAttributes(s sessions.Session) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, len(s.Resource)+12)
 	attrs = append(attrs, semconv.ServiceName("unknown_service"))
 	if s.Process != 0 {
 		attrs = append(attrs, semconv.ProcessPID(s.Process))
@@ -164,13 +229,21 @@ func Resource(s sessions.Session) *resource.Resource {
 	// over our defaults, the session's fields over everything.
 	attrs = appendAttributes(attrs, s.Resource)
 	attrs = append(attrs, SessionIDKey.String(s.ID.String()))
-	if s.Label != "" {
+	// An empty label or version is sent too where the process's Resource
+	// has the key, which would otherwise pass for the session's.
+	if _, has := s.Resource.Get(string(SessionLabelKey)); s.Label != "" || has {
 		attrs = append(attrs, SessionLabelKey.String(s.Label))
 	}
-	if s.Version != "" {
+	if _, has := s.Resource.Get(string(SessionVersionKey)); s.Version != "" || has {
 		attrs = append(attrs, SessionVersionKey.String(s.Version))
 	}
-	return resource.NewSchemaless(attrs...)
+	return attrs
+}
+
+// sameValue reports whether two attribute values are the same: same type,
+// same text (Emit writes a float so that it parses back the same).
+func sameValue(a, b attribute.Value) bool {
+	return a.Type() == b.Type() && a.Emit() == b.Emit()
 }
 
 // hostArch maps a GOARCH to the value host.arch defines where the two

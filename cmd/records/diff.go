@@ -118,7 +118,7 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 				session sessionFlag
 			}{{a, sessionA}, {&b, sessionB}} {
 				err := side.store.read(cmd, func(r *sessions.Records) error {
-					dir, _ := side.store.storeDir() // read has found it
+					dir := side.store.storeName() // read has found it
 					sides[i] = diffSide{dir: dir, session: side.session}
 					if side.session.set {
 						if _, err := pickSession(r, side.session); err != nil {

@@ -16,6 +16,7 @@
 //	records export              Chrome trace JSON (Perfetto) or OTLP JSON
 //	records report              one self-contained HTML page: timeline, summary, tables
 //	records replay              send sessions to an OpenTelemetry backend over OTLP
+//	records pull                read sessions back from a Jaeger query service into the store
 //	records prune, compact      keep the newest sessions; give disk space back
 //	records doctor              move a damaged store aside and keep what is readable
 //
@@ -27,7 +28,9 @@
 // Readers open the store read-only and never create it: pointing the
 // command at a directory where nothing was recorded says so and leaves no
 // trace. The store directory is --dir, else $OTELRECORDS_DIR, else the
-// per-user default (os.UserCacheDir()/otelrecords/default). While another
+// per-user default (os.UserCacheDir()/otelrecords/default); --dir
+// repeated, or a glob, reads several stores as one (records pull, which
+// fills a store, creates it). While another
 // process holds the store, the command asks it to yield and waits (up to
 // --wait, 30 s by default), saying on standard error that it waits.
 //

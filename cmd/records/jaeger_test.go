@@ -6,16 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,78 +27,13 @@ import (
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
-// jaegerEnv names the Jaeger binary the integration test runs;
-// .ci/setup-jaeger builds one (Jaeger v1.76.0, from tools/go.mod) and
-// prints its path.
-const jaegerEnv = "OTELRECORDS_JAEGER"
-
-// Jaeger's ports: the defaults, bound to loopback only.
-const (
-	jaegerOTLPGRPC = "127.0.0.1:4317"
-	jaegerOTLPHTTP = "127.0.0.1:4318"
-	jaegerQuery    = "127.0.0.1:16686"
-	jaegerHealth   = "127.0.0.1:13133"
-)
-
-// jaegerConfig is Jaeger v2's all-in-one configuration (the one the binary
-// uses without --config) cut to what the test needs: OTLP in, the default
-// in-memory storage, the query API; every listener on loopback (the
-// built-in configuration binds the query API to every interface); no
-// metrics endpoint, and no traces of its own queries (it would send them
-// to its own OTLP port, and wait 10 seconds at shutdown for the receiver
-// it has just closed).
-const jaegerConfig = `
-service:
-  extensions: [jaeger_storage, jaeger_query, healthcheckv2]
-  pipelines:
-    traces:
-      receivers: [otlp]
-      exporters: [jaeger_storage_exporter]
-  telemetry:
-    metrics:
-      level: none
-    logs:
-      level: warn
-extensions:
-  healthcheckv2:
-    use_v2: true
-    http:
-      endpoint: ` + jaegerHealth + `
-  jaeger_query:
-    enable_tracing: false
-    storage:
-      traces: memstore
-    http:
-      endpoint: ` + jaegerQuery + `
-    grpc:
-      endpoint: 127.0.0.1:16685
-  jaeger_storage:
-    backends:
-      memstore:
-        memory:
-          max_traces: 100000
-receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: ` + jaegerOTLPGRPC + `
-      http:
-        endpoint: ` + jaegerOTLPHTTP + `
-exporters:
-  jaeger_storage_exporter:
-    trace_storage: memstore
-`
-
 // TestJaeger replays the example's store into a real Jaeger over both OTLP
 // transports and checks, through Jaeger's query API, that every record
 // arrived as the span it was; then that WithForward sends a cold session
 // and nothing of a warm one. Each part gets a fresh Jaeger (its storage is
 // in memory), since replays of one store send the same spans.
 func TestJaeger(t *testing.T) {
-	bin := os.Getenv(jaegerEnv)
-	if bin == "" {
-		t.Skipf("the Jaeger integration test needs a Jaeger binary: %s=$(.ci/setup-jaeger) go test ./cmd/records -run Jaeger", jaegerEnv)
-	}
+	bin := jaegerBinary(t)
 	store := filepath.Join(t.TempDir(), "store")
 	runExample(t, store)
 	want := storedRecords(t, store)
@@ -113,7 +44,7 @@ func TestJaeger(t *testing.T) {
 	for _, protocol := range []string{"grpc", "http"} {
 		t.Run("replay/"+protocol, func(t *testing.T) {
 			j := startJaeger(t, bin)
-			endpoint := map[string]string{"grpc": jaegerOTLPGRPC, "http": jaegerOTLPHTTP}[protocol]
+			endpoint := map[string]string{"grpc": j.otlpGRPC, "http": j.otlpHTTP}[protocol]
 			replayTo := func() {
 				code, out, errOut := runRecords(t, "--dir", store, "replay", "--endpoint", endpoint, "--protocol", protocol, "--insecure", "--timeout", "20s")
 				if code != exitOK {
@@ -146,7 +77,7 @@ func TestJaeger(t *testing.T) {
 		j := startJaeger(t, bin)
 		dir := filepath.Join(t.TempDir(), "store")
 		kinds := kindsSession(t, dir, "span-kinds")
-		code, _, errOut := runRecords(t, "--dir", dir, "replay", "--endpoint", jaegerOTLPGRPC, "--protocol", "grpc", "--insecure", "--timeout", "20s")
+		code, _, errOut := runRecords(t, "--dir", dir, "replay", "--endpoint", j.otlpGRPC, "--protocol", "grpc", "--insecure", "--timeout", "20s")
 		if code != exitOK {
 			t.Fatalf("replay: exit %d: %s", code, errOut)
 		}
@@ -164,8 +95,8 @@ func TestJaeger(t *testing.T) {
 	t.Run("forward", func(t *testing.T) {
 		j := startJaeger(t, bin)
 		dir := filepath.Join(t.TempDir(), "store")
-		warm := forwardSession(t, dir, "forward-warm", false)
-		cold := forwardSession(t, dir, "forward-cold", true)
+		warm := forwardSession(t, j.otlpGRPC, dir, "forward-warm", false)
+		cold := forwardSession(t, j.otlpGRPC, dir, "forward-cold", true)
 		if warm.ForwardStats().Sent != 0 || warm.ForwardStats().Evicted != 0 {
 			t.Errorf("warm session: ForwardStats %+v; want nothing sent", warm.ForwardStats())
 		}
@@ -330,12 +261,13 @@ func jaegerValue(v sessions.Value) string {
 }
 
 // forwardSession runs one session of a build whose exporter forwards to
-// Jaeger over OTLP/gRPC: a mark holding two cache hits, then — when cold —
-// a change and two more spans. It returns the exporter, shut down.
-func forwardSession(t *testing.T, dir, service string, cold bool) *exporter.Exporter {
+// Jaeger over OTLP/gRPC at endpoint: a mark holding two cache hits, then
+// — when cold — a change and two more spans. It returns the exporter,
+// shut down.
+func forwardSession(t *testing.T, endpoint, dir, service string, cold bool) *exporter.Exporter {
 	t.Helper()
 	ctx := context.Background()
-	otlp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(jaegerOTLPGRPC), otlptracegrpc.WithInsecure())
+	otlp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,119 +324,6 @@ func kindsSession(t *testing.T, dir, service string) map[string]trace.SpanKind {
 		t.Fatalf("%s: Shutdown: %v", service, err)
 	}
 	return kinds
-}
-
-// jaeger is a running Jaeger.
-type jaeger struct {
-	client *http.Client
-	log    string
-}
-
-// startJaeger starts Jaeger on loopback with in-memory storage, waits
-// until it is ready, and stops it (by its pid) when the test ends.
-func startJaeger(t *testing.T, bin string) *jaeger {
-	t.Helper()
-	for _, addr := range []string{jaegerOTLPGRPC, jaegerOTLPHTTP, jaegerQuery, jaegerHealth} {
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			t.Fatalf("%s is taken (another Jaeger or Collector running?): %v", addr, err)
-		}
-		l.Close()
-	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "jaeger.yaml")
-	if err := os.WriteFile(cfg, []byte(jaegerConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	logFile, err := os.Create(filepath.Join(dir, "jaeger.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--config", cfg)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	j := &jaeger{client: &http.Client{Timeout: 10 * time.Second}, log: logFile.Name()}
-	t.Cleanup(func() {
-		// Stop it by its pid: SIGTERM, and SIGKILL if it lingers.
-		j.client.CloseIdleConnections()
-		stopping := time.Now()
-		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-			t.Logf("jaeger stopped in %v", time.Since(stopping).Round(time.Millisecond))
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-		logFile.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(j.log); err == nil {
-				t.Logf("jaeger's log:\n%s", b)
-			}
-		}
-	})
-
-	begin := time.Now()
-	deadline := begin.Add(60 * time.Second)
-	for {
-		select {
-		case err := <-exited:
-			b, _ := os.ReadFile(j.log)
-			t.Fatalf("jaeger exited at start: %v\n%s", err, b)
-		default:
-		}
-		if j.ready() {
-			t.Logf("jaeger (pid %d) ready after %v", cmd.Process.Pid, time.Since(begin).Round(time.Millisecond))
-			return j
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("jaeger was not ready within 60s")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// ready reports whether Jaeger's health check says so and both OTLP
-// receivers accept connections.
-func (j *jaeger) ready() bool {
-	resp, err := j.client.Get("http://" + jaegerHealth + "/status")
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return false
-	}
-	for _, addr := range []string{jaegerOTLPGRPC, jaegerOTLPHTTP, jaegerQuery} {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			return false
-		}
-		c.Close()
-	}
-	return true
-}
-
-func (j *jaeger) get(t *testing.T, path string, v any) {
-	t.Helper()
-	resp, err := j.client.Get("http://" + jaegerQuery + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", path, resp.Status)
-	}
-	dec := json.NewDecoder(resp.Body)
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
 }
 
 func (j *jaeger) services(t *testing.T) []string {

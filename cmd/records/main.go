@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,6 +87,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 type app struct {
 	dir     string
 	dirFlag string // the flag that gave dir, for messages: --dir unless said
+	// dirs are the --dir flags as given: several, or a glob, read as one
+	// store (stores.go), and dir is then "".
+	dirs    []string
+	command string // the command run, for messages
 
 	wait    time.Duration
 	started bool // a command got past argument parsing
@@ -98,34 +103,55 @@ func (a *app) rootCommand() *cobra.Command {
 		Long: `records reads an otelrecords store: the sessions that changed it, and the
 records each session left, in the order they happened.
 
-The store is opened read-only and never created. It is --dir if given, else
+The store is opened read-only and never created (pull, which fills it,
+creates it). It is --dir if given, else
 $OTELRECORDS_DIR, else the per-user default (the user cache directory's
 otelrecords/default). Text output strips control characters from every
-field; --json prints one JSON object per line, described in docs/FORMAT.md.`,
+field; --json prints one JSON object per line, described in docs/FORMAT.md.
+
+--dir given more than once, or as a glob ('runners/*/records'), reads
+several stores as one: stores copied from CI runners or several gateways,
+their sessions told apart by id. A store among them that is damaged, busy
+or missing is named in a warning, and the others are read. Commands that
+change a store or follow one (prune, compact, doctor, watch, pull) take
+one.`,
 		Example: `  records sessions
   records dump --kind autotune
   records --dir ./build/records dump --session 1735787045006000000 --json`,
 		Version:       version.Module(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(*cobra.Command, []string) {
-			a.started = true
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			a.started, a.command = true, cmd.Name()
+			if len(a.dirs) == 1 && !isGlob(a.dirs[0]) {
+				a.dir = a.dirs[0]
+			}
+			if a.dir == "" && len(a.dirs) > 0 && slices.Contains(oneStore, a.command) {
+				_, err := a.oneOf() // several stores: refused before anything is done
+				return err
+			}
+			return nil
 		},
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{flagError(cmd, err)} })
-	root.PersistentFlags().StringVar(&a.dir, "dir", "",
-		"the store `directory` (default $OTELRECORDS_DIR, else the user cache directory's otelrecords/default)")
+	root.PersistentFlags().StringArrayVar(&a.dirs, "dir", nil,
+		"the store `directory` (default $OTELRECORDS_DIR, else the user cache directory's otelrecords/default); repeated, or a glob, several stores read as one")
 	root.PersistentFlags().DurationVar(&a.wait, "wait", 30*time.Second,
 		"how long to wait for a store another process holds")
 	root.AddCommand(a.sessionsCommand(), a.dumpCommand())
 	root.AddCommand(a.summaryCommand(), a.timelineCommand(), a.showCommand(), a.diffCommand(),
 		a.pruneCommand(), a.compactCommand(), a.exportCommand(), a.reportCommand())
-	root.AddCommand(a.replayCommand())
+	root.AddCommand(a.replayCommand(), a.pullCommand())
 	root.AddCommand(a.doctorCommand())
 	root.AddCommand(a.whyCommand(), a.costCommand(), a.watchCommand())
 	return root
 }
+
+// oneStore are the commands that change a store (prune, compact, doctor,
+// pull) or follow one (watch): --dir names one store for them, never
+// several read as one.
+var oneStore = []string{"prune", "compact", "doctor", "watch", "pull"}
 
 // badFlagValue is how the flag parser words a value it could not take.
 var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?--([^"]+)" flag: (.*)$`)
@@ -169,6 +195,9 @@ func (e usageError) Unwrap() error { return e.error }
 // replays a crashed writer's log, where it can). After fn, values the
 // reader skipped because they did not decode are counted on stderr.
 func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err error) {
+	if a.dir == "" && len(a.dirs) > 0 {
+		return a.readMany(cmd, fn) // several stores, or a glob
+	}
 	dir, err := a.storeDir()
 	if err != nil {
 		return err
@@ -177,14 +206,7 @@ func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err er
 	// (see internal/write/sharedstore), so wait a bounded time, and say so.
 	ctx, cancel := context.WithTimeout(cmd.Context(), a.wait)
 	defer cancel()
-	stderr := cmd.ErrOrStderr()
-	st, err := badgerstore.OpenWait(ctx, dir, func(error) {
-		fmt.Fprintf(stderr, "records: waiting for the store at %s: another process holds it\n", cleanMessage(dir))
-	}, badgerstore.WithReadOnly(), badgerstore.WithErrorHandler(func(err error) {
-		// A spool file set aside or skipped, a warning of Badger's: the
-		// reader goes on, and says so where its errors go.
-		fmt.Fprintf(stderr, "records: warning: %s\n", cleanMessage(err.Error()))
-	}))
+	st, err := openReader(ctx, cmd.ErrOrStderr(), dir)
 	if err != nil {
 		return openError(dir, err)
 	}
@@ -193,25 +215,8 @@ func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err er
 			err = fmt.Errorf("close the store at %s: %w", dir, cerr)
 		}
 	}()
-	// A store this process cannot write (read-only media, another user's)
-	// is read as it is: records a writer spooled are shown from the spool,
-	// and stay there until a writer merges them.
-	switch n := st.Unmerged(); {
-	case n == 1:
-		fmt.Fprintln(stderr, "records: 1 record in the spool left for a writer to merge")
-	case n > 1:
-		fmt.Fprintf(stderr, "records: %d records in the spool left for a writer to merge\n", n)
-	}
-	r := sessions.NewRecords(st)
-	defer func() {
-		switch n := r.Skipped(); {
-		case n == 1:
-			fmt.Fprintln(cmd.ErrOrStderr(), "records: 1 value did not decode and was skipped")
-		case n > 1:
-			fmt.Fprintf(cmd.ErrOrStderr(), "records: %d values did not decode and were skipped\n", n)
-		}
-	}()
-	return fn(r)
+	reportUnmerged(cmd.ErrOrStderr(), "", st.Unmerged())
+	return readRecords(cmd, st, fn)
 }
 
 // storeDir returns the store directory: --dir, else the default. A path
@@ -219,6 +224,9 @@ func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err er
 // says so, rather than the error of a file the store would hold.
 func (a *app) storeDir() (string, error) {
 	dir := a.dir
+	if dir == "" && len(a.dirs) > 0 {
+		return a.oneOf()
+	}
 	if dir == "" {
 		var err error
 		if dir, err = badgerstore.DefaultDir(); err != nil {
@@ -266,6 +274,12 @@ func openError(dir string, err error) error {
 // It needs the store to itself: it waits, as read does, for another
 // process to let the store go, and reports it busy after --wait.
 func (a *app) change(cmd *cobra.Command, fn func(dir string, st *badgerstore.Store) error) (err error) {
+	return a.write(cmd, false, fn)
+}
+
+// write is change, and with create a store is created where there is
+// none (records pull fills one).
+func (a *app) write(cmd *cobra.Command, create bool, fn func(dir string, st *badgerstore.Store) error) (err error) {
 	dir, err := a.storeDir()
 	if err != nil {
 		return err
@@ -279,14 +293,16 @@ func (a *app) change(cmd *cobra.Command, fn func(dir string, st *badgerstore.Sto
 			fmt.Fprintf(cmd.ErrOrStderr(), "records: waiting for the store at %s: another process holds it\n", cleanMessage(dir))
 		}
 	}
-	// A read-only open checks that a store is there, and creates nothing
-	// (it also recovers a store whose writer crashed).
-	ro, err := badgerstore.OpenWait(ctx, dir, onWait, badgerstore.WithReadOnly())
-	if err != nil {
-		return openError(dir, err)
-	}
-	if err := ro.Close(); err != nil {
-		return fmt.Errorf("close the store at %s: %w", dir, err)
+	if !create {
+		// A read-only open checks that a store is there, and creates
+		// nothing (it also recovers a store whose writer crashed).
+		ro, err := badgerstore.OpenWait(ctx, dir, onWait, badgerstore.WithReadOnly())
+		if err != nil {
+			return openError(dir, err)
+		}
+		if err := ro.Close(); err != nil {
+			return fmt.Errorf("close the store at %s: %w", dir, err)
+		}
 	}
 	st, err := badgerstore.OpenWait(ctx, dir, onWait)
 	if errors.Is(err, badgerstore.ErrLocked) {

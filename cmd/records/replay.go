@@ -50,7 +50,10 @@ original trace, span and parent ids, name, attributes, status and events,
 starting at its session's start plus its offset and lasting its wall time;
 marks too. Each session is sent as one Resource: the Resource attributes its
 process had, plus records.session.id, records.session.label, process.pid,
-os.type and host.arch. Every span carries records.kind and records.seq.
+os.type and host.arch, and the session row as stored. Every span carries
+records.kind and records.seq, and what else a span has no place for
+(records.effect=changed, records.inputs): records pull reads a replayed
+store back from Jaeger exactly (docs/FORMAT.md §10).
 
 Replay is deterministic: sending a session twice sends the same spans
 again, with the same ids, and a backend stores them twice (Jaeger's query

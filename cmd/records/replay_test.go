@@ -130,7 +130,7 @@ func httpReceiver(t *testing.T) (*receiver, string) {
 	return r, strings.TrimPrefix(srv.URL, "http://")
 }
 
-func runRecords(t *testing.T, args ...string) (code int, stdout, stderr string) {
+func runRecords(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code = run(args, &out, &errOut)

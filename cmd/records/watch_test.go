@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if args := os.Getenv(runEnv); args != "" {
 		os.Exit(run(strings.Split(args, "\n"), os.Stdout, os.Stderr))
 	}
+	if dir := os.Getenv(holdEnv); dir != "" {
+		os.Exit(holdStore(dir))
+	}
 	os.Exit(m.Run())
 }
 

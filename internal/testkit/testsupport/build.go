@@ -115,11 +115,21 @@ func Names(t testing.TB, s sessions.Store, kind string) []string {
 func SessionIDs(t testing.TB, s sessions.Store) []sessions.SessionID {
 	t.Helper()
 	var out []sessions.SessionID
+	for _, r := range SessionRows(t, s) {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+// SessionRows returns every session row in s, oldest first.
+func SessionRows(t testing.TB, s sessions.Store) []sessions.Session {
+	t.Helper()
+	var out []sessions.Session
 	for r, err := range sessions.NewRecords(s).Sessions() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, r.ID)
+		out = append(out, r)
 	}
 	return out
 }

@@ -1,0 +1,82 @@
+package pull
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+)
+
+// OTLP JSON's values come back with their types, whichever way the
+// encoding lets a writer put them (64-bit integers as strings or numbers,
+// doubles that JSON has no number for as strings); what the API has no
+// type for is kept as its JSON text.
+func TestOTLPJSONValues(t *testing.T) {
+	body := `{"result": {"resourceSpans": [{"resource": {"attributes": [
+		{"key": "s", "value": {"stringValue": "x"}},
+		{"key": "i as text", "value": {"intValue": "-9223372036854775808"}},
+		{"key": "i as number", "value": {"intValue": 42}},
+		{"key": "d", "value": {"doubleValue": 1e-300}},
+		{"key": "d as text", "value": {"doubleValue": "2.5"}},
+		{"key": "nan", "value": {"doubleValue": "NaN"}},
+		{"key": "inf", "value": {"doubleValue": "-Infinity"}},
+		{"key": "b", "value": {"boolValue": false}},
+		{"key": "ints", "value": {"arrayValue": {"values": [{"intValue": "1"}, {"intValue": 2}]}}},
+		{"key": "empty array", "value": {"arrayValue": {}}},
+		{"key": "mixed", "value": {"arrayValue": {"values": [{"intValue": "1"}, {"stringValue": "a"}]}}},
+		{"key": "map", "value": {"kvlistValue": {"values": [{"key": "k", "value": {"boolValue": true}}]}}},
+		{"key": "bytes", "value": {"bytesValue": "aGk="}},
+		{"key": "empty", "value": {}}
+	]}, "scopeSpans": []}]}, "extra": 1}`
+	var got []attribute.KeyValue
+	err := readTraces(strings.NewReader(body), func(rs *resourceSpans) error {
+		got = attributes(rs.Resource.Attributes)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]attribute.Value{
+		"s":           attribute.StringValue("x"),
+		"i as text":   attribute.Int64Value(math.MinInt64),
+		"i as number": attribute.Int64Value(42),
+		"d":           attribute.Float64Value(1e-300),
+		"d as text":   attribute.Float64Value(2.5),
+		"inf":         attribute.Float64Value(math.Inf(-1)),
+		"b":           attribute.BoolValue(false),
+		"ints":        attribute.Int64SliceValue([]int64{1, 2}),
+		"empty array": attribute.StringSliceValue([]string{}),
+		"mixed":       attribute.StringValue(`[1,"a"]`),
+		"map":         attribute.StringValue(`{"k":true}`),
+		"bytes":       attribute.StringValue("aGk="),
+		"empty":       {},
+	}
+	for _, kv := range got {
+		if kv.Key == "nan" {
+			if kv.Value.Type() != attribute.FLOAT64 || !math.IsNaN(kv.Value.AsFloat64()) {
+				t.Errorf("nan: %s %v", kv.Value.Type(), kv.Value.Emit())
+			}
+			continue
+		}
+		w, ok := want[string(kv.Key)]
+		if !ok || kv.Value.Type() != w.Type() || kv.Value.Emit() != w.Emit() {
+			t.Errorf("%s: %s %q, want %s %q", kv.Key, kv.Value.Type(), kv.Value.Emit(), w.Type(), w.Emit())
+		}
+	}
+	if len(got) != len(want)+1 {
+		t.Errorf("%d attributes, want %d", len(got), len(want)+1)
+	}
+
+	// Answers that are no OTLP JSON are errors, not empty pulls; an
+	// answer without spans is none.
+	for _, bad := range []string{`[]`, `{"result": {"resourceSpans": {}}}`, `{"result": {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "xyz"}]}]}]}}`,
+		`{"result": {"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": "-1"}]}]}]}}`} {
+		if err := readTraces(strings.NewReader(bad), func(*resourceSpans) error { return nil }); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	if err := readTraces(strings.NewReader(`{"result": {}}`), func(*resourceSpans) error { t.Error("called"); return nil }); err != nil {
+		t.Errorf("an answer without spans: %v", err)
+	}
+}
