@@ -7,13 +7,17 @@
 // sender. Build it into a distribution with NewFactory, or use the one in
 // cmd/otelcol-records.
 //
-// A Collector's traces pipeline hands the exporter batches; ConsumeTraces
-// returns success only once what it was given is written to the store, or
-// held under the retention rules. With the Collector's sending_queue
-// enabled (it is off by default here) the receiver's acknowledgement comes
-// earlier, when the batch is queued in the Collector's memory: a crash of
-// the Collector then loses what the queue held. With the queue off, a
-// crash loses what the retention rules hold in memory (sessions not kept
-// yet, traces waiting for their roots), exactly what a Go program linking
-// the library would lose if it crashed.
+// A Collector's traces pipeline hands the exporter batches. ConsumeTraces
+// returns success only once every span of a kept session in its batch is
+// durable — written to the store, spans still waiting for their parents
+// written ahead — so the receiver's acknowledgement to a sender means
+// what it says; a batch delivered again (the sender's retry, a
+// persistent sending_queue replaying after a crash) is taken once. What a
+// crash can lose is what the retention rules hold in memory for sessions
+// and traces that have not changed anything yet, exactly what a Go
+// program linking the library would lose. Leave the batch processor out
+// (it acknowledges before the store has the spans); a sending_queue over
+// the file_storage extension acknowledges once a batch is on disk in the
+// queue. docs/COLLECTOR.md says what each bound does and what a sender
+// sees.
 package collector

@@ -40,10 +40,10 @@ var tools = sync.OnceValues(func() (map[string]string, error) {
 		return nil, err
 	}
 	toolsDir = dir
-	out := map[string]string{"otelcol": filepath.Join(dir, "otelcol-records"), "records": filepath.Join(dir, "records")}
+	out := map[string]string{"otelcol": filepath.Join(dir, "otelcol-records"), "records": filepath.Join(dir, "records"), "sender": filepath.Join(dir, "otlpsender")}
 	// The records command is a module of its own: built from its
 	// directory, through the workspace.
-	for name, at := range map[string]string{"otelcol": "cmd/otelcol-records", "records": "../cmd/records"} {
+	for name, at := range map[string]string{"otelcol": "cmd/otelcol-records", "records": "../cmd/records", "sender": "internal/otlpsender"} {
 		cmd := exec.Command("go", "build", "-C", at, "-o", out[name], ".")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("go build %s: %v\n%s", at, err, b)
@@ -72,7 +72,25 @@ var nodeFixture = sync.OnceValues(func() (skip string, err error) {
 type collectorProc struct {
 	url string
 	cmd *exec.Cmd
-	log *bytes.Buffer
+	log *lockedBuffer
+}
+
+// lockedBuffer is a bytes.Buffer a process writes into while a test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func freePort(t testing.TB) int {
@@ -124,19 +142,26 @@ func startCollectorConfig(t testing.TB, bin, cfg string) *collectorProc {
 	if err := os.WriteFile(path, fmt.Appendf(nil, cfg, port), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &collectorProc{url: fmt.Sprintf("http://127.0.0.1:%d/v1/traces", port), log: &bytes.Buffer{}}
+	p := &collectorProc{url: fmt.Sprintf("http://127.0.0.1:%d/v1/traces", port), log: &lockedBuffer{}}
 	p.cmd = exec.Command(bin, "--config", path)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+	waitListen(t, p, port)
+	return p
+}
+
+// waitListen waits until the Collector p listens on port.
+func waitListen(t testing.TB, p *collectorProc, port int) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
 			c.Close()
-			return p
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("otelcol-records did not listen on %d: %v\n%s", port, err, p.log)

@@ -88,7 +88,7 @@ var layers = []layer{
 	{"entry points", 6, []string{"exporter", "cmd/records"}, nil},
 	// Tests' and benchmarks' helpers may stand on everything beneath;
 	// only tests and programs import them (TestTestSupportOnlyInTests).
-	{"test kits", 7, []string{"internal/testkit/...", "sessions/sessionstest", "internal/store/badgerfmt/badgerfmttest", "bench", "bench/internal/..."}, nil},
+	{"test kits", 7, []string{"internal/testkit/...", "sessions/sessionstest", "internal/store/badgerfmt/badgerfmttest", "bench", "bench/internal/...", "collector/internal/..."}, nil},
 	// The Collector's exporter: its own module, a user of the exporter's
 	// Importer.
 	{"components", 7, []string{"collector"}, []string{badger}},
