@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/otelrecords/otelrecords/exporter"
 )
@@ -19,6 +21,7 @@ import (
 // and Shutdown.
 type recordsExporter struct {
 	dir    string
+	id     string // the component's ID, which its metrics carry
 	ic     exporter.ImporterConfig
 	opts   []exporter.Option
 	set    component.TelemetrySettings
@@ -45,7 +48,7 @@ func (r *recordsExporter) start(context.Context, component.Host) error {
 		return err
 	}
 	r.im = im
-	unreg, err := registerMetrics(r.set.MeterProvider, im)
+	unreg, err := registerMetrics(r.set.MeterProvider, r.id, im)
 	if err != nil {
 		im.Shutdown(context.Background())
 		return fmt.Errorf("records: metrics: %w", err)
@@ -74,7 +77,9 @@ func (r *recordsExporter) consume(ctx context.Context, td ptrace.Traces) error {
 		// another process holds past the timeout, a shutdown under way.
 		return err
 	case res.Accepted == 0 && res.Rejected > 0:
-		return consumererror.NewPermanent(fmt.Errorf("records: %s", res.Message))
+		// InvalidArgument: the receiver answers HTTP 400 (gRPC
+		// InvalidArgument), which a sender does not retry.
+		return consumererror.NewPermanent(grpcstatus.Error(codes.InvalidArgument, "records: "+res.Message))
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func createTraces(ctx context.Context, set otelexporter.Settings, cfg component.
 	if err != nil {
 		return nil, err
 	}
-	r := &recordsExporter{dir: c.Directory, ic: ic, opts: opts, set: set.TelemetrySettings, logger: set.Logger}
+	r := &recordsExporter{dir: c.Directory, id: set.ID.String(), ic: ic, opts: opts, set: set.TelemetrySettings, logger: set.Logger}
 	return exporterhelper.NewTraces(ctx, set, cfg, r.consume,
 		exporterhelper.WithStart(r.start),
 		exporterhelper.WithShutdown(r.shutdown),

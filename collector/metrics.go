@@ -15,7 +15,10 @@ import (
 // written and spooled; what is held; what was dropped, by cause. They are
 // observed when the Collector's reader collects: nothing is counted on
 // the export path. It returns the function that unregisters them.
-func registerMetrics(mp metric.MeterProvider, im *exporter.Importer) (func() error, error) {
+//
+// Each carries the attribute exporter, the component's ID (records,
+// records/fleet), as the Collector's own exporter metrics do.
+func registerMetrics(mp metric.MeterProvider, id string, im *exporter.Importer) (func() error, error) {
 	m := mp.Meter("github.com/otelrecords/otelrecords/collector")
 	var err error
 	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
@@ -46,29 +49,33 @@ func registerMetrics(mp metric.MeterProvider, im *exporter.Importer) (func() err
 	if err != nil {
 		return nil, err
 	}
-	causes := []attribute.Set{
-		attribute.NewSet(attribute.String("cause", "evicted")),
-		attribute.NewSet(attribute.String("cause", "too_large")),
-		attribute.NewSet(attribute.String("cause", "invalid")),
-		attribute.NewSet(attribute.String("cause", "unwritable")),
+	exp := attribute.String("exporter", id)
+	with := func(kv ...attribute.KeyValue) metric.MeasurementOption {
+		return metric.WithAttributeSet(attribute.NewSet(append(kv, exp)...))
 	}
-	active, parked := attribute.NewSet(attribute.String("state", "active")), attribute.NewSet(attribute.String("state", "parked"))
+	causes := []metric.MeasurementOption{
+		with(attribute.String("cause", "evicted")),
+		with(attribute.String("cause", "too_large")),
+		with(attribute.String("cause", "invalid")),
+		with(attribute.String("cause", "unwritable")),
+	}
+	active, parked, plain := with(attribute.String("state", "active")), with(attribute.String("state", "parked")), with()
 	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		s := im.Stats()
-		o.ObserveInt64(accepted, s.Accepted)
-		o.ObserveInt64(duplicates, s.Duplicates)
-		o.ObserveInt64(rejected, s.Rejected)
-		o.ObserveInt64(refused, s.Refused)
-		o.ObserveInt64(written, s.Written)
-		o.ObserveInt64(spooled, s.Spooled)
+		o.ObserveInt64(accepted, s.Accepted, plain)
+		o.ObserveInt64(duplicates, s.Duplicates, plain)
+		o.ObserveInt64(rejected, s.Rejected, plain)
+		o.ObserveInt64(refused, s.Refused, plain)
+		o.ObserveInt64(written, s.Written, plain)
+		o.ObserveInt64(spooled, s.Spooled, plain)
 		for i, n := range []int64{s.Evicted, s.TooLarge, s.Invalid, s.Unwritable} {
-			o.ObserveInt64(dropped, n, metric.WithAttributeSet(causes[i]))
+			o.ObserveInt64(dropped, n, causes[i])
 		}
-		o.ObserveInt64(kept, s.SessionsKept)
-		o.ObserveInt64(held, s.HeldBytes)
-		o.ObserveInt64(waiting, s.HeldSpans)
-		o.ObserveInt64(sessions, int64(s.Sessions), metric.WithAttributeSet(active))
-		o.ObserveInt64(sessions, int64(s.Parked), metric.WithAttributeSet(parked))
+		o.ObserveInt64(kept, s.SessionsKept, plain)
+		o.ObserveInt64(held, s.HeldBytes, plain)
+		o.ObserveInt64(waiting, s.HeldSpans, plain)
+		o.ObserveInt64(sessions, int64(s.Sessions), active)
+		o.ObserveInt64(sessions, int64(s.Parked), parked)
 		return nil
 	}, accepted, duplicates, rejected, refused, written, spooled, dropped, kept, held, waiting, sessions)
 	if err != nil {
