@@ -16,8 +16,28 @@ import (
 
 // Config is the records exporter's configuration.
 type Config struct {
-	// Directory is the store's directory. Empty means the library's
-	// default store ($OTELRECORDS_DIR, else the user's cache directory).
+	// RecordsConfig is what the exporter and the processor share: where
+	// and how sessions are recorded.
+	RecordsConfig `mapstructure:",squash"`
+
+	// TimeoutConfig bounds one export: a store another process holds
+	// is waited for until then, and its records spooled after.
+	TimeoutConfig exporterhelper.TimeoutConfig `mapstructure:",squash"`
+	// QueueConfig is the Collector's sending queue, off unless configured:
+	// with it on, the pipeline is acknowledged once a batch is queued (in
+	// memory, or on disk with a storage extension: see the package doc).
+	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+	// BackOffConfig retries a batch the store refused (a full disk):
+	// on by default, since a batch given again is taken once.
+	BackOffConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
+}
+
+// RecordsConfig is where and how sessions are recorded: the exporter's
+// and the processor's in common.
+type RecordsConfig struct {
+	// Directory is the store's directory. For the exporter, empty means
+	// the library's default store ($OTELRECORDS_DIR, else the user's
+	// cache directory); for the processor, no store: it only hands on.
 	Directory string `mapstructure:"directory"`
 	// KeepBy is the retention rule: "session" (the default: a session is
 	// kept from its first change on, with what it held before) or "trace"
@@ -45,22 +65,11 @@ type Config struct {
 	// the oldest go first, across senders (exporter.ImporterConfig.HeldBytes).
 	// Keep it well under a memory_limiter's limit.
 	MaxHeldBytes int64 `mapstructure:"max_held_bytes"`
-
-	// TimeoutConfig bounds one export: a store another process holds
-	// is waited for until then, and its records spooled after.
-	TimeoutConfig exporterhelper.TimeoutConfig `mapstructure:",squash"`
-	// QueueConfig is the Collector's sending queue, off unless configured:
-	// with it on, the pipeline is acknowledged once a batch is queued in
-	// memory, and a crash loses the queue (see the package doc).
-	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
-	// BackOffConfig retries a batch the store refused (a full disk):
-	// on by default, since a batch given again is taken once.
-	BackOffConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
 }
 
 // Validate checks every field, so that a mistyped configuration stops the
 // Collector at start rather than record something else.
-func (c *Config) Validate() error {
+func (c *RecordsConfig) Validate() error {
 	var errs []error
 	if _, err := exporter.ParseKeepBy(c.KeepBy); err != nil {
 		errs = append(errs, fmt.Errorf("keep_by: %w", err))
@@ -88,7 +97,7 @@ func (c *Config) Validate() error {
 
 // options turns the configuration into the library's options and the
 // Importer's configuration.
-func (c *Config) options() (exporter.ImporterConfig, []exporter.Option, error) {
+func (c *RecordsConfig) options() (exporter.ImporterConfig, []exporter.Option, error) {
 	ic := exporter.ImporterConfig{SessionTimeout: c.SessionTimeout, DecisionWait: c.DecisionWait, HeldBytes: int(c.MaxHeldBytes)}
 	level, err := sessions.ParseLevel(c.Level)
 	if err != nil {

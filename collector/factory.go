@@ -30,15 +30,23 @@ func NewFactory() otelexporter.Factory {
 // gives: the library's defaults.
 func createDefaultConfig() component.Config {
 	return &Config{
+		RecordsConfig: defaultRecordsConfig(),
+		TimeoutConfig: exporterhelper.NewDefaultTimeoutConfig(),
+		QueueConfig:   configoptional.Default(exporterhelper.NewDefaultQueueConfig()),
+		BackOffConfig: configretry.NewDefaultBackOffConfig(),
+	}
+}
+
+// defaultRecordsConfig is the library's defaults, for the exporter and
+// the processor.
+func defaultRecordsConfig() RecordsConfig {
+	return RecordsConfig{
 		KeepBy:         exporter.DefaultKeepBy.String(),
 		Level:          exporter.DefaultLevel.String(),
 		Marks:          exporter.DefaultMarks.String(),
 		SessionTimeout: exporter.DefaultSessionTimeout,
 		DecisionWait:   exporter.DefaultDecisionWait,
 		MaxHeldBytes:   exporter.DefaultHeldBytes,
-		TimeoutConfig:  exporterhelper.NewDefaultTimeoutConfig(),
-		QueueConfig:    configoptional.Default(exporterhelper.NewDefaultQueueConfig()),
-		BackOffConfig:  configretry.NewDefaultBackOffConfig(),
 	}
 }
 

@@ -68,6 +68,14 @@ type ImporterConfig struct {
 	// budget (WithPendingBudget), as a Go program's is. Zero means
 	// DefaultHeldBytes.
 	HeldBytes int
+	// Forward, when set, is given every batch of entries the store took
+	// (written, or spooled for a store another process held), in the
+	// order they were written, before the Import that wrote them returns:
+	// the Collector's records processor hands what is kept on down its
+	// pipeline. An error is the write's: the batch stays queued, and is
+	// written (harmlessly, under the same keys) and handed on again.
+	// Entries are valid only during the call. See sessions.DecodeEntry.
+	Forward func([]sessions.Entry) error
 }
 
 // Importer records spans that did not come through this process's SDK —

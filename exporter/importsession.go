@@ -251,10 +251,37 @@ func (im *Importer) needWrite(batches []ImportBatch) bool {
 // open gives a session's Recorder the store: the one writer every session
 // shares, which only the Importer closes.
 func (im *Importer) open() (sessions.Store, error) {
-	if im.writer != nil {
+	switch {
+	case im.writer != nil && im.cfg.Forward != nil:
+		return forwardSession{sharedSession{im.writer}, im.cfg.Forward}, nil
+	case im.writer != nil:
 		return sharedSession{im.writer}, nil
 	}
 	return storeSession{im.opts.store}, nil
+}
+
+// forwardSession is the shared writer of a session whose writes are
+// handed on (ImporterConfig.Forward) once the store took them.
+type forwardSession struct {
+	sharedSession
+	forward func([]sessions.Entry) error
+}
+
+// WriteContext writes the entries, then hands them on.
+func (f forwardSession) WriteContext(ctx context.Context, es []sessions.Entry) (int, error) {
+	n, err := f.sharedSession.WriteContext(ctx, es)
+	if err != nil {
+		return n, err
+	}
+	return n, f.forward(es)
+}
+
+// Write writes the entries, then hands them on.
+func (f forwardSession) Write(es []sessions.Entry) error {
+	if err := f.sharedSession.Write(es); err != nil {
+		return err
+	}
+	return f.forward(es)
 }
 
 // onStore runs fn on the store, waiting for another process that holds

@@ -24,7 +24,7 @@ func Components() (otelcol.Factories, error) {
 	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory()); err != nil {
 		return f, err
 	}
-	if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](batchprocessor.NewFactory(), memorylimiterprocessor.NewFactory()); err != nil {
+	if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](batchprocessor.NewFactory(), memorylimiterprocessor.NewFactory(), collector.NewProcessorFactory()); err != nil {
 		return f, err
 	}
 	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](collector.NewFactory(), nopexporter.NewFactory()); err != nil {

@@ -1,0 +1,232 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processorhelper"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.uber.org/zap"
+
+	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
+)
+
+// The records processor: keep-what-changed in any Collector pipeline. It
+// records what it is given under the same rules as the exporter — the
+// same Importer — and passes downstream only what is kept: the spans of
+// sessions (or, with keep_by: trace, traces) that changed something, each
+// made a span again from its record (spanbridge.Span), so that it carries
+// what makes it a record again (records.kind, records.seq, the session's
+// row on its Resource with records.session.id) and `records pull` can
+// rebuild the store exactly from a backend. A warm fleet sends nothing
+// downstream. With a directory it also records into that store.
+
+// ProcessorConfig is the records processor's configuration.
+type ProcessorConfig struct {
+	// RecordsConfig is how sessions are recorded; Directory, when set,
+	// is a store the processor records into as well as handing on.
+	RecordsConfig `mapstructure:",squash"`
+}
+
+// Validate checks the recording fields, and that max_bytes, which bounds
+// a store, comes with a directory.
+func (c *ProcessorConfig) Validate() error {
+	err := c.RecordsConfig.Validate()
+	if c.MaxBytes > 0 && c.Directory == "" {
+		err = errors.Join(err, errors.New("max_bytes: bounds a store, and the processor has none without a directory"))
+	}
+	return err
+}
+
+// NewProcessorFactory returns the factory of the records processor, for
+// a Collector distribution's processor factories.
+func NewProcessorFactory() processor.Factory {
+	return processor.NewFactory(componentType, func() component.Config { return &ProcessorConfig{RecordsConfig: defaultRecordsConfig()} },
+		processor.WithTraces(createTracesProcessor, component.StabilityLevelAlpha))
+}
+
+// createTracesProcessor creates the processor; nothing is opened until a
+// session is kept.
+func createTracesProcessor(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
+	c := cfg.(*ProcessorConfig)
+	ic, opts, err := c.options()
+	if err != nil {
+		return nil, err
+	}
+	p := &recordsProcessor{dir: c.Directory, id: set.ID.String(), ic: ic, opts: opts, set: set.TelemetrySettings,
+		fwd: &forwarder{next: next, logger: set.Logger}}
+	return processorhelper.NewTraces(ctx, set, cfg, next, p.process,
+		processorhelper.WithStart(p.start), processorhelper.WithShutdown(p.shutdown),
+		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}))
+}
+
+// recordsProcessor is the component: an exporter.Importer whose store
+// hands what it is given down the pipeline.
+type recordsProcessor struct {
+	dir   string
+	id    string
+	ic    exporter.ImporterConfig
+	opts  []exporter.Option
+	set   component.TelemetrySettings
+	fwd   *forwarder
+	im    *exporter.Importer
+	unreg func() error
+}
+
+func (p *recordsProcessor) start(context.Context, component.Host) error {
+	var im *exporter.Importer
+	var err error
+	if p.dir != "" {
+		ic := p.ic
+		ic.Forward = p.fwd.forward
+		im, err = exporter.NewImporter(p.dir, ic, p.opts...)
+	} else {
+		im, err = exporter.NewImporter("", p.ic, append(p.opts, exporter.WithStore(forwardStore{p.fwd}))...)
+	}
+	if err != nil {
+		return err
+	}
+	p.im = im
+	if p.unreg, err = registerMetrics(p.set.MeterProvider, p.id, im); err != nil {
+		im.Shutdown(context.Background())
+		return fmt.Errorf("records: metrics: %w", err)
+	}
+	return nil
+}
+
+// process records a batch; what is kept goes downstream from the store
+// (forwarder), not from here, so the batch itself is never passed on.
+func (p *recordsProcessor) process(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	res, err := p.im.Import(ctx, batches(td)...)
+	switch {
+	case err != nil:
+		return td, err
+	case res.Accepted == 0 && res.Rejected > 0:
+		return td, errors.New("records: " + res.Message)
+	}
+	return td, processorhelper.ErrSkipProcessingData
+}
+
+func (p *recordsProcessor) shutdown(ctx context.Context) error {
+	if p.im == nil {
+		return nil
+	}
+	var errs []error
+	if p.unreg != nil {
+		errs = append(errs, p.unreg())
+	}
+	return errors.Join(append(errs, p.im.Shutdown(ctx))...)
+}
+
+// maxRows bounds the session rows a forwarder remembers, to put on the
+// Resource of a session's later records: a session kept and quiet for
+// longer than it takes 4,096 others to be kept sends its later spans on a
+// Resource that carries its id (records.session.id) and nothing more.
+const maxRows = 4096
+
+// forwarder turns the entries an Importer writes into spans, and hands
+// them to the next consumer.
+type forwarder struct {
+	next   consumer.Traces
+	logger *zap.Logger
+
+	mu    sync.Mutex
+	rows  map[sessions.SessionID]sessions.Session
+	order []sessions.SessionID
+}
+
+// forward hands the records among es on, each a span again under its
+// session's Resource; rows update the Resource of what follows, and
+// other entries (the Importer's bookkeeping) are not records.
+func (f *forwarder) forward(es []sessions.Entry) error {
+	td := ptrace.NewTraces()
+	type group struct {
+		session sessions.SessionID
+		scope   instrumentation.Scope
+	}
+	spans := map[group]ptrace.SpanSlice{}
+	resources := map[sessions.SessionID]ptrace.ResourceSpans{}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range es {
+		kind, rec, row, err := sessions.DecodeEntry(e)
+		switch {
+		case errors.Is(err, sessions.ErrNotRecord):
+			continue
+		case err != nil:
+			f.logger.Warn("a record the processor wrote does not decode; not handed on", zap.Error(err))
+			continue
+		case kind == "sessions":
+			f.remember(row)
+			continue
+		}
+		id := rec.Stamp.Session
+		rs, ok := resources[id]
+		if !ok {
+			rs = td.ResourceSpans().AppendEmpty()
+			putResource(rs.Resource(), spanbridge.Resource(f.row(id)))
+			resources[id] = rs
+		}
+		s := spanbridge.Span(nil, kind, rec)
+		g := group{id, s.InstrumentationScope()}
+		ss, ok := spans[g]
+		if !ok {
+			scope := rs.ScopeSpans().AppendEmpty()
+			scope.Scope().SetName(g.scope.Name)
+			scope.Scope().SetVersion(g.scope.Version)
+			scope.SetSchemaUrl(g.scope.SchemaURL)
+			ss = scope.Spans()
+			spans[g] = ss
+		}
+		appendSpan(ss, s)
+	}
+	if td.SpanCount() == 0 {
+		return nil
+	}
+	return f.next.ConsumeTraces(context.Background(), td)
+}
+
+// remember keeps row for the session's later records. f.mu is held.
+func (f *forwarder) remember(row sessions.Session) {
+	if f.rows == nil {
+		f.rows = map[sessions.SessionID]sessions.Session{}
+	}
+	if _, ok := f.rows[row.ID]; !ok {
+		f.order = append(f.order, row.ID)
+		if len(f.order) > maxRows {
+			delete(f.rows, f.order[0])
+			f.order = f.order[1:]
+		}
+	}
+	f.rows[row.ID] = row
+}
+
+// row is session id's row, or one that says only its id. f.mu is held.
+func (f *forwarder) row(id sessions.SessionID) sessions.Session {
+	if r, ok := f.rows[id]; ok {
+		return r
+	}
+	return sessions.Session{ID: id}
+}
+
+// forwardStore is the store of a processor without a directory: it hands
+// on what it is given and keeps nothing.
+type forwardStore struct{ f *forwarder }
+
+func (s forwardStore) Write(es []sessions.Entry) error { return s.f.forward(es) }
+func (forwardStore) Scan(start, end []byte) iter.Seq2[sessions.Entry, error] {
+	return func(func(sessions.Entry, error) bool) {}
+}
+func (forwardStore) DeleteRange(start, end []byte, match func([]byte) bool) (int, error) {
+	return 0, nil
+}
+func (forwardStore) Close() error { return nil }

@@ -1,0 +1,134 @@
+package collector
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// senderBatch is n spans of the sender instance, each its own root, the
+// i-th changed when changed(i).
+func senderBatch(instance string, from, n int, changed func(int) bool) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "fleet")
+	rs.Resource().Attributes().PutStr("service.instance.id", instance)
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("build")
+	now := pcommon.NewTimestampFromTime(time.Now())
+	for i := from; i < from+n; i++ {
+		s := ss.Spans().AppendEmpty()
+		s.SetName("step")
+		s.SetTraceID(pcommon.TraceID{byte(len(instance)), byte(i >> 8), byte(i), 15: 1})
+		s.SetSpanID(pcommon.SpanID{7: 1})
+		s.SetStartTimestamp(now - pcommon.Timestamp(n-i)*1e6)
+		s.SetEndTimestamp(now - pcommon.Timestamp(n-i)*1e6 + 1e5)
+		s.Attributes().PutStr("records.kind", "step")
+		s.Attributes().PutInt("n", int64(i))
+		if changed(i) {
+			s.Attributes().PutStr("records.effect", "changed")
+		}
+	}
+	return td
+}
+
+// runProcessor runs the records processor with cfg over tds, into a sink.
+func runProcessor(t *testing.T, cfg *ProcessorConfig, tds ...ptrace.Traces) *consumertest.TracesSink {
+	t.Helper()
+	sink := new(consumertest.TracesSink)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProcessorFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	for _, td := range tds {
+		if err := p.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return sink
+}
+
+// A warm sender passes nothing downstream; a sender that changes
+// something passes its whole session — what it held before the change
+// too — each span carrying what makes it a record again.
+func TestProcessorPassesOnlyWhatChanged(t *testing.T) {
+	cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
+	never := func(int) bool { return false }
+	sink := runProcessor(t, cfg, senderBatch("warm", 0, 50, never), senderBatch("builder", 0, 10, never), senderBatch("builder", 10, 5, func(i int) bool { return i == 12 }))
+	if n := sink.SpanCount(); n != 15 {
+		t.Fatalf("%d spans downstream, want the 15 of the session that changed", n)
+	}
+	seqs := map[int64]bool{}
+	for _, td := range sink.AllTraces() {
+		for i := range td.ResourceSpans().Len() {
+			rs := td.ResourceSpans().At(i)
+			res := rs.Resource().Attributes()
+			if v, _ := res.Get("service.instance.id"); v.Str() != "builder" {
+				t.Errorf("spans of %q passed on", v.Str())
+			}
+			if v, ok := res.Get("records.session.id"); !ok || v.Str() == "" {
+				t.Errorf("Resource without records.session.id: %v", res.AsRaw())
+			}
+			spans := rs.ScopeSpans().At(0).Spans()
+			for j := range spans.Len() {
+				a := spans.At(j).Attributes()
+				seq, ok := a.Get("records.seq")
+				kind, _ := a.Get("records.kind")
+				if !ok || kind.Str() != "step" {
+					t.Errorf("span %v without records.seq or records.kind", a.AsRaw())
+				}
+				seqs[seq.Int()] = true
+			}
+		}
+	}
+	if len(seqs) != 15 {
+		t.Errorf("%d distinct seqs, want 15", len(seqs))
+	}
+}
+
+// With a directory the processor records into a store as well, and what
+// it passes on is what the store holds.
+func TestProcessorRecordsLocallyToo(t *testing.T) {
+	cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
+	cfg.Directory = filepath.Join(t.TempDir(), "store")
+	sink := runProcessor(t, cfg, senderBatch("builder", 0, 20, func(i int) bool { return i == 19 }))
+	st, err := badgerstore.Open(cfg.Directory, badgerstore.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	for _, err := range sessions.NewRecords(st).All("step") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 20 || sink.SpanCount() != 20 {
+		t.Fatalf("%d records stored, %d spans passed on; want 20 and 20", n, sink.SpanCount())
+	}
+	bad := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
+	bad.MaxBytes = 1 << 20
+	if err := bad.Validate(); err == nil {
+		t.Error("max_bytes without a directory validated")
+	}
+}
