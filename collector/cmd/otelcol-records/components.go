@@ -4,6 +4,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/nopexporter"
+	"go.opentelemetry.io/collector/exporter/otlpexporter"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/collector/processor"
@@ -27,7 +28,7 @@ func Components() (otelcol.Factories, error) {
 	if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](batchprocessor.NewFactory(), memorylimiterprocessor.NewFactory(), collector.NewProcessorFactory()); err != nil {
 		return f, err
 	}
-	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](collector.NewFactory(), nopexporter.NewFactory()); err != nil {
+	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](collector.NewFactory(), nopexporter.NewFactory(), otlpexporter.NewFactory()); err != nil {
 		return f, err
 	}
 	// file_storage makes the sending queue persistent: a batch is

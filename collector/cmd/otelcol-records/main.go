@@ -1,7 +1,8 @@
 // Command otelcol-records is an OpenTelemetry Collector with what a
-// records pipeline needs: the OTLP receiver (gRPC and HTTP), the batch and
-// memory_limiter processors, the records exporter, and the nop exporter
-// (for measuring the Collector without us). It is built with plain
+// records pipeline needs: the OTLP receiver (gRPC and HTTP); the batch,
+// memory_limiter and records processors; the records, OTLP and nop
+// exporters (nop for measuring the Collector without us); the
+// file_storage extension, for a persistent sending queue. It is built with plain
 // `go build`, no Collector builder:
 //
 //	go build -o otelcol-records ./collector/cmd/otelcol-records

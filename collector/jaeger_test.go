@@ -1,0 +1,253 @@
+package collector
+
+// The fleet's records in the backend it runs (issue 34), run for real:
+// programs send to two otelcol-records gateways, each running the records
+// processor (recording into a store of its own as well) and handing what
+// changed to one Jaeger; `records pull` reads the sessions back from
+// Jaeger, and the answers on the pulled store are the answers on the
+// gateways' own stores.
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// jaegerConfig is Jaeger v2 all-in-one cut to what the test needs (as
+// cmd/records' Jaeger tests run it): OTLP in, in-memory storage, the
+// query API, every listener on a free loopback port: health, query HTTP,
+// query gRPC, OTLP gRPC, OTLP HTTP.
+const jaegerConfig = `
+service:
+  extensions: [jaeger_storage, jaeger_query, healthcheckv2]
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [jaeger_storage_exporter]
+  telemetry:
+    metrics:
+      level: none
+    logs:
+      level: warn
+extensions:
+  healthcheckv2:
+    use_v2: true
+    http:
+      endpoint: 127.0.0.1:%d
+  jaeger_query:
+    enable_tracing: false
+    storage:
+      traces: memstore
+    http:
+      endpoint: 127.0.0.1:%d
+    grpc:
+      endpoint: 127.0.0.1:%d
+  jaeger_storage:
+    backends:
+      memstore:
+        memory:
+          max_traces: 100000
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:%d
+      http:
+        endpoint: 127.0.0.1:%d
+exporters:
+  jaeger_storage_exporter:
+    trace_storage: memstore
+`
+
+// startJaeger starts the Jaeger of OTELRECORDS_JAEGER (.ci/setup-jaeger
+// builds it), or skips the test; it returns the query service's URL and
+// the OTLP gRPC endpoint.
+func startJaeger(t *testing.T) (query, otlp string) {
+	t.Helper()
+	bin := os.Getenv("OTELRECORDS_JAEGER")
+	if bin == "" {
+		t.Skip("needs Jaeger: OTELRECORDS_JAEGER=$(.ci/setup-jaeger) go test ./collector -run Jaeger")
+	}
+	ports := []int{freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "jaeger.yaml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, jaegerConfig, ports[0], ports[1], ports[2], ports[3], ports[4]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log := &lockedBuffer{}
+	cmd := exec.Command(bin, "--config", cfg)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/status", ports[0])); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return fmt.Sprintf("http://127.0.0.1:%d", ports[1]), fmt.Sprintf("127.0.0.1:%d", ports[3])
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jaeger was not ready in 60 s:\n%s", log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// gatewayConfig is a gateway: OTLP in, the records processor recording
+// into dir, the OTLP exporter to Jaeger.
+func gatewayConfig(dir, jaeger string) string {
+	return fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:%%[1]d
+      grpc:
+        endpoint: 127.0.0.1:%%[2]d
+processors:
+  memory_limiter:
+    check_interval: 1s
+    limit_mib: 512
+  records:
+    directory: %s
+exporters:
+  otlp:
+    endpoint: %s
+    tls:
+      insecure: true
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [memory_limiter, records]
+      exporters: [otlp]
+`, dir, jaeger)
+}
+
+// records runs the records command and returns its output, failing the
+// test unless it exits 0.
+func records(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	out, code := recordsCode(t, bin, args...)
+	if code != 0 {
+		t.Fatalf("records %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// recordsCode runs the records command and returns its output and exit
+// code.
+func recordsCode(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	}
+	t.Fatalf("records %s: %v", strings.Join(args, " "), err)
+	return "", 0
+}
+
+func TestFleetThroughJaeger(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs Jaeger, two gateways and Node.js")
+	}
+	query, otlp := startJaeger(t)
+	skip, err := nodeFixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if skip != "" {
+		t.Skip(skip)
+	}
+	bins, err := tools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	storeA, storeB, pulled := filepath.Join(tmp, "a"), filepath.Join(tmp, "b"), filepath.Join(tmp, "pulled")
+	pa, pb := freePorts(t), freePorts(t)
+	ga := startAt(t, bins["otelcol"], gatewayConfig(storeA, otlp), pa)
+	gb := startAt(t, bins["otelcol"], gatewayConfig(storeB, otlp), pb)
+
+	// A warm run sends nothing to Jaeger; a run on each gateway changes
+	// something.
+	runNode(t, ga.url, "RUN=warm")()
+	time.Sleep(time.Second)
+	if out := records(t, bins["records"], "--dir", pulled, "pull", "--from", query, "--insecure"); !strings.Contains(out, "0 sessions") {
+		t.Errorf("after a warm run, pull said %q: the warm run reached Jaeger", out)
+	}
+	runNode(t, ga.url, "RUN=changed")()
+	runNode(t, gb.url, "RUN=changed", "SPLIT=1")()
+	ga.stop(t)
+	gb.stop(t)
+
+	var out string
+	for range 50 {
+		out = records(t, bins["records"], "--dir", pulled, "pull", "--from", query, "--insecure")
+		if rows := jsonLines[sessionLine](t, bins["records"], pulled, "sessions", "--json"); len(rows) == 2 {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("pull: %s", strings.TrimSpace(out))
+	rowsA := jsonLines[sessionLine](t, bins["records"], storeA, "sessions", "--json")
+	rowsB := jsonLines[sessionLine](t, bins["records"], storeB, "sessions", "--json")
+	if len(rowsA) != 1 || len(rowsB) != 1 {
+		t.Fatalf("gateway stores hold %d and %d sessions, want 1 each (the warm run none)", len(rowsA), len(rowsB))
+	}
+	a, b := fmt.Sprint(rowsA[0].ID), fmt.Sprint(rowsB[0].ID)
+	// The same store, record for record: the pulled one and the two
+	// gateways' read as one.
+	both := []string{"--dir", storeA, "--dir", storeB}
+	if got, want := records(t, bins["records"], "--dir", pulled, "dump", "--json"), records(t, bins["records"], append(both, "dump", "--json")...); got != want {
+		t.Errorf("records dump --json of the pulled store:\n%s\nof the gateways' stores:\n%s", got, want)
+	}
+	for _, q := range [][]string{
+		{"why", "artifact", "target=app"},
+		// B's run waited a second between its batches (SPLIT): slower,
+		// and diff --fail-slower says so (exit 1) on both.
+		{"diff", "--session", a, "--against-session", b, "--fail-slower", "1000"},
+		{"report", "--session", a},
+	} {
+		got, gotCode := recordsCode(t, bins["records"], append([]string{"--dir", pulled}, q...)...)
+		want, wantCode := recordsCode(t, bins["records"], append(both, q...)...)
+		got = strings.ReplaceAll(got, pulled, "STORE")
+		want = strings.ReplaceAll(strings.ReplaceAll(want, storeA+" + "+storeB, "STORE"), storeA, "STORE")
+		if got != want || gotCode != wantCode {
+			t.Errorf("exit %d and %d", gotCode, wantCode)
+			t.Errorf("records %s on the pulled store:\n%s\non the gateways' stores:\n%s", strings.Join(q, " "), cut(got), cut(want))
+		}
+	}
+}
+
+func cut(s string) string {
+	if len(s) > 3000 {
+		return s[:3000] + "…"
+	}
+	return s
+}
