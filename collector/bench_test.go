@@ -30,7 +30,7 @@ func BenchmarkCollector(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, exp := range []string{"nop", "records"} {
+	for _, exp := range []string{"nop", "records", "processor"} {
 		b.Run("exporter="+exp, func(b *testing.B) {
 			col := startBenchCollector(b, bins["otelcol"], exp)
 			reqs := make([][]byte, b.N)
@@ -108,14 +108,21 @@ func benchRequest(i int) []byte {
 }
 
 // startBenchCollector starts otelcol-records with the OTLP receiver
-// feeding exporter exp directly.
+// feeding exporter exp directly, or, for "processor", the records
+// processor feeding the nop exporter.
 func startBenchCollector(b *testing.B, bin, exp string) *collectorProc {
 	b.Helper()
+	procs := ""
+	if exp == "processor" {
+		procs, exp = "records", "nop"
+	}
 	cfg := fmt.Sprintf(`receivers:
   otlp:
     protocols:
       http:
         endpoint: 127.0.0.1:%%d
+processors:
+  records:
 exporters:
   nop:
   records:
@@ -127,8 +134,9 @@ service:
   pipelines:
     traces:
       receivers: [otlp]
+      processors: [%s]
       exporters: [%s]
-`, filepath.Join(b.TempDir(), "store"), exp)
+`, filepath.Join(b.TempDir(), "store"), procs, exp)
 	return startCollectorConfig(b, bin, cfg)
 }
 
