@@ -134,6 +134,7 @@ func senderProcess(res []attribute.KeyValue) *recorder.Process {
 func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportResult) {
 	var res ImportResult
 	var rs *remoteSession
+	var touched []trace.TraceID // in the order they came: only these can have become placeable
 	for j := range b.Spans {
 		s := &b.Spans[j]
 		if !s.TraceID.IsValid() || !s.SpanID.IsValid() {
@@ -146,6 +147,10 @@ func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportR
 		res.Accepted++
 		if !im.add(rs, s, now) {
 			res.Duplicates++
+			continue
+		}
+		if n := len(touched); n == 0 || touched[n-1] != s.TraceID {
+			touched = append(touched, s.TraceID)
 		}
 	}
 	im.counts.accepted += int64(res.Accepted)
@@ -157,7 +162,13 @@ func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportR
 	if rs == nil {
 		return nil, res
 	}
-	im.settleAll(rs, now)
+	seen := make(map[trace.TraceID]bool, len(touched))
+	for _, id := range touched {
+		if t := rs.traces[id]; t != nil && !seen[id] {
+			seen[id] = true
+			im.settle(rs, id, t, now, false)
+		}
+	}
 	im.writeAhead(rs, now)
 	im.account(rs)
 	return rs, res
