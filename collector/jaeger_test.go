@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,7 +115,7 @@ func startJaeger(t *testing.T) (query, otlp string) {
 
 // gatewayConfig is a gateway: OTLP in, the records processor recording
 // into dir, the OTLP exporter to Jaeger.
-func gatewayConfig(dir, jaeger string) string {
+func gatewayConfig(dir, jaeger, keepBy string) string {
 	return fmt.Sprintf(`receivers:
   otlp:
     protocols:
@@ -128,6 +129,7 @@ processors:
     limit_mib: 512
   records:
     directory: %s
+    keep_by: %s
 exporters:
   otlp:
     endpoint: %s
@@ -142,7 +144,7 @@ service:
       receivers: [otlp]
       processors: [memory_limiter, records]
       exporters: [otlp]
-`, dir, jaeger)
+`, dir, keepBy, jaeger)
 }
 
 // records runs the records command and returns its output, failing the
@@ -189,10 +191,12 @@ func TestFleetThroughJaeger(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	storeA, storeB, pulled := filepath.Join(tmp, "a"), filepath.Join(tmp, "b"), filepath.Join(tmp, "pulled")
-	pa, pb := freePorts(t), freePorts(t)
-	ga := startAt(t, bins["otelcol"], gatewayConfig(storeA, otlp), pa)
-	gb := startAt(t, bins["otelcol"], gatewayConfig(storeB, otlp), pb)
+	storeA, storeB, storeC, pulled := filepath.Join(tmp, "a"), filepath.Join(tmp, "b"), filepath.Join(tmp, "c"), filepath.Join(tmp, "pulled")
+	pa, pb, pc := freePorts(t), freePorts(t), freePorts(t)
+	ga := startAt(t, bins["otelcol"], gatewayConfig(storeA, otlp, "session"), pa)
+	gb := startAt(t, bins["otelcol"], gatewayConfig(storeB, otlp, "session"), pb)
+	// A third keeps by trace, as a server's gateway does.
+	gc := startAt(t, bins["otelcol"], gatewayConfig(storeC, otlp, "trace"), pc)
 
 	// A warm run sends nothing to Jaeger; a run on each gateway changes
 	// something.
@@ -203,13 +207,15 @@ func TestFleetThroughJaeger(t *testing.T) {
 	}
 	runNode(t, ga.url, "RUN=changed")()
 	runNode(t, gb.url, "RUN=changed", "SPLIT=1")()
+	runNode(t, gc.url, "RUN=changed")()
 	ga.stop(t)
 	gb.stop(t)
+	gc.stop(t)
 
 	var out string
 	for range 50 {
 		out = records(t, bins["records"], "--dir", pulled, "pull", "--from", query, "--insecure")
-		if rows := jsonLines[sessionLine](t, bins["records"], pulled, "sessions", "--json"); len(rows) == 2 {
+		if rows := jsonLines[sessionLine](t, bins["records"], pulled, "sessions", "--json"); len(rows) == 3 {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -220,11 +226,14 @@ func TestFleetThroughJaeger(t *testing.T) {
 	if len(rowsA) != 1 || len(rowsB) != 1 {
 		t.Fatalf("gateway stores hold %d and %d sessions, want 1 each (the warm run none)", len(rowsA), len(rowsB))
 	}
+	if rowsC := jsonLines[sessionLine](t, bins["records"], storeC, "sessions", "--json"); len(rowsC) != 1 {
+		t.Fatalf("the gateway keeping by trace holds %d sessions, want 1", len(rowsC))
+	}
 	a, b := fmt.Sprint(rowsA[0].ID), fmt.Sprint(rowsB[0].ID)
-	// The same store, record for record: the pulled one and the two
-	// gateways' read as one.
-	both := []string{"--dir", storeA, "--dir", storeB}
-	if got, want := records(t, bins["records"], "--dir", pulled, "dump", "--json"), records(t, bins["records"], append(both, "dump", "--json")...); got != want {
+	// The same store, record for record: the pulled one and the three
+	// gateways' read as one (the one that keeps by trace among them).
+	all := []string{"--dir", storeA, "--dir", storeB, "--dir", storeC}
+	if got, want := records(t, bins["records"], "--dir", pulled, "dump", "--json"), records(t, bins["records"], append(all, "dump", "--json")...); got != want {
 		t.Errorf("records dump --json of the pulled store:\n%s\nof the gateways' stores:\n%s", got, want)
 	}
 	for _, q := range [][]string{
@@ -235,9 +244,9 @@ func TestFleetThroughJaeger(t *testing.T) {
 		{"report", "--session", a},
 	} {
 		got, gotCode := recordsCode(t, bins["records"], append([]string{"--dir", pulled}, q...)...)
-		want, wantCode := recordsCode(t, bins["records"], append(both, q...)...)
+		want, wantCode := recordsCode(t, bins["records"], append(slices.Clone(all), q...)...)
 		got = strings.ReplaceAll(got, pulled, "STORE")
-		want = strings.ReplaceAll(strings.ReplaceAll(want, storeA+" + "+storeB, "STORE"), storeA, "STORE")
+		want = strings.ReplaceAll(strings.ReplaceAll(want, storeA+" + "+storeB+" + "+storeC, "STORE"), storeA, "STORE")
 		if got != want || gotCode != wantCode {
 			t.Errorf("exit %d and %d", gotCode, wantCode)
 			t.Errorf("records %s on the pulled store:\n%s\non the gateways' stores:\n%s", strings.Join(q, " "), cut(got), cut(want))
