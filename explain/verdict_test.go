@@ -309,3 +309,30 @@ func TestManyNames(t *testing.T) {
 		t.Errorf("%d groups of %d roots of names of their own", len(g), n)
 	}
 }
+
+// A lookup that found its key is a hit; one that compiled it inside is a
+// miss, and so is the request around it: work, though neither changed
+// anything itself.
+func ExampleNode_Verdict() {
+	r, ids := serverStore(1, []string{"k1"}, 1) // a miss, then a hit
+	tree, err := explain.Tree(r, ids[0])
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for n := range tree.Walk() {
+		name, _ := tree.Name(n)
+		fmt.Printf("%s%s: %s\n", strings.Repeat("  ", int(n.Depth)), name, n.Verdict())
+		if c := tree.ChangeInside(n); c != nil && n.Depth == 1 {
+			inside, _ := tree.Name(c)
+			fmt.Printf("    (%s inside changed)\n", inside)
+		}
+	}
+	// Output:
+	// GET /lookup: missed
+	//   lookup: missed
+	//     (compile inside changed)
+	//     compile: changed
+	// GET /lookup: hit
+	//   lookup: hit
+}
