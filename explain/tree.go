@@ -140,7 +140,7 @@ func (ns *Nesting) Place(kr sessions.KindRecord) Placement {
 	}
 	rec := &kr.Record
 	var pl Placement
-	p := &placed{seq: kr.Stamp.Seq}
+	p := placed{seq: kr.Stamp.Seq}
 	if !rec.ParentSpanID.IsZero() {
 		if i := ns.spans.find(rec.TraceID, rec.ParentSpanID); i >= 0 {
 			parent := ns.placed.at(i)
@@ -148,7 +148,7 @@ func (ns *Nesting) Place(kr sessions.KindRecord) Placement {
 			p.depth = parent.depth + 1
 		}
 	}
-	*ns.placed.add() = *p
+	*ns.placed.add() = p
 	ns.spans.next(rec.TraceID, rec.SpanID)
 	return pl
 }
