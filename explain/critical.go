@@ -59,7 +59,7 @@ func (t *SessionTree) CriticalPath() []Step {
 	ends := make([]time.Duration, n)
 	for i := range int32(n) {
 		nd := t.nodes.at(i)
-		ends[i] = endOf(nd.Stamp, nd.Record.Wall)
+		ends[i] = endOf(nd.Offset, nd.Wall)
 	}
 	for i := int32(n - 1); i >= 0; i-- {
 		if p := t.nodes.at(i).parent; p >= 0 {
@@ -67,26 +67,35 @@ func (t *SessionTree) CriticalPath() []Step {
 		}
 	}
 
-	// Every array below is indexed by position + 1, so that 0 stands for
+	// Records are numbered by position + 1 below, so that 0 stands for
 	// the session, whose children are the roots.
 	parent := func(v int32) int32 { return t.nodes.at(v-1).parent + 1 }
 
-	// The walk. at only moves back in time, so a child that ended after
-	// at never qualifies later: a record's children are sorted once, when
-	// the walk first enters it, into kids[from[v]:to[v]] (each record is
-	// one record's child, so kids holds them all), and gone through once
-	// from next[v].
-	kids := make([]int32, 0, n)
-	from, to, next := make([]int32, n+1), make([]int32, n+1), make([]int32, n+1)
-	for v := range next {
-		next[v] = -1 // not entered
+	// The walk keeps a state for each record it enters: the records on
+	// the paths it follows, a few of a session's, so the others cost a
+	// word each (entered).
+	type state struct {
+		// The record's children, sorted once when the walk first enters
+		// it, are kids[from:to]; next is the first not tried yet. at only
+		// moves back in time, so a child that ended after at never
+		// qualifies later.
+		from, to, next int32
+		// first is the first of its children on the path, and sib its
+		// own next sibling on it (record numbers, 0 for none): the walk
+		// finds them last first and pushes each in front.
+		first, sib int32
+		crit       time.Duration
 	}
-	crit := make([]time.Duration, n+1)
-	// The records on the path, each under its parent, first in time
-	// first: the walk finds them last first and pushes each in front.
-	pathFirst, pathNext := make([]int32, n+1), make([]int32, n+1)
-	for v := range pathFirst {
-		pathFirst[v], pathNext[v] = -1, -1
+	states := []state{{}}         // states[0] is the session's
+	entered := make([]int32, n+1) // a record's state + 1; 0 for none
+	entered[0] = 1
+	var kids []int32
+	stateOf := func(v int32) int32 {
+		if entered[v] == 0 {
+			states = append(states, state{from: -1})
+			entered[v] = int32(len(states))
+		}
+		return entered[v] - 1
 	}
 	// Latest end first; on a tie the longer first, since it was running
 	// all the while the shorter one was.
@@ -94,29 +103,30 @@ func (t *SessionTree) CriticalPath() []Step {
 		if c := cmp.Compare(ends[b-1], ends[a-1]); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(t.nodes.at(a-1).Stamp.Offset, t.nodes.at(b-1).Stamp.Offset); c != 0 {
+		if c := cmp.Compare(t.nodes.at(a-1).Offset, t.nodes.at(b-1).Offset); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)
 	}
 	// walk walks from the session, whose children are the roots in
-	// kids[next[0]:to[0]] (one request's), back from at, and returns the
-	// time its steps cover.
+	// kids[states[0].next:states[0].to] (one request's), back from at,
+	// and returns the time its steps cover.
 	walk := func(at time.Duration) (covered time.Duration) {
 		cur := int32(0)
 		for {
-			if next[cur] < 0 {
-				from[cur] = int32(len(kids))
+			s := stateOf(cur)
+			if states[s].from < 0 {
+				from := int32(len(kids))
 				for j := t.nodes.at(cur - 1).first; j >= 0; j = t.nodes.at(j).next {
 					kids = append(kids, j+1)
 				}
-				to[cur], next[cur] = int32(len(kids)), from[cur]
-				slices.SortFunc(kids[from[cur]:], byEnd)
+				slices.SortFunc(kids[from:], byEnd)
+				states[s].from, states[s].to, states[s].next = from, int32(len(kids)), from
 			}
 			c := int32(-1)
-			for next[cur] < to[cur] {
-				k := kids[next[cur]]
-				next[cur]++
+			for states[s].next < states[s].to {
+				k := kids[states[s].next]
+				states[s].next++
 				if ends[k-1] <= at {
 					c = k
 					break
@@ -124,18 +134,19 @@ func (t *SessionTree) CriticalPath() []Step {
 			}
 			if c >= 0 {
 				if cur > 0 { // time between roots is on no step
-					crit[cur] += at - ends[c-1]
+					states[s].crit += at - ends[c-1]
 					covered += at - ends[c-1]
 				}
-				pathNext[c], pathFirst[cur] = pathFirst[cur], c
+				cs := stateOf(c)
+				states[cs].sib, states[s].first = states[s].first, c
 				cur, at = c, ends[c-1]
 				continue
 			}
 			if cur == 0 {
 				return covered
 			}
-			if start := t.nodes.at(cur - 1).Stamp.Offset; start < at {
-				crit[cur] += at - start
+			if start := t.nodes.at(cur - 1).Offset; start < at {
+				states[s].crit += at - start
 				covered += at - start
 				at = start
 			}
@@ -145,61 +156,66 @@ func (t *SessionTree) CriticalPath() []Step {
 
 	// The roots, one request (one trace) at a time: sorted by trace, each
 	// trace's in the order they were placed, and walked a run at a time.
-	count := 0
-	for j := t.first; j >= 0; j = t.nodes.at(j).next {
-		count++
+	type root struct {
+		v     int32
+		trace sessions.TraceID // zero for every root that is not a request
 	}
-	roots := make([]int32, 0, count)
+	var roots []root
+	req := t.requests
 	for j := t.first; j >= 0; j = t.nodes.at(j).next {
-		roots = append(roots, j+1)
-	}
-	var program sessions.TraceID // the key of every root that is not a request
-	traceOf := func(v int32) *sessions.TraceID {
-		if r := &t.nodes.at(v - 1).Record; isRequest(r.SpanKind) {
-			return &r.TraceID
+		r := root{v: j + 1}
+		for len(req) > 0 && req[0].index < j {
+			req = req[1:]
 		}
-		return &program
+		if len(req) > 0 && req[0].index == j {
+			r.trace = req[0].trace
+		}
+		roots = append(roots, r)
 	}
-	byTrace := func(a, b int32) int { return bytes.Compare(traceOf(a)[:], traceOf(b)[:]) }
+	byTrace := func(a, b root) int { return bytes.Compare(a.trace[:], b.trace[:]) }
 	if !slices.IsSortedFunc(roots, byTrace) { // as they are when one trace holds them all
 		slices.SortStableFunc(roots, byTrace)
 	}
-	best, bestCovered, bestEnd := int32(-1), time.Duration(-1), time.Duration(0)
+	best, bestCovered, bestEnd := int32(0), time.Duration(-1), time.Duration(0)
 	for i := 0; i < len(roots); {
 		j := i + 1
-		for j < len(roots) && *traceOf(roots[j]) == *traceOf(roots[i]) {
+		for j < len(roots) && roots[j].trace == roots[i].trace {
 			j++
 		}
+		// A request's walk enters only its own records: the states of
+		// one that is not the longest so far are let go.
+		base := len(states)
+		kids = kids[:0]
 		var end time.Duration
-		from[0] = int32(len(kids))
 		for _, r := range roots[i:j] {
-			kids = append(kids, r)
-			end = max(end, ends[r-1])
+			kids = append(kids, r.v)
+			end = max(end, ends[r.v-1])
 		}
-		to[0], next[0] = int32(len(kids)), from[0]
-		slices.SortFunc(kids[from[0]:], byEnd)
-		pathFirst[0] = -1
+		slices.SortFunc(kids, byEnd)
+		states[0] = state{from: 0, to: int32(len(kids))}
 		if covered := walk(end); covered > bestCovered || covered == bestCovered && end > bestEnd {
-			best, bestCovered, bestEnd = pathFirst[0], covered, end
+			best, bestCovered, bestEnd = states[0].first, covered, end
+		} else {
+			states = states[:base]
 		}
 		i = j
 	}
-	pathFirst[0] = best
 
 	// Pre-order, as Walk goes: down to the first record on the path
 	// inside, else on to the next, else back up.
 	var steps []Step
-	for v := pathFirst[0]; v > 0; {
-		steps = append(steps, Step{Seq: t.nodes.at(v - 1).Stamp.Seq, Critical: crit[v]})
-		if pathFirst[v] > 0 {
-			v = pathFirst[v]
+	at := func(v int32) *state { return &states[entered[v]-1] }
+	for v := best; v > 0; {
+		steps = append(steps, Step{Seq: t.nodes.at(v - 1).Seq, Critical: at(v).crit})
+		if at(v).first > 0 {
+			v = at(v).first
 			continue
 		}
-		for v > 0 && pathNext[v] < 0 {
+		for v > 0 && at(v).sib == 0 {
 			v = parent(v)
 		}
 		if v > 0 {
-			v = pathNext[v]
+			v = at(v).sib
 		}
 	}
 	return steps
@@ -218,12 +234,14 @@ func isRequest(spanKind string) bool { return spanKind == "server" || spanKind =
 // server's, one per request it answered.
 func (t *SessionTree) Requests() int {
 	traces := map[sessions.TraceID]bool{}
+	for _, r := range t.requests {
+		traces[r.trace] = true
+	}
 	program := false
-	for j := t.first; j >= 0; j = t.nodes.at(j).next {
-		if r := &t.nodes.at(j).Record; isRequest(r.SpanKind) {
-			traces[r.TraceID] = true
-		} else {
+	for n := range t.Roots() {
+		if !n.has(flagRequest) {
 			program = true
+			break
 		}
 	}
 	if program {

@@ -13,19 +13,63 @@ import (
 )
 
 // Match says which records of two sides of a diff are the same work: those
-// of one kind, name and effect whose key attributes are equal. The other
-// attributes are compared, but those Ignore names.
+// of one kind, name and verdict (a hit, a miss, work: see Verdict) whose
+// key attributes are equal. The other attributes are compared, but those
+// Ignore names and, unless Connections is set, those that name a
+// connection or a listener rather than the work (PerConnection,
+// PerListener).
 type Match struct {
 	// Keys are the key attributes; nil means "key" and those ending in
 	// ".key" (autotune.key).
 	Keys []string
 	// Ignore are attributes left out of the comparison: those that
-	// change from run to run (a server's port). Each is a name, or a
-	// pattern where * stands for any run of characters (net.*), as
-	// path.Match reads it.
+	// change from run to run (a response's size, say). Each is a name,
+	// or a pattern where * stands for any run of characters but a slash
+	// (http.response.*), as path.Match reads it.
 	Ignore []string
+	// Connections compares the attributes of PerConnection and
+	// PerListener too, which are otherwise left out.
+	Connections bool
 	// Body reads a record's effect; nil means StoredBody.
 	Body Body
+}
+
+// PerConnection are the attributes OpenTelemetry's semantic conventions
+// define for one connection rather than the work done over it — the
+// peer's address and port, the client's, the socket's (older
+// conventions) — which differ from one request to the next, and so from
+// one run to the next, whatever the work. A diff leaves them out unless
+// Match.Connections is set. Patterns as Match.Ignore reads them.
+var PerConnection = []string{
+	"network.peer.*", "network.local.port", "client.address", "client.port",
+	"client.socket.*", "server.socket.*", "net.sock.*", "net.peer.ip", "net.peer.port",
+}
+
+// PerListener are the attributes a server's span (span kind server)
+// gives the port it listens on: the same for each request, but another
+// for each run of a server that takes any free port, as tests do. A diff
+// leaves them out of server spans unless Match.Connections is set; on a
+// client's span they name the server called, and are compared.
+var PerListener = []string{"server.port", "net.host.port"}
+
+// leavesOut reports whether Match leaves the attribute k of a record
+// out of the comparison by default: one of PerConnection, or of
+// PerListener on a server's span.
+func (m Match) leavesOut(k, spanKind string) bool {
+	if m.Connections {
+		return false
+	}
+	return matchAny(PerConnection, k) || spanKind == "server" && matchAny(PerListener, k)
+}
+
+// matchAny reports whether one of patterns names k or matches it.
+func matchAny(patterns []string, k string) bool {
+	for _, p := range patterns {
+		if ok, err := path.Match(p, k); p == k || ok && err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // IsKey reports whether the attribute k is a key attribute.
@@ -39,14 +83,7 @@ func (m Match) IsKey(k string) bool {
 // Ignores reports whether the attribute k is left out of the comparison:
 // Ignore names it, or one of its patterns matches it. A malformed pattern
 // matches nothing (Check reports it).
-func (m Match) Ignores(k string) bool {
-	for _, p := range m.Ignore {
-		if ok, err := path.Match(p, k); p == k || ok && err == nil {
-			return true
-		}
-	}
-	return false
-}
+func (m Match) Ignores(k string) bool { return matchAny(m.Ignore, k) }
 
 // Check returns an error naming the first malformed pattern of Ignore
 // (an unclosed [, say), or nil.
@@ -83,20 +120,28 @@ type Side struct {
 	// Kinds is each kind's time, counted once within each session (see
 	// KindSummary.Wall), added up over the sessions.
 	Kinds map[string]time.Duration
+	// LeftOut are the attributes its records have that were left out of
+	// the comparison by default (PerConnection, PerListener), in key
+	// order: not those Match.Ignore names.
+	LeftOut []string
 
 	entries map[string]*Entry // by identity
 }
 
-// Entry is what one side recorded of one key, with one effect: how many
+// Entry is what one side recorded of one key, with one verdict: how many
 // records, how long they took, and the newest one's attributes.
 type Entry struct {
 	Kind, Name string
 	// Key are the key attributes.
 	Key sessions.Attrs
-	// Effect is the records' effect, "changed" or "observed"; "" for
-	// records that do not say (written before records kept it). Records
-	// of one key with different effects are different entries: work done
-	// is compared with work done, and hits with hits.
+	// Verdict is what the records did: hits, misses, work done, or
+	// Unknown for records that do not say (written before records kept
+	// their effect). Records of one key with different verdicts are
+	// different entries: work done is compared with work done, misses
+	// with misses and hits with hits.
+	Verdict Verdict
+	// Effect is the records' stored effect, "changed" or "observed" (hits
+	// and misses both); "" for records that do not say.
 	Effect string
 	// Attributes are the newest record's compared attributes, a string
 	// longer than 1 KiB held as its start, length and digest: neither
@@ -113,11 +158,12 @@ type Entry struct {
 
 // Read reads one side of a diff from a store: the records of the kinds
 // (every kind when nil) that the options select (sessions.InSession,
-// say), in stamp order, keeping per key and effect the count, median and
+// say), in stamp order, keeping per key and verdict the count, median and
 // total of the records' walls and the newest one's attributes, and per
-// session its duration and its kinds' times. It holds a few words per
-// key and per kind, a wall per record (for the medians), and one
-// session's intervals at a time.
+// session its duration and its kinds' times. To tell a hit from a miss it
+// reads the tree of each session with observed records (every kind of
+// it, once). It holds a few words per key and per kind, a wall per record
+// (for the medians), and one session's tree and intervals at a time.
 func (m Match) Read(r *sessions.Records, kinds []string, opts ...sessions.ReadOption) (*Side, error) {
 	if kinds == nil {
 		var err error
@@ -134,6 +180,8 @@ func (m Match) Read(r *sessions.Records, kinds []string, opts ...sessions.ReadOp
 		tally   Tally
 		session sessions.SessionID
 		started bool
+		trees   sessionTrees
+		leftOut = map[string]bool{}
 	)
 	fold := func() {
 		s := tally.Summary()
@@ -161,18 +209,27 @@ func (m Match) Read(r *sessions.Records, kinds []string, opts ...sessions.ReadOp
 			switch {
 			case m.IsKey(kv.Key):
 				key = append(key, kv)
-			case !m.Ignores(kv.Key):
+			case m.Ignores(kv.Key):
+			case m.leavesOut(kv.Key, kr.Record.SpanKind):
+				if !leftOut[kv.Key] {
+					leftOut[strings.Clone(kv.Key)] = true
+				}
+			default:
 				attrs = append(attrs, kv)
 			}
+		}
+		verdict, _, err := trees.verdict(r, body, kr)
+		if err != nil {
+			return nil, err
 		}
 		effect := ""
 		if e, known := body.Effect(&kr.Record); known {
 			effect = e.String()
 		}
-		id := identity(kr.Kind, kr.Record.Name, key) + effect
+		id := identity(kr.Kind, kr.Record.Name, key) + verdict.String()
 		e := side.entries[id]
 		if e == nil {
-			e = &Entry{Kind: kr.Kind, Name: strings.Clone(kr.Record.Name), Key: heldAttrs(key), Effect: effect}
+			e = &Entry{Kind: kr.Kind, Name: strings.Clone(kr.Record.Name), Key: heldAttrs(key), Verdict: verdict, Effect: effect}
 			side.entries[id] = e
 		}
 		e.Count++
@@ -184,6 +241,7 @@ func (m Match) Read(r *sessions.Records, kinds []string, opts ...sessions.ReadOp
 	if started {
 		fold()
 	}
+	side.LeftOut = sortedKeys(leftOut)
 	for _, e := range side.entries {
 		e.Median, e.walls = median(e.walls), nil
 	}
@@ -257,6 +315,9 @@ type Comparison struct {
 	Kinds []Total
 	// Duration is the sides' duration.
 	Duration Total
+	// LeftOut are the attributes either side left out by default
+	// (Side.LeftOut), in key order.
+	LeftOut []string
 }
 
 // Diff compares two sides, as Match.Read read them.
@@ -286,7 +347,7 @@ func Diff(a, b *Side) Comparison {
 			cmp.Compare(ex.Kind, ey.Kind),
 			cmp.Compare(ex.Name, ey.Name),
 			cmp.Compare(identity(ex.Kind, ex.Name, ex.Key), identity(ey.Kind, ey.Name, ey.Key)),
-			cmp.Compare(ex.Effect, ey.Effect),
+			cmp.Compare(verdictOrder[ex.Verdict], verdictOrder[ey.Verdict]),
 		)
 	})
 	kinds := map[string]bool{}
@@ -300,8 +361,17 @@ func Diff(a, b *Side) Comparison {
 		c.Kinds = append(c.Kinds, Total{Kind: k, A: a.Kinds[k], B: b.Kinds[k]})
 	}
 	c.Duration = Total{A: a.Duration, B: b.Duration}
+	left := map[string]bool{}
+	for _, k := range append(slices.Clone(a.LeftOut), b.LeftOut...) {
+		left[k] = true
+	}
+	c.LeftOut = sortedKeys(left)
 	return c
 }
+
+// verdictOrder is the order a diff lists a key's entries in: work
+// first, then misses, then hits.
+var verdictOrder = [...]int{Unknown: 0, Done: 1, Miss: 2, Hit: 3}
 
 // attributeDifferences returns the attributes whose values differ, in key
 // order.
@@ -316,13 +386,13 @@ func attributeDifferences(a, b sessions.Attrs) []Difference {
 // their median wall grew by more than a share and by more than a
 // duration.
 type Slowdown struct {
-	// Key is the key, recorded with the same effect on both sides.
+	// Key is the key, recorded with the same verdict on both sides.
 	Key *KeyDiff
 	// A and B are the key's median walls on each side.
 	A, B time.Duration
 }
 
-// Slower returns the keys both sides recorded, with the same effect,
+// Slower returns the keys both sides recorded, with the same verdict,
 // whose median wall grew from side A to side B by more than pct percent
 // of A's and by more than minDelta, in the comparison's order. Like is
 // compared with like: a key's work with its work, its hits with its

@@ -38,7 +38,8 @@ func ExampleTree() {
 		return
 	}
 	for n := range tree.Walk() {
-		fmt.Printf("%-8v %-6v %s%s: %s\n", n.Stamp.Offset, n.Record.Wall, strings.Repeat("  ", n.Depth), n.Kind, n.Record.Name)
+		name, _ := tree.Name(n)
+		fmt.Printf("%-8v %-6v %s%s: %s\n", n.Offset, n.Wall, strings.Repeat("  ", int(n.Depth)), tree.Kind(n), name)
 	}
 	// Output:
 	// 0s       90ms   marks: build qwen3-8b
@@ -109,7 +110,8 @@ func ExampleSessionTree_CriticalPath() {
 	}
 	for _, step := range tree.CriticalPath() {
 		n := tree.BySeq(step.Seq)
-		fmt.Printf("%s%s: %v\n", strings.Repeat("  ", n.Depth), n.Record.Name, step.Critical)
+		name, _ := tree.Name(n)
+		fmt.Printf("%s%s: %v\n", strings.Repeat("  ", int(n.Depth)), name, step.Critical)
 	}
 	// Output:
 	// build qwen3-8b: 10ms
@@ -122,13 +124,17 @@ func ExampleSessionTree_CriticalPath() {
 // Rework adds up what parents spent in their children, over sessions.
 func ExampleRework() {
 	r, id := exampleSession()
-	tree, err := explain.Tree(r, id)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
 	var w explain.Rework
-	w.Add(tree)
+	for kr, err := range explain.InStampOrder(r, id, nil) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if err := w.Add(kr); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
 	for _, c := range w.Children() {
 		fmt.Printf("%s -> %s: %d parents, %d children, %v\n", c.Parent, c.Child, c.Parents, c.Children, c.Wall)
 	}

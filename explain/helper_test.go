@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -25,7 +26,32 @@ type span struct {
 	trace      uint64
 	internal   bool
 	attrs      sessions.Attrs
-	observed   bool // changed nothing (a cache hit); else changed
+	observed   bool   // changed nothing (a cache hit); else changed
+	spanKind   string // its span's kind, when given
+}
+
+// addSessions adds the records of each session to w, in stamp order.
+func addSessions(w *explain.Rework, r *sessions.Records, ids ...sessions.SessionID) error {
+	for _, id := range ids {
+		for kr, err := range explain.InStampOrder(r, id, nil) {
+			if err != nil {
+				return err
+			}
+			if err := w.Add(kr); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// name returns the name of n's record, as the tree holds it.
+func name(t *explain.SessionTree, n *explain.Node) string {
+	s, ok := t.Name(n)
+	if !ok {
+		panic(fmt.Sprintf("seq %d: name not held", n.Seq))
+	}
+	return s
 }
 
 // epoch is when every test session starts.
@@ -73,6 +99,9 @@ func recordWith(store sessions.Store, start time.Time, cfg recorder.Config, span
 		}
 		if s.trace != 0 && !s.internal {
 			body.SpanKind = "server"
+		}
+		if s.spanKind != "" {
+			body.SpanKind = s.spanKind
 		}
 		// Changed, so the session is kept from its first record and none
 		// is held back or evicted; an observed record says so, and that

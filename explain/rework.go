@@ -3,6 +3,7 @@ package explain
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/otelrecords/otelrecords/sessions"
@@ -14,18 +15,22 @@ import (
 // key tuned in one session and tuned again in the next).
 //
 // Whether a record changed anything (its effect) is read through Body
-// (StoredBody when nil). ChildWork.Unchanged is the time in children
-// known to have changed nothing — candidates benchmarked and not kept —
-// and is unknown (UnchangedKnown false) for records that do not store
-// their effect. A record of a key (KeyWork) that changed nothing is a
-// hit: the work found done, never work redone. Work is redone when a key
-// that had already changed something (earlier in the session or in an
-// earlier session added) changes something again; a record whose effect
-// is not known counts as work, as stores written before effects were
-// kept cannot tell.
+// (StoredBody when nil), and what it did is its Verdict: a hit only when
+// it changed nothing and nothing inside it did. ChildWork.Unchanged is
+// the time in children that were hits — candidates benchmarked and not
+// kept — and is unknown (UnchangedKnown false) for records that do not
+// store their effect. A record of a key (KeyWork) that was a hit is the
+// work found done, never work redone; a miss (a lookup inside which the
+// work was done) is work. Work is redone when a key that had already done
+// work (earlier in the session or in an earlier session added) does it
+// again; a record whose effect is not known counts as work, as stores
+// written before effects were kept cannot tell.
 //
-// The zero Rework is ready to use. It holds a few words per pair of
-// parent and child kinds, and per key seen.
+// Give it the records of each session in stamp order (Add); a record of
+// another session, or asking for the answers, counts the session read so
+// far. The zero Rework is ready to use. It holds a few words per pair of
+// parent and child kinds and per key seen, and the tree of the session
+// being read (a Node and a word per record).
 type Rework struct {
 	// Body reads a record's effect; nil means StoredBody.
 	Body Body
@@ -35,9 +40,14 @@ type Rework struct {
 	// as Match.
 	Keys []string
 
-	adds     int // how many trees were added
+	adds     int // how many sessions were counted
 	children map[[2]string]*childTally
 	keys     map[string]*keyTally // by identity
+
+	b    TreeBuilder
+	open bool           // b holds a session not yet counted
+	ids  chunked[int32] // each record's key in list, in the order added
+	list []*keyTally
 }
 
 // childTally is a ChildWork, and the parent (in which Add) that last
@@ -52,8 +62,9 @@ type childTally struct {
 // session counts once.
 type keyTally struct {
 	KeyWork
-	add  int
-	done bool // a record of the key changed something
+	index int32 // in Rework.list
+	add   int
+	done  bool // a record of the key did the work
 }
 
 // ChildWork is what the records of one kind spent in their children of
@@ -71,11 +82,11 @@ type ChildWork struct {
 	// Wall is the sum of the children's walls: the work done in them,
 	// concurrent children each counted.
 	Wall time.Duration
-	// Unchanged is the sum of the walls of the children known to have
-	// changed nothing (Observed), and UnchangedChildren how many they
-	// were: work whose result was not kept. UnchangedKnown says whether
-	// the effect of any child was known; when not, Unchanged is 0 and
-	// means nothing.
+	// Unchanged is the sum of the walls of the children that were hits
+	// (changed nothing, and nothing inside them did), and
+	// UnchangedChildren how many they were: work whose result was not
+	// kept. UnchangedKnown says whether the effect of any child was
+	// known; when not, Unchanged is 0 and means nothing.
 	Unchanged         time.Duration
 	UnchangedChildren int
 	UnchangedKnown    bool
@@ -98,49 +109,77 @@ type KeyWork struct {
 	Sessions int
 	// Wall is the sum of its records' walls.
 	Wall time.Duration
-	// Redos is how many of its records changed something again, after
-	// an earlier record of the key had (or whose effect is not known):
-	// the same work done again; Redone is the sum of their walls.
+	// Redos is how many of its records did the work again (changed
+	// something, missed, or do not say), after an earlier record of the
+	// key had: the same work done again; Redone is the sum of their
+	// walls.
 	Redos  int
 	Redone time.Duration
-	// Hits is how many of its records changed nothing (a cache hit: the
-	// work found done), and HitWall the sum of their walls. A hit is
-	// never redone work.
+	// Hits is how many of its records were hits (the work found done:
+	// nothing changed, in them or inside them), and HitWall the sum of
+	// their walls. A hit is never redone work.
 	Hits    int
 	HitWall time.Duration
+	// Misses is how many of its records were misses: they changed
+	// nothing themselves, but the work was done inside them. A miss is
+	// work, counted as done or redone as any other.
+	Misses int
 }
 
-// Add counts one session's tree.
-func (w *Rework) Add(t *SessionTree) {
-	if w.children == nil {
+// Add counts one record, given in stamp order with the rest of its
+// session's. A record of another session than the one before counts that
+// session first. The records' own values are not kept: their key and name
+// are, once per key.
+func (w *Rework) Add(kr sessions.KindRecord) error {
+	if w.open && kr.Stamp.Session != w.b.t.ID {
+		w.count()
+	}
+	if w.keys == nil {
 		w.children = map[[2]string]*childTally{}
 		w.keys = map[string]*keyTally{}
 	}
-	m := Match{Keys: w.Keys}
-	w.adds++
-	body := w.Body
-	if body == nil {
-		body = StoredBody
+	w.b.Body = w.Body
+	if err := w.b.Add(kr); err != nil {
+		return err
 	}
+	w.open = true
+	key := Match{Keys: w.Keys}.keyOf(kr.Record.Attributes)
+	id := identity(kr.Kind, kr.Record.Name, key)
+	k := w.keys[id]
+	if k == nil {
+		k = &keyTally{KeyWork: KeyWork{Kind: strings.Clone(kr.Kind), Name: strings.Clone(kr.Record.Name), Key: heldAttrs(key)}, index: int32(len(w.list))}
+		w.keys[id] = k
+		w.list = append(w.list, k)
+	}
+	*w.ids.add() = k.index
+	return nil
+}
+
+// count counts the session read so far.
+func (w *Rework) count() {
+	if !w.open {
+		return
+	}
+	t := w.b.Tree()
+	ids := w.ids
+	w.open, w.ids = false, chunked[int32]{}
+	w.adds++
 	for i := range int32(t.nodes.n) {
 		n := t.nodes.at(i)
-		wall := max(n.Record.Wall, 0)
-
-		key := m.keyOf(n.Record.Attributes)
-		id := identity(n.Kind, n.Record.Name, key)
-		k := w.keys[id]
-		if k == nil {
-			k = &keyTally{KeyWork: KeyWork{Kind: n.Kind, Name: n.Record.Name, Key: key}}
-			w.keys[id] = k
-		}
-		switch effect, known := body.Effect(&n.Record); {
-		case known && effect == sessions.Observed:
+		wall := max(n.Wall, 0)
+		k := w.list[*ids.at(i)]
+		switch v := n.Verdict(); {
+		case v == Hit:
 			k.Hits++
 			k.HitWall = addSat(k.HitWall, wall)
-		case k.done:
-			k.Redos++
-			k.Redone = addSat(k.Redone, wall)
 		default:
+			if v == Miss {
+				k.Misses++
+			}
+			if k.done {
+				k.Redos++
+				k.Redone = addSat(k.Redone, wall)
+			}
 			k.done = true
 		}
 		k.Records++
@@ -154,19 +193,19 @@ func (w *Rework) Add(t *SessionTree) {
 		// parent once per pair of kinds.
 		for j := n.first; j >= 0; j = t.nodes.at(j).next {
 			child := t.nodes.at(j)
-			pair := [2]string{n.Kind, child.Kind}
+			pair := [2]string{t.Kind(n), t.Kind(child)}
 			c := w.children[pair]
 			if c == nil {
-				c = &childTally{ChildWork: ChildWork{Parent: n.Kind, Child: child.Kind}}
+				c = &childTally{ChildWork: ChildWork{Parent: pair[0], Child: pair[1]}}
 				w.children[pair] = c
 			}
 			c.Children++
-			c.Wall = addSat(c.Wall, max(child.Record.Wall, 0))
-			if effect, known := body.Effect(&child.Record); known {
+			c.Wall = addSat(c.Wall, max(child.Wall, 0))
+			if v := child.Verdict(); v != Unknown {
 				c.UnchangedKnown = true
-				if effect == sessions.Observed {
+				if v == Hit {
 					c.UnchangedChildren++
-					c.Unchanged = addSat(c.Unchanged, max(child.Record.Wall, 0))
+					c.Unchanged = addSat(c.Unchanged, max(child.Wall, 0))
 				}
 			}
 			if c.add != w.adds || c.parent != i {
@@ -180,6 +219,7 @@ func (w *Rework) Add(t *SessionTree) {
 // Children returns the work done in children, per parent kind and child
 // kind, the most wall first.
 func (w *Rework) Children() []ChildWork {
+	w.count()
 	out := make([]ChildWork, 0, len(w.children))
 	for _, c := range w.children {
 		out = append(out, c.ChildWork)
@@ -199,6 +239,7 @@ func (w *Rework) Children() []ChildWork {
 // Redone returns the keys recorded more than once (work redone, or found
 // done), the most time redone first, then the most wall.
 func (w *Rework) Redone() []KeyWork {
+	w.count()
 	var out []KeyWork
 	for _, k := range w.keys {
 		if k.Records > 1 {

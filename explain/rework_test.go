@@ -46,12 +46,8 @@ func TestRework(t *testing.T) {
 
 	var w explain.Rework
 	r := sessions.NewRecords(store)
-	for _, id := range ids {
-		tree, err := explain.Tree(r, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Add(tree)
+	if err := addSessions(&w, r, ids...); err != nil {
+		t.Fatal(err)
 	}
 
 	var want explain.ChildWork
@@ -129,19 +125,20 @@ func TestReworkUnchanged(t *testing.T) {
 		{kind: "candidate", name: "simd", at: 10, wall: 15, id: 3, parent: 1, attrs: sessions.Attrs{str("effect", "changed")}},
 		{kind: "candidate", name: "split-k", at: 25, wall: 5, id: 4, parent: 1, attrs: sessions.Attrs{str("effect", "observed")}},
 	})
-	tree, err := explain.Tree(sessions.NewRecords(store.Reopen()), id)
-	if err != nil {
+	r := sessions.NewRecords(store.Reopen())
+	known := explain.Rework{Body: effectAttr{}}
+	if err := addSessions(&known, r, id); err != nil {
 		t.Fatal(err)
 	}
-	known := explain.Rework{Body: effectAttr{}}
-	known.Add(tree)
 	if c := known.Children()[0]; !c.UnchangedKnown || c.Unchanged != 15 || c.UnchangedChildren != 2 || c.Wall != 30 {
 		t.Errorf("with effects: %+v; want 15ns in 2 children that changed nothing, of 30ns", c)
 	}
 	// StoredBody reads the effect the record stores: the test sessions
 	// record every span as changed, so no child changed nothing.
 	var stored explain.Rework
-	stored.Add(tree)
+	if err := addSessions(&stored, r, id); err != nil {
+		t.Fatal(err)
+	}
 	if c := stored.Children()[0]; !c.UnchangedKnown || c.Unchanged != 0 {
 		t.Errorf("stored effects: %+v; want known, nothing unchanged", c)
 	}
@@ -167,12 +164,8 @@ func TestReworkHits(t *testing.T) {
 	}
 	var w explain.Rework
 	r := sessions.NewRecords(store.Reopen())
-	for _, id := range ids {
-		tree, err := explain.Tree(r, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Add(tree)
+	if err := addSessions(&w, r, ids...); err != nil {
+		t.Fatal(err)
 	}
 	var got []string
 	for _, k := range w.Redone() {
@@ -202,13 +195,9 @@ func ExampleRework_Redone() {
 	restarted := recordAt(testsupport.NoClose{Store: store}, epoch.Add(time.Hour), []span{lookup(0, 40*ms, false)})
 	r := sessions.NewRecords(store.Reopen())
 	var w explain.Rework
-	for _, id := range []sessions.SessionID{first, restarted} {
-		tree, err := explain.Tree(r, id)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		w.Add(tree)
+	if err := addSessions(&w, r, first, restarted); err != nil {
+		fmt.Println(err)
+		return
 	}
 	for _, k := range w.Redone() {
 		fmt.Printf("%s %v: %d records; redone %d (%v); hits %d (%v)\n", k.Kind, k.Key, k.Records, k.Redos, k.Redone, k.Hits, k.HitWall)

@@ -3,6 +3,7 @@ package explain
 import (
 	"cmp"
 	"slices"
+	"sort"
 	"time"
 )
 
@@ -11,7 +12,15 @@ import (
 // line (how many, how long typically, how long at worst) rather than one
 // bar each.
 type RootGroup struct {
+	// Key is the group's kind and name as the tree tells them apart
+	// (SessionTree.GroupKey).
+	Key GroupKey
+	// Kind and Name are the roots' kind and name. Name is "" when the
+	// tree does not hold it (SessionTree.Name): the record of Slowest,
+	// read again, has it.
 	Kind, Name string
+	// NameHeld says whether Name is the roots' name.
+	NameHeld bool
 	// Count is how many roots the group has.
 	Count int
 	// Median, P90 and Max are of their walls: the median (of an even
@@ -25,6 +34,27 @@ type RootGroup struct {
 	Slowest uint64
 }
 
+// GroupKey tells groups of roots apart: a kind and a name. It is
+// comparable, a map key.
+type GroupKey struct {
+	kind, name int32
+	hash       uint64 // of a name the tree does not hold
+}
+
+// GroupKey returns the key of the group a root falls in: its kind and
+// name. n must be a node of t.
+func (t *SessionTree) GroupKey(n *Node) GroupKey {
+	k := GroupKey{kind: n.kind, name: n.name()}
+	if k.name == noName {
+		p := t.pos(n)
+		i, found := sort.Find(len(t.unnamed), func(i int) int { return cmp.Compare(p, t.unnamed[i].index) })
+		if found {
+			k.hash = t.unnamed[i].hash
+		}
+	}
+	return k
+}
+
 // RootGroups returns the session's roots (records that lie inside no
 // other) grouped by kind and name, the group with the most total wall
 // first (then by kind and name). It holds a wall per root.
@@ -33,21 +63,22 @@ func (t *SessionTree) RootGroups() []RootGroup {
 		RootGroup
 		walls []time.Duration
 	}
-	byKey := map[[2]string]*group{}
+	byKey := map[GroupKey]*group{}
 	var order []*group
 	for n := range t.Roots() {
-		key := [2]string{n.Kind, n.Record.Name}
+		key := t.GroupKey(n)
 		g := byKey[key]
-		wall := max(n.Record.Wall, 0)
+		wall := max(n.Wall, 0)
 		if g == nil {
-			g = &group{RootGroup: RootGroup{Kind: n.Kind, Name: n.Record.Name, Slowest: n.Stamp.Seq, Max: wall}}
+			name, held := t.Name(n)
+			g = &group{RootGroup: RootGroup{Key: key, Kind: t.Kind(n), Name: name, NameHeld: held, Slowest: n.Seq, Max: wall}}
 			byKey[key] = g
 			order = append(order, g)
 		}
 		g.Count++
 		g.Total = addSat(g.Total, wall)
 		if wall > g.Max {
-			g.Max, g.Slowest = wall, n.Stamp.Seq
+			g.Max, g.Slowest = wall, n.Seq
 		}
 		g.walls = append(g.walls, wall)
 	}
@@ -58,7 +89,8 @@ func (t *SessionTree) RootGroups() []RootGroup {
 		out[i] = g.RootGroup
 	}
 	slices.SortFunc(out, func(a, b RootGroup) int {
-		return cmp.Or(cmp.Compare(b.Total, a.Total), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(b.Total, a.Total), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name),
+			cmp.Compare(a.Slowest, b.Slowest))
 	})
 	return out
 }
@@ -73,7 +105,7 @@ func (t *SessionTree) SlowestRoots(n int) []uint64 {
 	}
 	var roots []root
 	for r := range t.Roots() {
-		roots = append(roots, root{r.Stamp.Seq, r.Record.Wall})
+		roots = append(roots, root{r.Seq, r.Wall})
 	}
 	slices.SortFunc(roots, func(a, b root) int { return cmp.Or(cmp.Compare(b.wall, a.wall), cmp.Compare(a.seq, b.seq)) })
 	out := make([]uint64, 0, min(n, len(roots)))

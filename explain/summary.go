@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/otelrecords/otelrecords/sessions"
@@ -53,115 +54,164 @@ type KindSummary struct {
 	Wall time.Duration
 }
 
-// interval is a record's stretch of its session's time, and its kind's
-// number in the Tally.
+// interval is a stretch of a session's time.
 type interval struct {
-	kind       int32
 	start, end time.Duration
 }
 
+// kindTally is what a Tally holds of one kind: its records, and their
+// intervals merged into runs as they come. A record that starts within
+// the last run, or after it, extends the run or starts the next one; only
+// one that starts before it (records out of start order) is held as it
+// is, to be merged when the summary is asked.
+type kindTally struct {
+	name    string
+	records int
+	runs    []interval
+	ordered bool // every run starts after the end of the one before
+	// forget says the runs before the last are added to closed and let
+	// go, for a caller that can read the records again should one come
+	// out of order (SessionTree.Summary).
+	forget bool
+	closed time.Duration
+}
+
 // Tally adds up a session's records as they come, in any order, into a
-// Summary. It holds three words per record (its kind and interval), never
-// a record, so a caller can summarise a session while it reads it for
-// something else. Give it the records of one session: the Summary's ID is
-// the first record's session. The zero Tally is ready to use.
+// Summary. It holds, per kind, the stretches of time its records cover,
+// merged as they come: records of a kind that overlap or nest, as a
+// session's records do, make one stretch, so a session of a million
+// records that run one inside another holds a few words. Give it the
+// records of one session: the Summary's ID is the first record's
+// session. The zero Tally is ready to use.
 type Tally struct {
 	id         sessions.SessionID
+	records    int
 	start, end time.Duration
-	kinds      map[string]int32 // a number per kind, in the order seen
-	names      []string         // kind names by number
-	intervals  []interval
+	kinds      map[string]*kindTally
 }
 
 // Add counts one record.
 func (t *Tally) Add(kr sessions.KindRecord) {
-	start, end := kr.Stamp.Offset, endOf(kr.Stamp, kr.Record.Wall)
-	if len(t.intervals) == 0 {
-		t.id, t.start, t.end = kr.Stamp.Session, start, end
-	}
-	t.start, t.end = min(t.start, start), max(t.end, end)
-	k, ok := t.kinds[kr.Kind]
-	if !ok {
+	k := t.kinds[kr.Kind]
+	if k == nil {
 		if t.kinds == nil {
-			t.kinds = make(map[string]int32)
+			t.kinds = make(map[string]*kindTally)
 		}
-		k = int32(len(t.names))
-		t.kinds[kr.Kind] = k
-		t.names = append(t.names, kr.Kind)
+		k = &kindTally{name: strings.Clone(kr.Kind), ordered: true}
+		t.kinds[k.name] = k
 	}
-	t.intervals = append(t.intervals, interval{k, start, end})
+	if t.records == 0 {
+		t.id = kr.Stamp.Session
+	}
+	t.add(k, kr.Stamp.Offset, kr.Record.Wall)
 }
 
-// Summary returns the summary of the records added so far. Each kind's
-// wall is one sweep over its intervals sorted by start; all kinds are
-// sorted in one slice, so a hundred thousand kinds cost no more than a
-// hundred thousand records of one.
+func (t *Tally) add(k *kindTally, offset, wall time.Duration) {
+	start, end := offset, endOf(offset, wall)
+	if t.records == 0 {
+		t.start, t.end = start, end
+	}
+	t.records++
+	t.start, t.end = min(t.start, start), max(t.end, end)
+	k.records++
+	if n := len(k.runs); n > 0 {
+		last := &k.runs[n-1]
+		switch {
+		case start >= last.start && start <= last.end:
+			last.end = max(last.end, end)
+			return
+		case start < last.start:
+			k.ordered = false
+		case k.forget && k.ordered:
+			k.closed = addSat(k.closed, length(last.start, last.end))
+			*last = interval{start, end}
+			return
+		}
+	}
+	k.runs = append(k.runs, interval{start, end})
+}
+
+// Summary returns the summary of the records added so far.
 func (t *Tally) Summary() Summary {
-	s := Summary{ID: t.id, Records: len(t.intervals), Start: t.start, End: t.end}
-	// Number the kinds in name order, and sort the intervals by kind and
-	// start: each kind's are then a run, in the order Kinds lists them.
-	byName := make([]int32, len(t.names))
-	for i := range byName {
-		byName[i] = int32(i)
+	s := Summary{ID: t.id, Records: t.records, Start: t.start, End: t.end}
+	s.Kinds = make([]KindSummary, 0, len(t.kinds))
+	for _, k := range t.kinds {
+		s.Kinds = append(s.Kinds, KindSummary{Kind: k.name, Records: k.records, Wall: k.wall()})
 	}
-	slices.SortFunc(byName, func(a, b int32) int { return cmp.Compare(t.names[a], t.names[b]) })
-	rank := make([]int32, len(t.names))
-	for r, k := range byName {
-		rank[k] = int32(r)
-	}
-	iv := t.intervals
-	slices.SortFunc(iv, func(a, b interval) int {
-		if c := cmp.Compare(rank[a.kind], rank[b.kind]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.start, b.start)
-	})
-	s.Kinds = make([]KindSummary, 0, len(t.names))
-	for i := 0; i < len(iv); {
-		j := i + 1
-		for j < len(iv) && iv[j].kind == iv[i].kind {
-			j++
-		}
-		s.Kinds = append(s.Kinds, KindSummary{Kind: t.names[iv[i].kind], Records: j - i, Wall: union(iv[i:j])})
-		i = j
-	}
+	slices.SortFunc(s.Kinds, func(a, b KindSummary) int { return cmp.Compare(a.Kind, b.Kind) })
 	return s
 }
 
-// union returns the length of the union of intervals sorted by start.
-func union(iv []interval) time.Duration {
-	var total time.Duration
-	cur := iv[0]
-	for _, x := range iv[1:] {
-		if x.start <= cur.end {
-			cur.end = max(cur.end, x.end)
-			continue
+// wall returns the length of the union of the kind's runs, sorting them
+// first if they came out of order.
+func (k *kindTally) wall() time.Duration {
+	if !k.ordered {
+		slices.SortFunc(k.runs, func(a, b interval) int { return cmp.Compare(a.start, b.start) })
+		merged := k.runs[:1]
+		for _, x := range k.runs[1:] {
+			if last := &merged[len(merged)-1]; x.start <= last.end {
+				last.end = max(last.end, x.end)
+				continue
+			}
+			merged = append(merged, x)
 		}
-		total = addSat(total, length(cur.start, cur.end))
-		cur = x
+		k.runs, k.ordered = merged, true
 	}
-	return addSat(total, length(cur.start, cur.end))
+	total := k.closed
+	for _, r := range k.runs {
+		total = addSat(total, length(r.start, r.end))
+	}
+	return total
 }
 
-// Summary returns the tree's session summary.
+// Summary returns the tree's session summary. It goes through the nodes
+// in stamp order, merging each kind's intervals as a Tally does. Records
+// come in the order they started, so each kind holds one stretch of time,
+// adding up those it has passed; a kind whose records came out of that
+// order (a damaged or imported store) is gone through again, its
+// stretches held.
 func (t *SessionTree) Summary() Summary {
 	var tally Tally
-	for i := range int32(t.nodes.n) {
-		tally.Add(t.nodes.at(i).KindRecord)
+	kinds := make([]*kindTally, len(t.kinds))
+	for i, name := range t.kinds {
+		kinds[i] = &kindTally{name: name, ordered: true, forget: true}
 	}
-	s := tally.Summary()
-	s.ID = t.ID
+	for n := range t.Nodes() {
+		tally.add(kinds[n.kind], n.Offset, n.Wall)
+	}
+	again := false
+	for _, k := range kinds {
+		if !k.ordered {
+			*k = kindTally{name: k.name, ordered: true}
+			again = true
+		}
+	}
+	if again {
+		var redo Tally
+		for n := range t.Nodes() {
+			if k := kinds[n.kind]; !k.forget {
+				redo.add(k, n.Offset, n.Wall)
+			}
+		}
+	}
+	s := Summary{ID: t.ID, Records: tally.records, Start: tally.start, End: tally.end}
+	for _, k := range kinds {
+		if k.records > 0 {
+			s.Kinds = append(s.Kinds, KindSummary{Kind: k.name, Records: k.records, Wall: k.wall()})
+		}
+	}
+	slices.SortFunc(s.Kinds, func(a, b KindSummary) int { return cmp.Compare(a.Kind, b.Kind) })
 	return s
 }
 
-// endOf returns where a record stamped at st that lasted wall ends on its
-// session's clock. A negative wall (a damaged record) counts as none, and
-// an end past what a Duration holds as the largest one.
-func endOf(st sessions.Stamp, wall time.Duration) time.Duration {
+// endOf returns where a record that started at offset and lasted wall
+// ends on its session's clock. A negative wall (a damaged record) counts
+// as none, and an end past what a Duration holds as the largest one.
+func endOf(offset, wall time.Duration) time.Duration {
 	if wall <= 0 {
-		return st.Offset
+		return offset
 	}
-	return addSat(st.Offset, wall)
+	return addSat(offset, wall)
 }
 
 // length returns end - start for start <= end, or the largest Duration

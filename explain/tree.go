@@ -1,52 +1,112 @@
 package explain
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"iter"
 	"math"
 	"slices"
 	"sort"
+	"sync"
+	"time"
+	"unsafe"
 
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// Node is a record in its session's tree: the record, its kind, and where
-// it hangs.
+// Node is a record in its session's tree, held compact: where the record
+// is stored (its seq: with the tree's session and the node's kind, the
+// key to read it again, SessionTree.Record), when it ran, what it did,
+// and where it hangs — not the record. A tree holds 48 bytes a record,
+// and each kind and name once however many records carry it, so its
+// memory follows the session's records, never their attributes, events
+// or values.
 type Node struct {
-	sessions.KindRecord
+	// Seq is the record's seq.
+	Seq uint64
+	// Offset is when the record started on its session's clock (its
+	// stamp's offset), and Wall how long it ran.
+	Offset, Wall time.Duration
+	// Depth is how many records this one lies inside: 0 for a root.
+	Depth int32
+
+	kind int32 // in the tree's kinds
+	// tag is the record's name (its number in the tree's names, plus 1;
+	// 0 for a name not held) in its low 24 bits, and its nodeFlags in
+	// the high 8: one word for both keeps a node at 48 bytes.
+	tag uint32
+	// Positions in the order the session's records were placed, -1 for
+	// none: the node's parent's, its first child's and its next
+	// sibling's. Children are a linked list, not a slice per node, so a
+	// tree costs the same per record whatever its shape.
+	parent, first, next int32
+}
+
+// nodeFlags say what a node's record did, in the high byte of its tag.
+type nodeFlags uint32
+
+// tagNameBits are the bits of a tag that hold the name: room for every
+// name a tree holds (heldNamesMax).
+const tagNameBits = 24
+
+const (
+	// flagKnown: the record says whether it changed anything.
+	flagKnown nodeFlags = 1 << (tagNameBits + iota)
+	// flagChanged: it changed something.
+	flagChanged
+	// flagRequest: its span answered a request from outside the process
+	// (isRequest).
+	flagRequest
+	// flagChangedInside: a record inside it, at any depth, changed
+	// something.
+	flagChangedInside
+)
+
+// Effect returns the record's effect, read through the tree builder's
+// Body, and whether the record says.
+func (n *Node) Effect() (sessions.Effect, bool) {
+	if n.has(flagChanged) {
+		return sessions.Changed, true
+	}
+	return sessions.Observed, n.has(flagKnown)
+}
+
+// Verdict returns what the record did (see Verdict): whether it was a
+// hit, a miss or work.
+func (n *Node) Verdict() Verdict {
+	effect, known := n.Effect()
+	return judge(effect, known, n.has(flagChangedInside))
+}
+
+func (n *Node) has(f nodeFlags) bool { return nodeFlags(n.tag)&f != 0 }
+func (n *Node) set(f nodeFlags)      { n.tag |= uint32(f) }
+
+// name returns the number of the record's name in the tree's names, or
+// noName.
+func (n *Node) name() int32 { return int32(n.tag&(1<<tagNameBits-1)) - 1 }
+
+// placed is what a later record needs of a span's record to hang under
+// it, in a Nesting.
+type placed struct {
+	seq   uint64
+	depth int32
+}
+
+// Placement is where Nesting places a record in its session's tree.
+type Placement struct {
 	// Depth is how many records this one lies inside: 0 for a root.
 	Depth int
 	// ParentSeq is the seq of the record this one hangs under. It means
 	// nothing for a root (Depth 0): seq 0 is a record like any other.
 	ParentSeq uint64
-
-	// Positions in the order the session's records were placed, -1 for
-	// none: the node's own, and (in a SessionTree) its parent's, first
-	// and last child's, and next sibling's. Children are a linked list,
-	// not a slice per node, so a tree costs the same per record whatever
-	// its shape.
-	index, parent, first, last, next int32
-}
-
-// spanKey names a span: span ids are unique within their trace.
-type spanKey struct {
-	trace sessions.TraceID
-	span  sessions.SpanID
-}
-
-// placed is what a later record needs of a span's record to hang under
-// it.
-type placed struct {
-	seq   uint64
-	depth int32
-	index int32
 }
 
 // Nesting places the records of a session, given in stamp order, in the
 // session's tree as they come: each record's depth and parent are known
 // when it arrives, so a program can walk a session once, holding a few
-// words per span rather than the records.
+// words per span (about 30 bytes) rather than the records.
 //
 // A record hangs under the record of its parent span (its ParentSpanID
 // with its TraceID) when that record came before it in the session; else
@@ -63,64 +123,55 @@ type placed struct {
 type Nesting struct {
 	session sessions.SessionID
 	started bool
-	n       int32 // how many records of the session were placed
-	spans   map[spanKey]placed
+	spans   spanIndex
+	placed  chunked[placed] // by position
 }
 
-// Place returns the node of the next record of the session: the record
-// with its depth and its parent's seq.
-func (ns *Nesting) Place(kr sessions.KindRecord) Node {
-	n := Node{KindRecord: kr}
-	ns.place(&n)
-	return n
-}
-
-// place places the record n holds, in place: nodes are large, and a tree
-// of a million is built without copying each one more than it must.
-func (ns *Nesting) place(n *Node) {
-	if !ns.started || n.Stamp.Session != ns.session {
-		ns.started, ns.session, ns.n = true, n.Stamp.Session, 0
-		clear(ns.spans)
+// Place returns where the next record of the session hangs: its depth and
+// its parent's seq.
+func (ns *Nesting) Place(kr sessions.KindRecord) Placement {
+	if !ns.started || kr.Stamp.Session != ns.session {
+		*ns = Nesting{started: true, session: kr.Stamp.Session}
 	}
-	n.index, n.parent, n.first, n.last, n.next = ns.n, -1, -1, -1, -1
-	n.Depth, n.ParentSeq = 0, 0
-	if ns.n == math.MaxInt32 {
-		// Positions are int32 to keep a node small; no session this
-		// large fits in memory anyway, but a stream may still pass by.
-		return
+	if ns.placed.n == math.MaxInt32 {
+		// Positions are int32 to keep them small; no session this large
+		// fits in memory anyway, but a stream may still pass by.
+		return Placement{}
 	}
-	ns.n++
-	rec := &n.Record
+	rec := &kr.Record
+	var pl Placement
+	p := placed{seq: kr.Stamp.Seq}
 	if !rec.ParentSpanID.IsZero() {
-		if p, ok := ns.spans[spanKey{rec.TraceID, rec.ParentSpanID}]; ok {
-			n.Depth, n.ParentSeq, n.parent = int(p.depth)+1, p.seq, p.index
+		if i := ns.spans.find(rec.TraceID, rec.ParentSpanID); i >= 0 {
+			parent := ns.placed.at(i)
+			pl = Placement{Depth: int(parent.depth) + 1, ParentSeq: parent.seq}
+			p.depth = parent.depth + 1
 		}
 	}
-	if !rec.SpanID.IsZero() {
-		if ns.spans == nil {
-			ns.spans = make(map[spanKey]placed)
-		}
-		k := spanKey{rec.TraceID, rec.SpanID}
-		if _, dup := ns.spans[k]; !dup {
-			ns.spans[k] = placed{n.Stamp.Seq, int32(n.Depth), n.index}
-		}
-	}
+	*ns.placed.add() = p
+	ns.spans.next(rec.TraceID, rec.SpanID)
+	return pl
 }
 
-// Nest yields records given in stamp order (as InStampOrder yields them)
-// as nodes of their session's tree, in the same order: each with its depth
-// and its parent's seq, placed as Nesting places them. It holds a few
-// words per span, never a record. An error from records ends the sequence
-// with that error.
-func Nest(records iter.Seq2[sessions.KindRecord, error]) iter.Seq2[Node, error] {
-	return func(yield func(Node, error) bool) {
+// Nested is a record as Nest yields it: the record, and where it hangs.
+type Nested struct {
+	sessions.KindRecord
+	Placement
+}
+
+// Nest yields records given in stamp order (as InStampOrder yields them),
+// each with where it hangs in its session's tree, in the same order,
+// placed as Nesting places them. It holds a few words per span, never a
+// record. An error from records ends the sequence with that error.
+func Nest(records iter.Seq2[sessions.KindRecord, error]) iter.Seq2[Nested, error] {
+	return func(yield func(Nested, error) bool) {
 		var ns Nesting
 		for kr, err := range records {
 			if err != nil {
-				yield(Node{}, err)
+				yield(Nested{}, err)
 				return
 			}
-			if !yield(ns.Place(kr), nil) {
+			if !yield(Nested{kr, ns.Place(kr)}, nil) {
 				return
 			}
 		}
@@ -130,48 +181,39 @@ func Nest(records iter.Seq2[sessions.KindRecord, error]) iter.Seq2[Node, error] 
 // SessionTree is a session's records as a tree, nested by parent span id
 // as Nesting nests them: the roots in stamp order, and under each record
 // its children in stamp order. It is built in one pass over the records,
-// in time and memory proportional to their number, whatever the shape.
-// A SessionTree is not modified once built, and is safe for concurrent
-// reads.
+// in time and memory proportional to their number, whatever the shape,
+// and holds a Node per record. A SessionTree is not modified once built,
+// and is safe for concurrent reads.
 type SessionTree struct {
 	// ID is the session's id.
 	ID sessions.SessionID
 
-	nodes       chunks // in the order the records came: stamp order
-	first, last int32  // the first and last root
-	bySeq       map[uint64]int32
+	nodes chunked[Node] // in the order the records came: stamp order
+	first int32         // the first root
+	kinds []string
+	names []string
+	bySeq map[uint64]int32
+	// requests are the roots a request opened (flagRequest), with their
+	// trace, by position.
+	requests []requestRoot
+	// unnamed are the roots whose name the tree does not hold, with a
+	// hash of it, by position: RootGroups groups them by it.
+	unnamed []unnamedRoot
+
+	changesOnce sync.Once
+	changes     []int32 // by position: the first changed record inside, or -1
+	chunksOnce  sync.Once
+	chunkAddrs  []chunkAddr // the chunks of nodes by address, for pos
 }
 
-// chunkSize is how many nodes a chunk of a tree holds, past the first
-// (which grows by doubling, so a small session costs little).
-const chunkSize = 1 << 10
-
-// chunks holds a tree's nodes in fixed-size arrays rather than one
-// growing slice: growing a slice of a million nodes copies them again and
-// again (Go grows large slices by a quarter), allocating five times what
-// it keeps; chunks allocate what they keep, and once the first is full
-// never move a node.
-type chunks struct {
-	c [][]Node
-	n int
+type requestRoot struct {
+	index int32
+	trace sessions.TraceID
 }
 
-func (c *chunks) at(i int32) *Node { return &c.c[i/chunkSize][i%chunkSize] }
-
-// add returns a new node at the end, zero.
-func (c *chunks) add() *Node {
-	if len(c.c) == 0 || len(c.c[len(c.c)-1]) == chunkSize {
-		c.c = append(c.c, nil)
-	}
-	last := &c.c[len(c.c)-1]
-	if len(*last) == cap(*last) && len(c.c) == 1 {
-		*last = slices.Grow(*last, min(max(2*len(*last), 8), chunkSize)-len(*last))
-	} else if cap(*last) == 0 {
-		*last = make([]Node, 0, chunkSize)
-	}
-	*last = (*last)[:len(*last)+1]
-	c.n++
-	return &(*last)[len(*last)-1]
+type unnamedRoot struct {
+	index int32
+	hash  uint64
 }
 
 // ErrTooManyRecords is returned by BuildTree and Tree for a session of
@@ -213,9 +255,15 @@ func BuildTree(records iter.Seq2[sessions.KindRecord, error]) (*SessionTree, err
 // own, visiting each record, as BuildTree reads an iterator. The zero
 // TreeBuilder is ready to use.
 type TreeBuilder struct {
+	// Body reads each record's effect; nil means StoredBody.
+	Body Body
+
 	t       *SessionTree
-	ns      Nesting
-	outOf   bool // a seq came out of order, or twice
+	spans   spanIndex
+	kinds   interned
+	names   interned
+	seed    maphash.Seed // for the hashes of names not held
+	outOf   bool         // a seq came out of order, or twice
 	prevSeq uint64
 }
 
@@ -224,7 +272,7 @@ type TreeBuilder struct {
 // is a record past the math.MaxInt32th (ErrTooManyRecords).
 func (b *TreeBuilder) Add(kr sessions.KindRecord) error {
 	if b.t == nil {
-		b.t = &SessionTree{ID: kr.Stamp.Session, first: -1, last: -1}
+		b.t = &SessionTree{ID: kr.Stamp.Session, first: -1}
 	}
 	t := b.t
 	switch {
@@ -238,25 +286,51 @@ func (b *TreeBuilder) Add(kr sessions.KindRecord) error {
 		b.outOf = true
 	}
 	b.prevSeq = kr.Stamp.Seq
+	rec := &kr.Record
+	i := int32(t.nodes.n)
 	n := t.nodes.add()
-	n.KindRecord = kr
-	b.ns.place(n)
-	i := n.index
-	if n.parent >= 0 {
-		p := t.nodes.at(n.parent)
-		if p.last >= 0 {
-			t.nodes.at(p.last).next = i
-		} else {
-			p.first = i
+	*n = Node{Seq: kr.Stamp.Seq, Offset: kr.Stamp.Offset, Wall: rec.Wall, parent: -1, first: -1, next: -1}
+	n.kind = b.kinds.id(kr.Kind, math.MaxInt32)
+	name := int32(noName)
+	if len(rec.Name) <= heldNameMax {
+		name = b.names.id(rec.Name, heldNamesMax)
+	}
+	n.tag = uint32(name + 1)
+	body := b.Body
+	if body == nil {
+		body = StoredBody
+	}
+	if effect, known := body.Effect(rec); known {
+		n.set(flagKnown)
+		if effect == sessions.Changed {
+			n.set(flagChanged)
 		}
-		p.last = i
-	} else {
-		if t.last >= 0 {
-			t.nodes.at(t.last).next = i
-		} else {
-			t.first = i
+	}
+	if isRequest(rec.SpanKind) {
+		n.set(flagRequest)
+	}
+	p := int32(-1)
+	if !rec.ParentSpanID.IsZero() {
+		p = b.spans.find(rec.TraceID, rec.ParentSpanID)
+	}
+	b.spans.next(rec.TraceID, rec.SpanID)
+	// Children and roots are put first in their lists, which Tree turns
+	// round: appending would need the last of each list, a word a node.
+	if p >= 0 {
+		parent := t.nodes.at(p)
+		n.Depth, n.parent = parent.Depth+1, p
+		n.next, parent.first = parent.first, i
+		return nil
+	}
+	n.next, t.first = t.first, i
+	if n.has(flagRequest) {
+		t.requests = append(t.requests, requestRoot{i, rec.TraceID})
+	}
+	if name == noName {
+		if len(t.unnamed) == 0 {
+			b.seed = maphash.MakeSeed()
 		}
-		t.last = i
+		t.unnamed = append(t.unnamed, unnamedRoot{i, maphash.String(b.seed, rec.Name)})
 	}
 	return nil
 }
@@ -267,7 +341,31 @@ func (b *TreeBuilder) Add(kr sessions.KindRecord) error {
 func (b *TreeBuilder) Tree() *SessionTree {
 	t := b.t
 	if t == nil {
-		t = &SessionTree{first: -1, last: -1}
+		t = &SessionTree{first: -1}
+	}
+	t.kinds, t.names = b.kinds.list, b.names.list
+	// Lists were built last first; turn them round.
+	reverse := func(i int32) int32 {
+		prev := int32(-1)
+		for i >= 0 {
+			n := t.nodes.at(i)
+			i, n.next, prev = n.next, prev, i
+		}
+		return prev
+	}
+	t.first = reverse(t.first)
+	for i := range int32(t.nodes.n) {
+		n := t.nodes.at(i)
+		n.first = reverse(n.first)
+	}
+	// What changed inside each record: a parent always comes before its
+	// children, so one pass backwards carries every change up to the
+	// roots.
+	for i := int32(t.nodes.n) - 1; i >= 0; i-- {
+		n := t.nodes.at(i)
+		if n.parent >= 0 && n.has(flagChanged|flagChangedInside) {
+			t.nodes.at(n.parent).set(flagChangedInside)
+		}
 	}
 	if b.outOf {
 		// Only a damaged store gives seqs out of order (or twice): look
@@ -275,18 +373,75 @@ func (b *TreeBuilder) Tree() *SessionTree {
 		// with a seq keeps it.
 		t.bySeq = make(map[uint64]int32, t.nodes.n)
 		for i := range int32(t.nodes.n) {
-			seq := t.nodes.at(i).Stamp.Seq
+			seq := t.nodes.at(i).Seq
 			if _, dup := t.bySeq[seq]; !dup {
 				t.bySeq[seq] = i
 			}
 		}
 	}
-	*b = TreeBuilder{}
+	*b = TreeBuilder{Body: b.Body}
 	return t
 }
 
 // Len returns how many records the tree holds.
 func (t *SessionTree) Len() int { return t.nodes.n }
+
+// Kind returns the kind of n's record. n must be a node of t.
+func (t *SessionTree) Kind(n *Node) string { return t.kinds[n.kind] }
+
+// Name returns the name of n's record, and true; or "" and false when the
+// tree does not hold it — a name longer than 1 KiB, or one past the
+// 65,536 different names a tree holds — and Record reads it. n must be a
+// node of t.
+func (t *SessionTree) Name(n *Node) (string, bool) {
+	id := n.name()
+	if id == noName {
+		return "", false
+	}
+	return t.names[id], true
+}
+
+// chunkAddr is where a chunk of a tree's nodes lies in memory, and the
+// position of its first node.
+type chunkAddr struct {
+	addr  uintptr
+	first int32
+}
+
+// pos returns the position of n, a node of t, in the order the records
+// came: from where it lies in its chunk. A node does not hold its
+// position, which would make it 56 bytes; the few questions that need it
+// (ChangeInside, GroupKey) find it in a sorted list of the chunks.
+func (t *SessionTree) pos(n *Node) int32 {
+	t.chunksOnce.Do(func() {
+		t.chunkAddrs = make([]chunkAddr, len(t.nodes.c))
+		for i, c := range t.nodes.c {
+			t.chunkAddrs[i] = chunkAddr{uintptr(unsafe.Pointer(unsafe.SliceData(c))), int32(i * chunkSize)}
+		}
+		slices.SortFunc(t.chunkAddrs, func(a, b chunkAddr) int { return cmp.Compare(a.addr, b.addr) })
+	})
+	p := uintptr(unsafe.Pointer(n))
+	i, _ := slices.BinarySearchFunc(t.chunkAddrs, p, func(c chunkAddr, p uintptr) int { return cmp.Compare(c.addr, p) })
+	if i == len(t.chunkAddrs) || t.chunkAddrs[i].addr != p {
+		i-- // n lies past the start of the chunk before
+	}
+	c := t.chunkAddrs[i]
+	return c.first + int32((p-c.addr)/unsafe.Sizeof(Node{}))
+}
+
+// Record reads n's record again from r, the store the tree was read from.
+// A record the store no longer holds (pruned since) is an error.
+func (t *SessionTree) Record(r *sessions.Records, n *Node) (sessions.KindRecord, error) {
+	kind := t.Kind(n)
+	rec, ok, err := r.Record(kind, t.ID, n.Seq)
+	if err != nil {
+		return sessions.KindRecord{}, err
+	}
+	if !ok {
+		return sessions.KindRecord{}, fmt.Errorf("explain: session %s has no record %s %d any more", t.ID, kind, n.Seq)
+	}
+	return sessions.KindRecord{Kind: kind, Stamped: rec}, nil
+}
 
 // BySeq returns the node of the record with the given seq, or nil if the
 // session has none.
@@ -297,8 +452,8 @@ func (t *SessionTree) BySeq(seq uint64) *Node {
 		}
 		return nil
 	}
-	i := sort.Search(t.nodes.n, func(i int) bool { return t.nodes.at(int32(i)).Stamp.Seq >= seq })
-	if i == t.nodes.n || t.nodes.at(int32(i)).Stamp.Seq != seq {
+	i := sort.Search(t.nodes.n, func(i int) bool { return t.nodes.at(int32(i)).Seq >= seq })
+	if i == t.nodes.n || t.nodes.at(int32(i)).Seq != seq {
 		return nil
 	}
 	return t.nodes.at(int32(i))
@@ -331,6 +486,19 @@ func (t *SessionTree) Children(n *Node) iter.Seq[*Node] { return t.siblings(n.fi
 func (t *SessionTree) siblings(i int32) iter.Seq[*Node] {
 	return func(yield func(*Node) bool) {
 		for ; i >= 0; i = t.nodes.at(i).next {
+			if !yield(t.nodes.at(i)) {
+				return
+			}
+		}
+	}
+}
+
+// Nodes yields every node in stamp order (the order the records were
+// added): the cheapest way through a tree, for a question that needs no
+// nesting.
+func (t *SessionTree) Nodes() iter.Seq[*Node] {
+	return func(yield func(*Node) bool) {
+		for i := range int32(t.nodes.n) {
 			if !yield(t.nodes.at(i)) {
 				return
 			}

@@ -38,14 +38,14 @@ type placement struct {
 func placements(tree *explain.SessionTree) []placement {
 	out := make([]placement, tree.Len())
 	for n := range tree.Walk() {
-		p := placement{parent: -1, depth: n.Depth}
+		p := placement{parent: -1, depth: int(n.Depth)}
 		if parent := tree.Parent(n); parent != nil {
-			p.parent = int(parent.Stamp.Seq)
-			if n.ParentSeq != parent.Stamp.Seq {
-				panic(fmt.Sprintf("seq %d: ParentSeq %d, parent's seq %d", n.Stamp.Seq, n.ParentSeq, parent.Stamp.Seq))
+			p.parent = int(parent.Seq)
+			if n.Depth != parent.Depth+1 {
+				panic(fmt.Sprintf("seq %d: depth %d, parent's %d", n.Seq, n.Depth, parent.Depth))
 			}
 		}
-		out[n.Stamp.Seq] = p
+		out[n.Seq] = p
 	}
 	return out
 }
@@ -53,7 +53,7 @@ func placements(tree *explain.SessionTree) []placement {
 func seqs(nodes func(func(*explain.Node) bool)) []uint64 {
 	var out []uint64
 	for n := range nodes {
-		out = append(out, n.Stamp.Seq)
+		out = append(out, n.Seq)
 	}
 	return out
 }
@@ -171,12 +171,12 @@ func TestTreeMatchesTheSpans(t *testing.T) {
 		}
 		for i := range n {
 			node := tree.BySeq(uint64(i))
-			if node == nil || node.Record.Name != spans[i].name {
+			if node == nil || name(tree, node) != spans[i].name {
 				t.Fatalf("BySeq(%d): %v", i, node)
 			}
 			var kids []uint64
 			for c := range tree.Children(node) {
-				kids = append(kids, c.Stamp.Seq)
+				kids = append(kids, c.Seq)
 			}
 			var want []uint64
 			for _, c := range children[i] {
@@ -192,30 +192,22 @@ func TestTreeMatchesTheSpans(t *testing.T) {
 
 		// Nest places the same records the same way, in stamp order.
 		i := 0
-		for node, err := range explain.Nest(treeRecords(tree)) {
+		for node, err := range explain.Nest(slices2(readAll(t, spans))) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := tree.BySeq(uint64(i))
-			if node.Stamp.Seq != uint64(i) || node.Depth != want.Depth || node.ParentSeq != want.ParentSeq {
-				t.Fatalf("Nest %d: seq %d depth %d parent %d, want depth %d parent %d",
-					i, node.Stamp.Seq, node.Depth, node.ParentSeq, want.Depth, want.ParentSeq)
+			want := placement{-1, 0}
+			if node.Depth > 0 {
+				want.parent = int(node.ParentSeq)
+			}
+			want.depth = node.Depth
+			if node.Stamp.Seq != uint64(i) || got[i] != want {
+				t.Fatalf("Nest %d: seq %d at %v, want %v", i, node.Stamp.Seq, want, got[i])
 			}
 			i++
 		}
 		if i != n {
 			t.Fatalf("Nest yielded %d records, want %d", i, n)
-		}
-	}
-}
-
-// treeRecords yields a tree's records in stamp order.
-func treeRecords(tree *explain.SessionTree) func(func(sessions.KindRecord, error) bool) {
-	return func(yield func(sessions.KindRecord, error) bool) {
-		for i := range tree.Len() {
-			if !yield(tree.BySeq(uint64(i)).KindRecord, nil) {
-				return
-			}
 		}
 	}
 }
@@ -275,9 +267,9 @@ func TestTreeOfSeqsOutOfOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for seq, name := range map[uint64]string{5: "5/1", 2: "2/2", 9: "9/3"} {
-		if n := tree.BySeq(seq); n == nil || n.Record.Name != name {
-			t.Errorf("BySeq(%d) = %v, want %s", seq, n, name)
+	for seq, want := range map[uint64]string{5: "5/1", 2: "2/2", 9: "9/3"} {
+		if n := tree.BySeq(seq); n == nil || name(tree, n) != want {
+			t.Errorf("BySeq(%d) = %v, want %s", seq, n, want)
 		}
 	}
 	if n := tree.BySeq(3); n != nil {
@@ -297,8 +289,8 @@ func TestDeepNesting(t *testing.T) {
 	tree := treeOf(t, deep(n))
 	i := 0
 	for node := range tree.Walk() {
-		if node.Stamp.Seq != uint64(i) || node.Depth != i {
-			t.Fatalf("walk %d: seq %d depth %d", i, node.Stamp.Seq, node.Depth)
+		if node.Seq != uint64(i) || int(node.Depth) != i {
+			t.Fatalf("walk %d: seq %d depth %d", i, node.Seq, node.Depth)
 		}
 		i++
 	}

@@ -17,8 +17,13 @@ type Cause string
 const (
 	// New is the first record of its key in the store.
 	New Cause = "new"
-	// Observed is a record that changed nothing: the cache answered.
+	// Observed is a hit: a record that changed nothing, and inside which
+	// nothing changed: the cache answered.
 	Observed Cause = "observed"
+	// Missed is a miss: a record that changed nothing itself, but inside
+	// which a record changed something (Reason.Inside): the cache did not
+	// answer, and the work was done inside it.
+	Missed Cause = "missed"
 	// Inputs is work done again because an input attribute differs from
 	// the previous record of the key: the work asked was not the same.
 	Inputs Cause = "inputs"
@@ -37,6 +42,11 @@ type Reason struct {
 	sessions.KindRecord
 	// Cause is why it was done.
 	Cause Cause
+	// Verdict is what it did: a hit, a miss, or work (see Verdict).
+	Verdict Verdict
+	// Inside is, for a miss, the first record inside it that changed
+	// something; nil otherwise.
+	Inside *sessions.KindRecord
 	// Previous is the stamp of the record it was compared with: the
 	// latest before it that did the work (not Observed), else the latest
 	// before it. Zero, with HasPrevious false, for New.
@@ -156,7 +166,10 @@ func Why(r *sessions.Records, kind, key string, value sessions.Value) iter.Seq2[
 
 // WhyWith is Why, reading each record's effect and inputs through body.
 //
-// A record is Observed when body says so. Otherwise it is New when no
+// A record is Observed when it is a hit: body says it changed nothing,
+// and no record inside it (by parent span, at any depth, of any kind)
+// changed anything. An observed record inside which a record changed
+// something is Missed, with that record. Otherwise it is New when no
 // record of the key came before it, and else it is compared with the
 // latest record of the key before it that did the work (or, when none
 // did, the latest before it): Inputs when an input attribute differs (an
@@ -167,7 +180,9 @@ func Why(r *sessions.Records, kind, key string, value sessions.Value) iter.Seq2[
 // and differs in none), and Forgotten when neither differs.
 //
 // It reads the kind once, in stamp order, and the rows of the sessions it
-// meets; it holds two records and the rows read. An error from the store
+// meets; to tell a hit from a miss, it reads the tree of each session with
+// an observed record of the key (every kind of it, once). It holds two
+// records, the rows read, and one session's tree. An error from the store
 // ends the sequence with that error.
 func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Value) iter.Seq2[Reason, error] {
 	return func(yield func(Reason, error) bool) {
@@ -190,6 +205,7 @@ func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Va
 			rows[id] = p
 			return p, nil
 		}
+		var trees sessionTrees
 		for rec, err := range r.All(kind) {
 			if err != nil {
 				yield(Reason{}, err)
@@ -205,10 +221,16 @@ func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Va
 			if prev != nil {
 				reason.Previous, reason.HasPrevious = prev.Stamp, true
 			}
-			effect, known := body.Effect(&kr.Record)
+			var err error
+			if reason.Verdict, reason.Inside, err = trees.verdict(r, body, kr); err != nil {
+				yield(Reason{}, err)
+				return
+			}
 			switch {
-			case known && effect == sessions.Observed:
+			case reason.Verdict == Hit:
 				reason.Cause = Observed
+			case reason.Verdict == Miss:
+				reason.Cause = Missed
 			case prev == nil:
 				reason.Cause = New
 			default:
@@ -234,7 +256,7 @@ func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Va
 				reason.Outcome = outcomes(body, &prev.Record, &kr.Record)
 			}
 			last = &kr
-			if reason.Cause != Observed {
+			if reason.Verdict.IsWork() {
 				lastDone = &kr
 			}
 			if !yield(reason, nil) {
@@ -242,6 +264,58 @@ func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Va
 			}
 		}
 	}
+}
+
+// sessionTrees reads the tree of the session of the records it is asked
+// about, one session at a time.
+type sessionTrees struct {
+	kinds []string
+	tree  *SessionTree
+}
+
+// verdict returns what kr did, read through body, and for a miss the
+// first record inside it that changed something. An observed record needs
+// its session's tree: the tree it holds, or the session's, read now.
+func (ts *sessionTrees) verdict(r *sessions.Records, body Body, kr sessions.KindRecord) (Verdict, *sessions.KindRecord, error) {
+	effect, known := body.Effect(&kr.Record)
+	if !known || effect == sessions.Changed {
+		return judge(effect, known, false), nil, nil
+	}
+	if ts.tree == nil || ts.tree.ID != kr.Stamp.Session {
+		ts.tree = nil
+		if ts.kinds == nil {
+			kinds, err := r.Kinds()
+			if err != nil {
+				return Unknown, nil, err
+			}
+			ts.kinds = kinds
+		}
+		b := TreeBuilder{Body: body}
+		for rec, err := range InStampOrder(r, kr.Stamp.Session, ts.kinds) {
+			if err != nil {
+				return Unknown, nil, err
+			}
+			if err := b.Add(rec); err != nil {
+				return Unknown, nil, err
+			}
+		}
+		ts.tree = b.Tree()
+		ts.tree.ID = kr.Stamp.Session
+	}
+	n := ts.tree.BySeq(kr.Stamp.Seq)
+	if n == nil {
+		// Pruned since it was read: nothing inside it can be read either.
+		return judge(effect, known, false), nil, nil
+	}
+	v := n.Verdict()
+	if v != Miss {
+		return v, nil, nil
+	}
+	inside, err := ts.tree.Record(r, ts.tree.ChangeInside(n))
+	if err != nil {
+		return v, nil, err
+	}
+	return v, &inside, nil
 }
 
 // inputDifferences returns the input attributes that differ between two

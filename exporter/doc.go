@@ -55,4 +55,16 @@
 // span. The exporter never panics into, prints in, or blocks the host
 // program's span calls. Its counters (Stats) tell what was written, held,
 // evicted and dropped.
+//
+// # Reading records back
+//
+// This package writes; package sessions reads. Open the store read-only
+// (badgerstore.Open(dir, badgerstore.WithReadOnly()): it works while a
+// writer is alive), wrap it in sessions.NewRecords, and ask it:
+// Records.Newest for the session a program just ran, Records.Sessions for
+// every one, Records.All or Records.InStampOrder for a session's records,
+// sessions.Typed for records decoded into a struct of your own. Package
+// explain answers the questions the records command asks (a session's
+// tree, its summary and critical path, why a record was done, what was
+// redone, a diff of two sessions), from a Go program.
 package exporter

@@ -46,9 +46,12 @@ const (
 	// the request left running, with no record inside the root before,
 	// has no end to wait for and is held until the budget evicts it
 	// (unless it changed something, which keeps it at once). The marks
-	// policy still says which spans of a kept trace are recorded. A server that changes nothing still writes nothing and
-	// never opens its store. Stats counts TracesKept, TracesDropped and
-	// TracesEvicted.
+	// policy still says which spans of a kept trace are recorded. A
+	// server that changes nothing still writes nothing and never opens
+	// its store. Shutdown cuts the grace short: every trace still held
+	// changed nothing, and is dropped. Stats counts TracesSeen,
+	// TracesKept, TracesDropped and TracesEvicted; after Shutdown the last
+	// three add up to the first.
 	//
 	// WithForward does not follow the trace's decision: it forwards every
 	// span from the session's first kept trace on, as under KeepBySession.

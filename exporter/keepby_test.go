@@ -97,6 +97,31 @@ func storedByKind(t *testing.T, dir string) (map[string]int, map[sessions.TraceI
 	return counts, traces
 }
 
+// Stopping a server right after its load decides every trace it still
+// held: the 390 hits, still inside their grace, are dropped, and Stats
+// says so (issue 33: TracesKept 10, TracesDropped 0, until 3s later).
+func TestKeepByTraceShutdownDecidesEveryTrace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	exp, err := exporter.New(dir, exporter.WithKeepBy(exporter.KeepByTrace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookupServer(t, exp, false)
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hits := int64(lookupClients*lookupRequests - lookupKeys)
+	s := exp.Stats()
+	if s.TracesKept != lookupKeys || s.TracesDropped != hits || s.TracesEvicted != 0 || s.Held != 0 ||
+		s.TracesSeen != lookupClients*lookupRequests {
+		t.Fatalf("stats after Shutdown %+v: want %d traces seen, %d kept, %d dropped, none evicted or held",
+			s, lookupClients*lookupRequests, lookupKeys, hits)
+	}
+	if counts, _ := storedByKind(t, dir); counts["compile"] != lookupKeys || counts["lookup"] != lookupKeys {
+		t.Fatalf("stored %v, want the %d misses' records", counts, lookupKeys)
+	}
+}
+
 func TestKeepByTraceServerStoresOnlyTheMisses(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	exp, err := exporter.New(dir, exporter.WithKeepBy(exporter.KeepByTrace))

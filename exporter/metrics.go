@@ -42,6 +42,7 @@ func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
 	kept := counter("otelrecords.sessions.kept", "{session}", "Sessions kept (1 once this session changed something).")
 	trimmedRecords := counter("otelrecords.records.trimmed", "{record}", "Records of this session deleted to keep the store within its byte bound.")
 	trimmedSessions := counter("otelrecords.sessions.trimmed", "{session}", "Other sessions deleted to keep the store within its byte bound.")
+	tracesSeen := counter("otelrecords.traces.seen", "{trace}", "Traces that had records under KeepByTrace: kept, dropped or evicted, or held still.")
 	tracesKept := counter("otelrecords.traces.kept", "{trace}", "Traces kept under KeepByTrace because one of their records changed something.")
 	tracesDropped := counter("otelrecords.traces.dropped", "{trace}", "Traces dropped under KeepByTrace: their root ended and the grace passed with nothing changed.")
 	tracesEvicted := counter("otelrecords.traces.evicted", "{trace}", "Held traces pushed out by the pending budget before they were decided.")
@@ -68,11 +69,12 @@ func (e *Exporter) registerMetrics(mp metric.MeterProvider) error {
 		o.ObserveInt64(trimmedRecords, s.TrimmedRecords)
 		o.ObserveInt64(trimmedSessions, s.TrimmedSessions)
 		o.ObserveInt64(storeBytes, s.StoreBytes)
+		o.ObserveInt64(tracesSeen, s.TracesSeen)
 		o.ObserveInt64(tracesKept, s.TracesKept)
 		o.ObserveInt64(tracesDropped, s.TracesDropped)
 		o.ObserveInt64(tracesEvicted, s.TracesEvicted)
 		return nil
 	}, written, evicted, dropped, tooLarge, problems, writeErrors, opens, busyWaits, spooled, kept, held, heldBytes,
-		trimmedRecords, trimmedSessions, storeBytes, tracesKept, tracesDropped, tracesEvicted)
+		trimmedRecords, trimmedSessions, storeBytes, tracesSeen, tracesKept, tracesDropped, tracesEvicted)
 	return err
 }

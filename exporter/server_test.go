@@ -76,23 +76,35 @@ func TestOtelhttpServerWithConcurrentClients(t *testing.T) {
 	}
 	compiles, requestsKept := 0, 0
 	for n := range tree.Walk() {
-		switch n.Kind {
+		kr, err := tree.Record(r, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch kr.Kind {
 		case "compile":
 			compiles++
 			parent := tree.Parent(n)
-			if parent == nil || parent.Kind != sessions.MarksKind || parent.Stamped.Record.SpanID != n.Stamped.Record.ParentSpanID {
-				t.Errorf("compile %q is not under the request whose span is its parent (%+v)", n.Stamped.Record.Name, parent)
+			if parent == nil {
+				t.Errorf("compile %q is not under a request", kr.Record.Name)
+				break
 			}
-			if parent != nil && parent.Stamped.Record.SpanKind != "server" {
-				t.Errorf("its request is a %q span, want server", parent.Stamped.Record.SpanKind)
+			p, err := tree.Record(r, parent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Kind != sessions.MarksKind || p.Record.SpanID != kr.Record.ParentSpanID {
+				t.Errorf("compile %q is not under the request whose span is its parent (%+v)", kr.Record.Name, p)
+			}
+			if p.Record.SpanKind != "server" {
+				t.Errorf("its request is a %q span, want server", p.Record.SpanKind)
 			}
 		case sessions.MarksKind:
 			requestsKept++
 			if n.Depth != 0 {
-				t.Errorf("request %q at depth %d: concurrent requests are siblings, never nested", n.Stamped.Record.Name, n.Depth)
+				t.Errorf("request %q at depth %d: concurrent requests are siblings, never nested", kr.Record.Name, n.Depth)
 			}
 		default:
-			t.Errorf("unexpected record of kind %q", n.Kind)
+			t.Errorf("unexpected record of kind %q", kr.Kind)
 		}
 	}
 	if compiles != kernels || requestsKept != kernels {

@@ -13,12 +13,20 @@ type Stats struct {
 	HeldBytes int64
 	// Evicted is how many held records the pending budget pushed out.
 	Evicted int64
+	// TracesSeen is how many traces had records under KeepByTrace. After
+	// Shutdown, which decides every trace still held, TracesKept +
+	// TracesDropped + TracesEvicted = TracesSeen; before it, the traces
+	// held are the difference. A trace a late change keeps after it was
+	// dropped counts again, as seen and kept.
+	TracesSeen int64
 	// TracesKept is how many traces were kept under KeepByTrace because
 	// one of their records changed something.
 	TracesKept int64
 	// TracesDropped is how many traces were dropped under KeepByTrace
 	// because their local root ended, and TraceGrace passed, with nothing
-	// changed.
+	// changed; or at Shutdown, which cuts the grace short and drops every
+	// trace still held (none changed anything: a change keeps its trace
+	// at once).
 	TracesDropped int64
 	// TracesEvicted is how many traces the pending budget pushed out under
 	// KeepByTrace before they were decided (their records are counted in
@@ -98,6 +106,6 @@ func recorderStats(r recorder.Stats) Stats {
 		Spooled: r.Spooled, StoreBytes: r.StoreBytes,
 		Unwritable: r.Unwritable, SpooledUnwritable: r.SpooledUnwritable,
 		TrimmedSessions: r.TrimmedSessions, TrimmedRecords: r.TrimmedRecords,
-		TracesKept: r.TracesKept, TracesDropped: r.TracesDropped, TracesEvicted: r.TracesEvicted,
+		TracesSeen: r.TracesSeen, TracesKept: r.TracesKept, TracesDropped: r.TracesDropped, TracesEvicted: r.TracesEvicted,
 	}
 }

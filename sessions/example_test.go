@@ -3,11 +3,13 @@ package sessions_test
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/spanbridge"
 	"time"
@@ -124,4 +126,38 @@ func ExampleUnion() {
 	// Output:
 	// runner a
 	// runner b
+}
+
+// Newest finds the session a program just recorded: the one to read back
+// after a run, as `records report` reads by default.
+func ExampleRecords_Newest() {
+	dir, _ := os.MkdirTemp("", "newest")
+	defer os.RemoveAll(dir)
+	for _, label := range []string{"first run", "second run"} {
+		rec, _ := exporter.New(dir, exporter.WithLabel(label))
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		_, span := tp.Tracer("example").Start(context.Background(), "compiled", spanbridge.Record("compile", spanbridge.Changed())...)
+		span.End()
+		tp.Shutdown(context.Background())
+	}
+
+	store, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+	r := sessions.NewRecords(store)
+	s, ok, err := r.Newest()
+	if err != nil || !ok {
+		fmt.Println("no session", err)
+		return
+	}
+	fmt.Println(s.Label)
+	for rec := range r.All("compile", sessions.InSession(s.ID)) {
+		fmt.Println(rec.Stamp.Seq, rec.Record.Name)
+	}
+	// Output:
+	// second run
+	// 0 compiled
 }

@@ -92,6 +92,51 @@ func (r *Records) Session(id SessionID) (Session, bool, error) {
 	return Session{}, false, nil
 }
 
+// Newest returns the newest session row: the session that started last
+// (the highest id), the one a program just ran; false for a store with
+// none. It reads the rows' keys, and decodes one row. A row that does not
+// decode is skipped (and counted): the newest that does is returned.
+func (r *Records) Newest() (Session, bool, error) {
+	var ids []uint64
+	for e, err := range r.store.Scan(keys.NamespaceStart(keys.Sessions), keys.NamespaceEnd(keys.Sessions)) {
+		if err != nil {
+			return Session{}, false, err
+		}
+		if kind, id, _, err := keys.Parse(e.Key); err == nil && kind == keys.SessionsKind {
+			ids = append(ids, id)
+		}
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		s, ok, err := r.Session(SessionID(ids[i]))
+		if err != nil || ok {
+			return s, ok, err
+		}
+	}
+	return Session{}, false, nil
+}
+
+// Record returns the record of a kind at seq in session id — a record
+// read before, read again by its stamp — and false if the store has none.
+// A value that does not decode is skipped and counted, as All skips it.
+func (r *Records) Record(kind string, id SessionID, seq uint64) (Stamped[Record], bool, error) {
+	k, err := keys.CheckKind(kind)
+	if err != nil {
+		return Stamped[Record]{}, false, err
+	}
+	start := keys.Record(k, uint64(id), seq)
+	for rec, err := range decodeSeq(r, start, append(start, 0)) {
+		return rec, err == nil, err
+	}
+	return Stamped[Record]{}, false, nil
+}
+
+// decodeSeq yields the records of the keys in [start, end).
+func decodeSeq(r *Records, start, end []byte) iter.Seq2[Stamped[Record], error] {
+	return func(yield func(Stamped[Record], error) bool) {
+		decodeRange(r, start, end, false, recordAt, yield)
+	}
+}
+
 // All yields every record of a kind in stamp order, as generic bodies.
 func (r *Records) All(kind string, opts ...ReadOption) iter.Seq2[Stamped[Record], error] {
 	return func(yield func(Stamped[Record], error) bool) {

@@ -508,3 +508,50 @@ func TestKeysAreTheTruth(t *testing.T) {
 		t.Fatalf("PrunePlan(1) = %v, %d, %v; want [1 2], 1", pruned, kept, err)
 	}
 }
+
+// Newest is the session that started last, read from the rows' keys; a
+// row that does not decode is passed over for the one before it.
+func TestNewest(t *testing.T) {
+	s := sessions.NewMemStore()
+	r := sessions.NewRecords(s)
+	if _, ok, err := r.Newest(); ok || err != nil {
+		t.Fatalf("Newest of an empty store: %v, %v", ok, err)
+	}
+	putSession(t, s, 3)
+	putSession(t, s, 7)
+	putSession(t, s, 5)
+	if got, ok, err := r.Newest(); !ok || err != nil || got.ID != 7 {
+		t.Fatalf("Newest = %v, %v, %v; want session 7", got.ID, ok, err)
+	}
+	put(t, s, testsupport.SessionKey(9), []byte("not cbor"))
+	if got, ok, err := r.Newest(); !ok || err != nil || got.ID != 7 {
+		t.Fatalf("Newest past an undecodable row = %v, %v, %v; want session 7", got.ID, ok, err)
+	}
+}
+
+// Record reads one record again by its stamp, and says when the store has
+// none there.
+func TestRecordByStamp(t *testing.T) {
+	s := sessions.NewMemStore()
+	for seq := range uint64(3) {
+		putRecord(t, s, "compile", 1, seq, sessions.Record{Name: fmt.Sprint("c", seq)})
+	}
+	putRecord(t, s, "compile", 2, 1, sessions.Record{Name: "other session"})
+	putRecord(t, s, "tune", 1, 1, sessions.Record{Name: "other kind"})
+	r := sessions.NewRecords(s)
+	if rec, ok, err := r.Record("compile", 1, 1); !ok || err != nil || rec.Record.Name != "c1" || rec.Stamp.Seq != 1 {
+		t.Errorf("Record(compile, 1, 1) = %+v, %v, %v", rec, ok, err)
+	}
+	for _, c := range []struct {
+		kind string
+		id   sessions.SessionID
+		seq  uint64
+	}{{"compile", 1, 3}, {"compile", 3, 1}, {"nope", 1, 1}} {
+		if rec, ok, err := r.Record(c.kind, c.id, c.seq); ok || err != nil {
+			t.Errorf("Record(%s, %d, %d) = %+v, %v, %v; want none", c.kind, c.id, c.seq, rec, ok, err)
+		}
+	}
+	if _, _, err := r.Record("", 1, 1); err == nil {
+		t.Error("Record of an invalid kind: no error")
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -171,5 +172,36 @@ func TestDiffJSONWalls(t *testing.T) {
 	want := []string{"tune matmul 15000000 30000000", "duration 16000000 31000000", "kind 15000000 30000000"}
 	if !slices.Equal(walls, want) {
 		t.Errorf("walls %q, want %q", walls, want)
+	}
+}
+
+// TestDiffIgnoreExamplesWork: each --ignore its help shows leaves out the
+// attributes it says, of a server's requests as otelhttp records them
+// (issue 33: the help's 'net.*,server.port' matched no attribute there).
+func TestDiffIgnoreExamplesWork(t *testing.T) {
+	cmd := (&app{}).diffCommand()
+	help := cmd.Long + "\n" + cmd.Example
+	examples := regexp.MustCompile(`--ignore\s+'([^']+)'`).FindAllStringSubmatch(help, -1)
+	if len(examples) == 0 {
+		t.Fatal("the help shows no --ignore")
+	}
+	dir := filepath.Join(t.TempDir(), "server")
+	for i, agent := range []string{"curl/8.5.0", "Go-http-client/1.1"} {
+		recordSteps(t, dir, goldenStart1.Add(time.Duration(i)*time.Hour), "server", nil, []step{
+			{0, sessions.MarksKind, sessions.Observed, sessions.Record{Name: "GET /lookup", Wall: time.Millisecond, SpanKind: "server", Inputs: []string{},
+				Attributes: sessions.Attrs{str("user_agent.original", agent), integer("http.response.body.size", 10+i), str("http.route", "/lookup")}}},
+			{time.Millisecond, "compile", sessions.Changed, sessions.Record{Name: "compile", Wall: time.Millisecond}},
+		})
+	}
+	ids := serverSessions(t, dir)
+	base := []string{"diff", "--dir", dir, "--session", ids[0], "--against-session", ids[1]}
+	if out := mustRun(t, base...); !strings.Contains(out, "user_agent.original: ") || !strings.Contains(out, "http.response.body.size: ") {
+		t.Fatalf("without --ignore, the agent and the size are differences:\n%s", out)
+	}
+	for _, ex := range examples {
+		out := mustRun(t, append(base, "--ignore", ex[1])...)
+		if !strings.Contains(out, "no differences") {
+			t.Errorf("--ignore '%s' (its help's example) leaves differences:\n%s", ex[1], out)
+		}
 	}
 }

@@ -30,20 +30,25 @@ Children: what the records of each kind spent in the records inside them,
 by the children's kind (an autotune in its candidates, a build's mark in
 its compiles): how many parents had such children, how many children, the
 time in them (concurrent children each counted), and of it the time in
-children that changed nothing (a candidate benchmarked and not kept), read
-from the effect each record stores; "unknown" for records of stores
-written before records kept their effect.
+children that changed nothing, and inside which nothing changed (a
+candidate benchmarked and not kept; a lookup inside which a compile
+changed something did not change nothing), read from the effect each
+record stores; "unknown" for records of stores written before records
+kept their effect.
 
 Work and hits: each piece of work (a kind, a name and its key attributes,
 "key" and those ending in ".key") recorded more than once: how many times,
 in how many sessions, the time in all of them; then how many times the
-work was redone, and the time in it: a record that changed something for a
-key that had already changed something, earlier in the session or in an
-earlier session (a key tuned in one session and tuned again in the next, a
-server compiling after a restart what it compiled before); then the hits,
-and the time in them: records that changed nothing (the work found done, a
-cache hit), which are never redone work. A record whose effect is not
-known counts as work. Marks are left out: they are phases a program names,
+work was redone, and the time in it: a record that did the work for a
+key that had already done it, earlier in the session or in an earlier
+session (a key tuned in one session and tuned again in the next, a server
+compiling after a restart what it compiled before); then the hits, and
+the time in them: records that changed nothing, and inside which nothing
+changed (the work found done, a cache hit), which are never redone work;
+then the misses: records that changed nothing themselves, but inside
+which a record changed something (a lookup that did not find its key and
+compiled it inside), which are work, done or redone as any other. A
+record whose effect is not known counts as work. Marks are left out: they are phases a program names,
 which every run has again. records why KIND KEY=VALUE says why each was
 done.
 
@@ -52,7 +57,7 @@ all). With --json, one JSON object per row and line: for children, table
 "children", parent, child, parents, children, wall_ns and
 changed_nothing_ns (null when not known); for work, table "redone", kind,
 name, key (the key attributes), records, sessions, wall_ns, redone (how
-many records redid the work), redone_ns, hits and hit_ns.`,
+many records redid the work), redone_ns, hits, hit_ns and misses.`,
 		Example: `  records cost
   records cost --top 0 --json | jq -c 'select(.table == "redone")'`,
 		Args: cobra.NoArgs,
@@ -84,24 +89,11 @@ func rework(r *sessions.Records) (*explain.Rework, error) {
 	if err != nil {
 		return nil, err
 	}
-	var (
-		w explain.Rework
-		b explain.TreeBuilder
-	)
+	var w explain.Rework
 	err = eachSession(rows, inStampOrder(r, kinds), sessionVisitor{
-		begin: func(sessions.Session) error { return nil },
-		record: func(kr kindRecord) error {
-			// The tree needs the name, ids, times and effect, and the key:
-			// copies of their own, not pieces of the whole value read.
-			key := ownAttrs(keyAttributes(kr.Record.Attributes))
-			kr.Record = compactRecord(kr.Record)
-			kr.Record.Attributes = key
-			return b.Add(kr)
-		},
-		end: func(sessions.Session) error {
-			w.Add(b.Tree())
-			return nil
-		},
+		begin:  func(sessions.Session) error { return nil },
+		record: w.Add,
+		end:    func(sessions.Session) error { return nil },
 	})
 	return &w, err
 }
@@ -128,18 +120,7 @@ type redoneJSON struct {
 	RedoneNs int64          `json:"redone_ns"`
 	Hits     int            `json:"hits"`
 	HitNs    int64          `json:"hit_ns"`
-}
-
-// keyAttributes returns the key attributes of attrs ("key" and those
-// ending in ".key", as Rework's default Keys), in a new slice.
-func keyAttributes(attrs sessions.Attrs) sessions.Attrs {
-	var key sessions.Attrs
-	for _, kv := range attrs {
-		if (explain.Match{}).IsKey(kv.Key) {
-			key = append(key, kv)
-		}
-	}
-	return key
+	Misses   int            `json:"misses"`
 }
 
 func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) error {
@@ -170,7 +151,7 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 				key = sessions.Attrs{}
 			}
 			if err := enc.Encode(redoneJSON{"redone", k.Kind, k.Name, key, k.Records, k.Sessions, int64(k.Wall),
-				k.Redos, int64(k.Redone), k.Hits, int64(k.HitWall)}); err != nil {
+				k.Redos, int64(k.Redone), k.Hits, int64(k.HitWall), k.Misses}); err != nil {
 				return err
 			}
 		}
@@ -207,7 +188,7 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 	} else {
 		fmt.Fprintln(out, "Work and hits: work recorded more than once, redone (changed again) or found done (hits)")
 		t := newTable(out)
-		if err := t.row("KIND", "RECORD", "TIMES", "SESSIONS", "TIME", "REDONE", "REDONE TIME", "HITS", "HIT TIME"); err != nil {
+		if err := t.row("KIND", "RECORD", "TIMES", "SESSIONS", "TIME", "REDONE", "REDONE TIME", "HITS", "HIT TIME", "MISSES"); err != nil {
 			return err
 		}
 		for _, k := range redone {
@@ -216,7 +197,8 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 				name += " " + formatAttrs(k.Key)
 			}
 			if err := t.row(k.Kind, name, strconv.Itoa(k.Records), strconv.Itoa(k.Sessions),
-				formatDuration(k.Wall), strconv.Itoa(k.Redos), formatDuration(k.Redone), strconv.Itoa(k.Hits), formatDuration(k.HitWall)); err != nil {
+				formatDuration(k.Wall), strconv.Itoa(k.Redos), formatDuration(k.Redone), strconv.Itoa(k.Hits), formatDuration(k.HitWall),
+				strconv.Itoa(k.Misses)); err != nil {
 				return err
 			}
 		}

@@ -27,6 +27,7 @@ func (a *app) diffCommand() *cobra.Command {
 		sessionB   sessionFlag
 		failSlower float64
 		minDelta   time.Duration
+		allAttrs   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "diff [--session A] (--against DIR | --against-session B)",
@@ -37,23 +38,35 @@ the session --against-session of the store --against (of --dir when
 --against is not given): say a build machine's store and a laptop's, or
 yesterday's build and today's in one store.
 
-Records are matched by kind, name, effect and key attributes: by default
-the attributes named "key" or ending in ".key" (autotune.key), or those
---key names. Like is compared with like: a key's records that changed
-something (work done) with the other side's that did, and those that
-changed nothing (cache hits) with hits. For each match the newest record
-of each side is compared, attribute by attribute, and a difference is
-shown:
+Records are matched by kind, name, what they did and key attributes: by
+default the attributes named "key" or ending in ".key" (autotune.key), or
+those --key names. Like is compared with like: a key's records that
+changed something (work done) with the other side's that did, its misses
+(records that changed nothing themselves, but inside which a record did:
+a lookup that compiled) with misses, and its hits (nothing changed, in
+them or inside them) with hits. For each match the newest record of each
+side is compared, attribute by attribute, and a difference is shown:
 
   ~  recorded on both sides, with different attributes (a key tuned to a
      different winner: winner: tiled → simd)
   -  recorded only in A (removed)
   +  recorded only in B (added)
 
-The counts say how many records of the match each side holds. Attributes
-that change from run to run can be left out with --ignore, a comma list
-that may be repeated and may hold * patterns: --ignore 'net.*,server.port'
-leaves out the ports a server listens and is called on.
+The counts say how many records of the match each side holds.
+
+Attributes that name a connection or a listener rather than the work are
+left out, and the output says which it left out: those OpenTelemetry's
+semantic conventions define per connection (network.peer.*,
+network.local.port, client.address, client.port, client.socket.*,
+server.socket.*, and the older net.sock.*, net.peer.ip, net.peer.port),
+which differ at every request, and on a server's spans the port it
+listens on (server.port, net.host.port), which a server that takes any
+free port changes at every run. --all-attributes compares them too.
+Other attributes that change from run to run can be left out with
+--ignore, a comma list that may be repeated and may hold * patterns (a *
+stands for any run of characters but /): --ignore
+'user_agent.*,http.response.body.size' leaves out the client's user agent
+and the size of each response.
 
 Then the times, A's and B's, and how B's compares (+25% is slower): the
 duration (of a store, its sessions' added up) and each kind's time
@@ -71,16 +84,17 @@ session lasts as long as it ran, whatever its work took).
 With --json, one JSON object per match and line: change ("same",
 "changed", "only_in_a" or "only_in_b"), kind, name, key (the key
 attributes), effect ("changed", "observed", or null for records that do
-not say), count_a, count_b, median_a_ns, median_b_ns, total_a_ns,
+not say), verdict ("changed", "missed", "hit", or null), count_a, count_b, median_a_ns, median_b_ns, total_a_ns,
 total_b_ns (0 where that side has none), a and b ({count, attributes,
 wall_ns}: wall_ns is the median; count 0 where that side has none) and
 differences ([{key, a, b}], a value or null where that side has no such
 attribute); then one per time, {total: "duration" or "kind", kind, a:
-{wall_ns}, b: {wall_ns}}. Both stores are only read.`,
+{wall_ns}, b: {wall_ns}}; then, when attributes were left out by default,
+{left_out: [the keys]}. Both stores are only read.`,
 		Example: `  records diff --dir ./ci-store --against ~/.cache/otelrecords/default
   records diff --session 1735787045006000000 --against-session 1735790645006000000 --fail-slower 10
   records diff --dir A --against B --kind autotune --ignore tried
-  records diff --session A --against-session B --ignore 'net.*,server.port' --fail-slower 50 --min-delta 5ms
+  records diff --session A --against-session B --ignore 'user_agent.*,http.response.body.size' --fail-slower 50 --min-delta 5ms
   records diff --dir A --against B --key kernel --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -95,7 +109,7 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 			if minDelta < 0 {
 				return usageError{fmt.Errorf("--min-delta %v: want a duration, 0 or more", minDelta)}
 			}
-			m := explain.Match{Keys: keys, Ignore: splitList(ignore)}
+			m := explain.Match{Keys: keys, Ignore: splitList(ignore), Connections: allAttrs}
 			if err := m.Check(); err != nil {
 				return usageError{fmt.Errorf("--ignore %w", err)}
 			}
@@ -151,6 +165,7 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 	cmd.Flags().StringArrayVar(&ignore, "ignore", nil, "do not compare these `attributes`: a comma list, * patterns allowed (repeatable)")
 	cmd.Flags().Float64Var(&failSlower, "fail-slower", 0, "exit 1 when a key's median wall on B is more than `PCT` percent longer than on A (and longer by more than --min-delta)")
 	cmd.Flags().DurationVar(&minDelta, "min-delta", time.Millisecond, "with --fail-slower, a key's median must also grow by more than this `duration`")
+	cmd.Flags().BoolVar(&allAttrs, "all-attributes", false, "compare the attributes of a connection (network.peer.*, client.*...) and a server span's server.port too")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per key and per time, one per line")
 	return cmd
 }
@@ -178,6 +193,7 @@ type diffJSON struct {
 	Name        string         `json:"name"`
 	Key         sessions.Attrs `json:"key"`
 	Effect      *string        `json:"effect"`
+	Verdict     *string        `json:"verdict"`
 	CountA      int            `json:"count_a"`
 	CountB      int            `json:"count_b"`
 	MedianANs   int64          `json:"median_a_ns"`
@@ -237,6 +253,7 @@ func printDiff(cmd *cobra.Command, sides [2]diffSide, c explain.Comparison, asJS
 				Name:        e.Name,
 				Key:         e.Key,
 				Effect:      nullable(e.Effect),
+				Verdict:     nullable(verdictName(e.Verdict)),
 				CountA:      a.Count,
 				CountB:      b.Count,
 				MedianANs:   a.WallNs,
@@ -264,6 +281,13 @@ func printDiff(cmd *cobra.Command, sides [2]diffSide, c explain.Comparison, asJS
 				return err
 			}
 		}
+		if len(c.LeftOut) > 0 {
+			if err := enc.Encode(struct {
+				LeftOut []string `json:"left_out"`
+			}{c.LeftOut}); err != nil {
+				return err
+			}
+		}
 		return out.Flush()
 	}
 
@@ -276,6 +300,12 @@ func printDiff(cmd *cobra.Command, sides [2]diffSide, c explain.Comparison, asJS
 	for _, k := range c.Keys {
 		if k.Change != explain.Same {
 			changed++
+		}
+	}
+	if len(c.LeftOut) > 0 {
+		if _, err := fmt.Fprintf(out, "left out, as they name a connection or a listener, not the work (--all-attributes compares them): %s\n",
+			clean(strings.Join(c.LeftOut, ", "))); err != nil {
+			return err
 		}
 	}
 	if changed == 0 {
@@ -357,7 +387,7 @@ func printDiff(cmd *cobra.Command, sides [2]diffSide, c explain.Comparison, asJS
 		if k.A == nil || k.B == nil {
 			continue
 		}
-		if err := t.row(k.A.Kind, recordName(k.A), orDash(k.A.Effect), strconv.Itoa(k.A.Count), strconv.Itoa(k.B.Count),
+		if err := t.row(k.A.Kind, recordName(k.A), orDash(verdictName(k.A.Verdict)), strconv.Itoa(k.A.Count), strconv.Itoa(k.B.Count),
 			formatDuration(k.A.Median), formatDuration(k.B.Median), formatDuration(k.A.Total), formatDuration(k.B.Total),
 			formatChange(k.A.Median, k.B.Median)); err != nil {
 			return err
@@ -401,8 +431,8 @@ func slowerError(slower []explain.Slowdown, pct float64, minDelta time.Duration)
 	parts := make([]string, 0, min(len(slower), most))
 	for _, s := range slower[:min(len(slower), most)] {
 		what := s.Key.A.Kind + " " + recordName(s.Key.A)
-		if s.Key.A.Effect != "" {
-			what += " (" + s.Key.A.Effect + ")"
+		if v := verdictName(s.Key.A.Verdict); v != "" {
+			what += " (" + v + ")"
 		}
 		parts = append(parts, fmt.Sprintf("%s median %s → %s (%s)", what, formatDuration(s.A), formatDuration(s.B), formatChange(s.A, s.B)))
 	}
@@ -425,6 +455,15 @@ func splitList(values []string) []string {
 		}
 	}
 	return out
+}
+
+// verdictName returns what a key's records did, "changed", "missed" or
+// "hit", or "" for records that do not say.
+func verdictName(v explain.Verdict) string {
+	if v == explain.Unknown {
+		return ""
+	}
+	return v.String()
 }
 
 // nullable returns s, or nil for "": a JSON null.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -46,6 +47,7 @@ checks, and exits with 1 if a file is damaged.`,
 			if err != nil {
 				return err
 			}
+			dir = doctorDir(dir)
 			if checkOnly {
 				return doctorCheck(cmd.OutOrStdout(), dir)
 			}
@@ -54,6 +56,22 @@ checks, and exits with 1 if a file is damaged.`,
 	}
 	cmd.Flags().BoolVar(&checkOnly, "check", false, "only check; exit with 1 if a file is damaged")
 	return cmd
+}
+
+// doctorDir returns the directory the doctor works on for --dir dir: dir,
+// or, where dir holds no store and a writer put one in its child
+// badgerstore.ChildDir (dir is a directory of other files), that child, as
+// every reader finds it: so that what the doctor says names the directory
+// it checked (issue 33: it named dir).
+func doctorDir(dir string) string {
+	p, err := badgerstore.Place(dir)
+	if err != nil || p == dir {
+		return dir
+	}
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return p
+	}
+	return dir
 }
 
 // doctorError says why the doctor could not work on the store in dir.

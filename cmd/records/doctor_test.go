@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
+	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // TestDoctorRecoversWholeTables damages the MANIFEST of the test store (cut
@@ -150,5 +153,31 @@ func TestDoctorFinishesAnInterruptedRun(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(dir + ".doctor*"); len(left) != 0 {
 		t.Errorf("left over: %v", left)
+	}
+}
+
+// TestDoctorNamesTheDirectoryItChecked: a store a writer put in the child
+// otelrecords of a directory of other files is the store the doctor
+// checks, and names (issue 33: it named the directory given).
+func TestDoctorNamesTheDirectoryItChecked(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "build")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte("all:\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	record(t, dir, goldenStart1, "build", nil, func(rec *testsupport.Session) {
+		rec.Put("compile", sessions.Changed, rec.Stamp(goldenStart1), sessions.Record{Name: "compile"})
+	})
+	store := filepath.Join(dir, "otelrecords")
+	if _, err := os.Stat(filepath.Join(store, "MANIFEST")); err != nil {
+		t.Fatalf("the writer did not put the store in %s: %v", store, err)
+	}
+	for _, args := range [][]string{{"doctor", "--check"}, {"doctor"}} {
+		out := mustRun(t, append([]string{"--dir", dir}, args...)...)
+		if want := "The store at " + store + " is healthy"; !strings.Contains(out, want) {
+			t.Errorf("records --dir %s %s: %q, want %q", dir, strings.Join(args, " "), out, want)
+		}
 	}
 }

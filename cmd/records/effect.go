@@ -18,6 +18,15 @@ func effectOf(rec *sessions.Record) *string {
 	return &s
 }
 
+// nodeEffectCell returns a tree node's effect as the text views print it,
+// as effectCell does a record's.
+func nodeEffectCell(n *explain.Node) string {
+	if effect, known := n.Effect(); known {
+		return effect.String()
+	}
+	return "-"
+}
+
 // effectCell returns the record's effect as the text views print it:
 // "changed", "observed", or "-" where the record does not say.
 func effectCell(rec *sessions.Record) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	stdhtml "html"
 	"os"
 	"os/exec"
@@ -18,6 +19,8 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/otelrecords/otelrecords/sessions"
 )
 
 var reportPNG = flag.String("report-png", "", "also save the report test's screenshot to this `file` (e.g. ../../docs/report.png)")
@@ -322,4 +325,53 @@ func TestReportLargeSession(t *testing.T) {
 	if !strings.Contains(html, "The first 500 of 22500 records") {
 		t.Error("the table does not say it lists only the first records")
 	}
+}
+
+// TestReportNamesOnOneLine: a kind's table of many attribute columns (a
+// server's request marks, as otelhttp sets them) keeps each short name
+// on one line, and scrolls instead (issue 33: GET /lookup was broken over
+// three lines). Its summary table says how many records of each kind
+// changed, missed and hit.
+func TestReportNamesOnOneLine(t *testing.T) {
+	exe := chromium(t)
+	dir := filepath.Join(t.TempDir(), "server")
+	var steps []step
+	for i := range 3 {
+		attrs := sessions.Attrs{}
+		for _, k := range []string{"http.request.method", "url.scheme", "server.address", "server.port", "network.peer.address",
+			"network.peer.port", "user_agent.original", "client.address", "network.protocol.version", "url.path", "url.query",
+			"http.response.status_code", "http.response.body.size", "http.route"} {
+			attrs = append(attrs, str(k, k+" of request "+fmt.Sprint(i)))
+		}
+		steps = append(steps, step{time.Duration(i) * time.Millisecond, sessions.MarksKind, sessions.Observed,
+			sessions.Record{Name: "GET /lookup", Wall: time.Millisecond, Attributes: attrs, Inputs: []string{}}})
+	}
+	steps = append(steps, step{5 * time.Millisecond, "compile", sessions.Changed, sessions.Record{Name: "compile k1", Wall: time.Millisecond}})
+	recordSteps(t, dir, goldenStart1, "server", nil, steps)
+	out := filepath.Join(t.TempDir(), "report.html")
+	mustRun(t, "report", "--dir", dir, "-o", out)
+	html, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// compile: 1 changed; marks: 3 hits.
+	for _, want := range []string{`compile</a></td><td class="n">1</td><td class="n">1</td><td class="n">0</td><td class="n">0</td>`,
+		`marks</a></td><td class="n">3</td><td class="n">0</td><td class="n">0</td><td class="n">3</td>`} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the summary table lacks %s", want)
+		}
+	}
+
+	bctx, finish := openInChromium(t, exe, out)
+	defer finish()
+	lines, err := chromedp.Run(bctx, chromedp.Evaluate[[]int](`[...document.querySelectorAll('section.kind td.name')].map(td => {
+		const r = document.createRange(); r.selectNodeContents(td);
+		return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; })`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 4 || slices.Max(lines) != 1 {
+		t.Errorf("the names of the kinds' tables take %v lines, want 4 names of 1 line", lines)
+	}
+	screenshot(t, bctx, "")
 }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"cmp"
+	"container/heap"
 	_ "embed"
 	"fmt"
 	"html/template"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -17,11 +17,11 @@ import (
 )
 
 // buildReport reads the session's records twice: first to count, sum,
-// build the session's tree and find its critical path (the tree holds
-// each record's stamp and ids, not its attributes or events, and the first
-// rows of each table), then to fetch the details of the records drawn. It
-// holds at most reportMaxBars records' details, whatever the session's
-// size.
+// build the session's tree and find its critical path (the tree holds a
+// few words a record: its seq, times, kind and effect, and where it hangs;
+// and the first rows of each table), then to fetch the details of the
+// records drawn. It holds at most reportMaxBars records' details,
+// whatever the session's size.
 func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*reportPage, error) {
 	kinds, err := r.Kinds()
 	if err != nil {
@@ -35,12 +35,7 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 		Started: formatTime(time.UnixMilli(s.StartedUnixMs)),
 	}
 	byKind := map[string]*reportKind{}
-	var (
-		tally explain.Tally
-		b     explain.TreeBuilder
-		walls []time.Duration // in stamp order
-		seqs  []uint64        // of the same records
-	)
+	var b explain.TreeBuilder
 	for kr, err := range r.InStampOrder(kinds, sessions.InSession(s.ID)) {
 		if err != nil {
 			return nil, err
@@ -48,7 +43,6 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 		prog.add()
 		rec := kr.Record
 		page.Total++
-		tally.Add(kr)
 		k := byKind[kr.Kind]
 		if k == nil {
 			k = &reportKind{Name: clean(kr.Kind)}
@@ -65,28 +59,33 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 			Name:   clean(rec.Name),
 			Status: clean(formatStatus(rec.Status)),
 		}
-		if e := effectOf(&rec); e != nil {
-			row.Effect = *e
-		}
 		if len(k.Rows) < reportMaxRows {
 			row.attrs = cutAttrs(rec.Attributes, &page.Cut)
 			k.Rows = append(k.Rows, row)
 		}
 		page.Slowest = keepSlowestRows(page.Slowest, row)
-		walls = append(walls, rec.Wall)
-		seqs = append(seqs, kr.Stamp.Seq)
-		// The tree needs the stamp, the kind and the span ids; the name
-		// is kept for the critical path's table.
-		kr.Record = compactRecord(rec)
 		if err := b.Add(kr); err != nil {
 			return nil, err
 		}
 	}
 	tree := b.Tree()
-	sum := tally.Summary()
+	sum := tree.Summary()
 	page.Duration = dur(sum.End)
 	for _, ks := range sum.Kinds {
 		byKind[ks.Kind].Wall = dur(ks.Wall)
+	}
+	// What each record did, which its tree tells: a lookup inside which
+	// a compile changed something missed, though it changed nothing.
+	for n := range tree.Nodes() {
+		byKind[tree.Kind(n)].did[n.Verdict()]++
+	}
+	for _, k := range byKind {
+		for i := range k.Rows {
+			k.Rows[i].Effect = verdictCell(tree, k.Rows[i].Seq)
+		}
+	}
+	for i := range page.Slowest {
+		page.Slowest[i].Effect = verdictCell(tree, page.Slowest[i].Seq)
 	}
 
 	classes := map[string]string{} // by kind
@@ -106,36 +105,44 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 	for _, st := range path {
 		critical[st.Seq] = true
 	}
-	page.Critical = newReportPath(tree, path)
+	if page.Critical, err = newReportPath(r, tree, path); err != nil {
+		return nil, err
+	}
 
 	// Draw the longest records when there are too many to draw.
-	drawn := make(map[uint64]bool, min(len(walls), reportMaxBars))
-	if len(walls) > reportMaxBars {
-		sorted := slices.Clone(walls)
-		slices.SortFunc(sorted, func(a, b time.Duration) int { return cmp.Compare(b, a) })
-		shortest := sorted[reportMaxBars-1]
+	drawn := make(map[uint64]bool, min(tree.Len(), reportMaxBars))
+	if tree.Len() > reportMaxBars {
+		shortest := longestWalls(tree, reportMaxBars)
 		// Of the records as short as the shortest drawn, the first ones
 		// fill what is left.
-		ties := reportMaxBars - sort.Search(reportMaxBars, func(i int) bool { return sorted[i] <= shortest })
-		for i, w := range walls {
-			switch {
-			case w > shortest:
-				drawn[seqs[i]] = true
-			case w == shortest && ties > 0:
-				drawn[seqs[i]] = true
+		ties := reportMaxBars
+		for n := range tree.Nodes() {
+			if n.Wall > shortest {
 				ties--
 			}
 		}
-		page.Timeline.Omitted = len(walls) - len(drawn)
+		for n := range tree.Nodes() {
+			switch {
+			case n.Wall > shortest:
+				drawn[n.Seq] = true
+			case n.Wall == shortest && ties > 0:
+				drawn[n.Seq] = true
+				ties--
+			}
+		}
+		page.Timeline.Omitted = tree.Len() - len(drawn)
 		page.Timeline.Shortest = dur(shortest)
 	} else {
-		for _, seq := range seqs {
-			drawn[seq] = true
+		for n := range tree.Nodes() {
+			drawn[n.Seq] = true
 		}
 	}
 	// A session with too many roots to draw each draws the slowest whole,
 	// and the others grouped.
-	expanded := groupRoots(page, tree, path, classes, drawn)
+	expanded, err := groupRoots(page, r, tree, path, classes, drawn)
+	if err != nil {
+		return nil, err
+	}
 	// A bar is drawn tlMinBar units wide at least, never a sliver under a
 	// pixel: as long, for the layout.
 	minWidth := max(time.Duration(float64(sum.End)*tlMinBar/tlWidth), 1)
@@ -169,7 +176,7 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 			TextX:    svgNum(x + 3),
 			TextY:    svgNum(y + tlBar/2 + 4), // the baseline of 12px text, centred
 			Class:    classes[kr.Kind],
-			Details:  details(kr, &page.Cut),
+			Details:  details(kr, verdictCell(tree, kr.Stamp.Seq), &page.Cut),
 			Seq:      kr.Stamp.Seq,
 			Critical: critical[kr.Stamp.Seq],
 		}
@@ -185,6 +192,50 @@ func buildReport(r *sessions.Records, s sessions.Session, prog *progress) (*repo
 		drawGroups(page, tree, expanded, rows, minWidth, scale)
 	}
 	return page, nil
+}
+
+// longestWalls returns the wall of the nth longest record of the tree:
+// the shortest of the n longest. It holds n walls, in a heap.
+func longestWalls(t *explain.SessionTree, n int) time.Duration {
+	h := make(wallHeap, 0, n)
+	for nd := range t.Nodes() {
+		switch {
+		case len(h) < n:
+			heap.Push(&h, nd.Wall)
+		case nd.Wall > h[0]:
+			h[0] = nd.Wall
+			heap.Fix(&h, 0)
+		}
+	}
+	return h[0]
+}
+
+// wallHeap is a min-heap of walls.
+type wallHeap []time.Duration
+
+func (h wallHeap) Len() int           { return len(h) }
+func (h wallHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h wallHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *wallHeap) Push(x any)        { *h = append(*h, x.(time.Duration)) }
+func (h *wallHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// verdictCell returns what the record at seq did, as the report shows it:
+// "changed", "missed" (it changed nothing, but a record inside it did),
+// "hit", or "" where the record does not say.
+func verdictCell(t *explain.SessionTree, seq uint64) string {
+	n := t.BySeq(seq)
+	if n == nil {
+		return ""
+	}
+	if v := n.Verdict(); v != explain.Unknown {
+		return v.String()
+	}
+	return ""
 }
 
 // fillCells sets the kind's table columns, the attribute keys its listed
@@ -228,14 +279,15 @@ func keepSlowestRows(slowest []reportRecord, row reportRecord) []reportRecord {
 }
 
 // details returns what hovering over a record's bar shows: its name, kind,
-// stamp, wall time, status, attributes and events, one per line. Each
-// line is cut to reportValueMax, and the lines past reportDetailsMax are
-// counted rather than shown; each cut adds one to *cut.
-func details(kr kindRecord, cut *int) string {
+// stamp, wall time, what it did (did: its verdict, "" where it does not
+// say), status, attributes and events, one per line. Each line is cut to
+// reportValueMax, and the lines past reportDetailsMax are counted rather
+// than shown; each cut adds one to *cut.
+func details(kr kindRecord, did string, cut *int) string {
 	rec := kr.Record
 	first := fmt.Sprintf("%s\n%s · seq %d · at %s · %s", orDash(rec.Name), kr.Kind, kr.Stamp.Seq, formatDuration(kr.Stamp.Offset), formatDuration(rec.Wall))
-	if e := effectOf(&rec); e != nil {
-		first += " · " + *e
+	if did != "" {
+		first += " · " + did
 	}
 	lines := []string{first}
 	if st := formatStatus(rec.Status); st != "" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // Timeline drawing, in viewBox units.
@@ -53,7 +54,7 @@ func ticks(d time.Duration) []reportTick {
 // newReportPath is the critical path's table: every step when there are
 // at most reportMaxRows, else those that held the session up most, in
 // path order.
-func newReportPath(t *explain.SessionTree, path []explain.Step) reportPath {
+func newReportPath(r *sessions.Records, t *explain.SessionTree, path []explain.Step) (reportPath, error) {
 	shown := path
 	if len(path) > reportMaxRows {
 		byCritical := slices.Clone(path)
@@ -67,17 +68,21 @@ func newReportPath(t *explain.SessionTree, path []explain.Step) reportPath {
 	p := reportPath{Total: len(path), Hidden: len(path) - len(shown), Steps: make([]reportStep, len(shown))}
 	for i, st := range shown {
 		n := t.BySeq(st.Seq)
+		name, err := nodeName(r, t, n)
+		if err != nil {
+			return p, err
+		}
 		p.Steps[i] = reportStep{
 			Seq:      st.Seq,
-			Kind:     clean(n.Kind),
-			Name:     clean(n.Record.Name),
-			Indent:   strings.Repeat("\u00a0\u00a0", min(n.Depth, maxIndent)),
-			Offset:   dur(n.Stamp.Offset),
-			Wall:     dur(n.Record.Wall),
+			Kind:     clean(t.Kind(n)),
+			Name:     clean(name),
+			Indent:   strings.Repeat("\u00a0\u00a0", min(int(n.Depth), maxIndent)),
+			Offset:   dur(n.Offset),
+			Wall:     dur(n.Wall),
 			Critical: dur(st.Critical),
 		}
 	}
-	return p
+	return p, nil
 }
 
 // layOutTree gives every drawn record of the session a row of the
@@ -93,7 +98,8 @@ func newReportPath(t *explain.SessionTree, path []explain.Step) reportPath {
 //
 // Bars are at least minWidth long, as drawn, so that hairlines do not
 // cover one another. It returns each drawn record's row, by seq, and how
-// many rows there are. It walks the tree once, without recursion.
+// many rows there are. It walks the tree once, without recursion, and
+// holds a few words per drawn record and per level of depth.
 func layOutTree(t *explain.SessionTree, drawn map[uint64]bool, minWidth time.Duration) (map[uint64]int, int) {
 	type place struct {
 		seq uint64
@@ -106,25 +112,32 @@ func layOutTree(t *explain.SessionTree, drawn map[uint64]bool, minWidth time.Dur
 	}
 	var (
 		blocks []*block
-		cur    *block
+		cur    *block       // the current root's, once a record of it is drawn
 		occ    [][]interval // the current block's rows, each sorted by start
-		// below is the row a record's children start from: the one below
-		// the record, or below its nearest drawn ancestor when not drawn.
-		below = map[uint64]int{}
+		// below[d] is the row the children of the record at depth d on
+		// the way down start from: the one below the record, or below
+		// its nearest drawn ancestor when not drawn. The walk is in
+		// pre-order, so a record's parent is the last record it passed
+		// one level up.
+		below []int
 	)
 	for n := range t.Walk() {
-		if n.Depth == 0 {
-			cur = &block{start: math.MaxInt64, end: math.MinInt64}
-			blocks = append(blocks, cur)
+		depth := int(n.Depth)
+		if depth == 0 {
+			cur = nil
 			occ = occ[:0]
 		}
 		from := 0
-		if p := t.Parent(n); p != nil {
-			from = below[p.Stamp.Seq]
+		if depth > 0 {
+			from = below[depth-1]
 		}
 		next := from
-		if drawn[n.Stamp.Seq] {
-			iv := interval{n.Stamp.Offset, n.Stamp.Offset + max(n.Record.Wall, minWidth)}
+		if drawn[n.Seq] {
+			if cur == nil {
+				cur = &block{start: math.MaxInt64, end: math.MinInt64}
+				blocks = append(blocks, cur)
+			}
+			iv := interval{n.Offset, n.Offset + max(n.Wall, minWidth)}
 			row := from
 			for ; row < len(occ); row++ {
 				if at, ok := fits(occ[row], iv); ok {
@@ -135,15 +148,12 @@ func layOutTree(t *explain.SessionTree, drawn map[uint64]bool, minWidth time.Dur
 			if row == len(occ) {
 				occ = append(occ, []interval{iv})
 			}
-			cur.places = append(cur.places, place{n.Stamp.Seq, row})
+			cur.places = append(cur.places, place{n.Seq, row})
 			cur.rows = max(cur.rows, row+1)
 			cur.start, cur.end = min(cur.start, iv.start), max(cur.end, iv.end)
 			next = row + 1
 		}
-		for range t.Children(n) { // only records with children are asked
-			below[n.Stamp.Seq] = next
-			break
-		}
+		below = append(below[:depth], next)
 	}
 
 	// Bands, first fit: a block goes into the first band whose blocks all

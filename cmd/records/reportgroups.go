@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // Report limits for a session with many roots (a server's, a root per
@@ -33,6 +34,7 @@ const (
 // reportGroup is a group of roots that share a kind and a name, as the
 // page's table lists it.
 type reportGroup struct {
+	key              explain.GroupKey
 	Kind, Name       string
 	Class            string
 	Count            int
@@ -56,17 +58,17 @@ type reportGroupLabel struct {
 // each, merged into one bar. It returns the seqs of the roots drawn
 // whole, nil when the roots are not grouped, and narrows drawn to the
 // records inside them.
-func groupRoots(page *reportPage, tree *explain.SessionTree, path []explain.Step, classes map[string]string, drawn map[uint64]bool) map[uint64]bool {
+func groupRoots(page *reportPage, r *sessions.Records, tree *explain.SessionTree, path []explain.Step, classes map[string]string, drawn map[uint64]bool) (map[uint64]bool, error) {
 	roots := 0
 	for range tree.Roots() {
 		roots++
 	}
 	if roots <= reportScreenRoots {
-		return nil
+		return nil, nil
 	}
 	groups := tree.RootGroups()
 	if len(groups)*reportGroupShare > roots {
-		return nil // names that do not repeat group nothing
+		return nil, nil // names that do not repeat group nothing
 	}
 	expanded := map[uint64]bool{}
 	for _, seq := range tree.SlowestRoots(reportExpandRoots) {
@@ -78,10 +80,10 @@ func groupRoots(page *reportPage, tree *explain.SessionTree, path []explain.Step
 	var root uint64
 	for n := range tree.Walk() {
 		if n.Depth == 0 {
-			root = n.Stamp.Seq
+			root = n.Seq
 		}
 		if !expanded[root] {
-			delete(drawn, n.Stamp.Seq)
+			delete(drawn, n.Seq)
 		}
 	}
 	page.Timeline.GroupedRoots = roots - len(expanded)
@@ -90,12 +92,16 @@ func groupRoots(page *reportPage, tree *explain.SessionTree, path []explain.Step
 		page.Timeline.Groups += fmt.Sprintf(", the %d with the most time", reportMaxGroups)
 	}
 	for _, g := range groups[:min(len(groups), reportMaxGroups)] {
+		name, err := groupName(r, tree, g)
+		if err != nil {
+			return nil, err
+		}
 		page.Groups = append(page.Groups, reportGroup{
-			Kind: clean(g.Kind), Name: clean(g.Name), Class: classes[g.Kind], Count: g.Count,
+			key: g.Key, Kind: clean(g.Kind), Name: clean(name), Class: classes[g.Kind], Count: g.Count,
 			Median: dur(g.Median), P90: dur(g.P90), Max: dur(g.Max), Slowest: g.Slowest,
 		})
 	}
-	return expanded
+	return expanded, nil
 }
 
 // drawGroups draws, below the rows taken, a row per group of the roots
@@ -106,18 +112,18 @@ func groupRoots(page *reportPage, tree *explain.SessionTree, path []explain.Step
 // minWidth is the least width in time.
 func drawGroups(page *reportPage, tree *explain.SessionTree, expanded map[uint64]bool, rows int, minWidth time.Duration, scale float64) {
 	tl := &page.Timeline
-	row := map[[2]string]int{}
+	row := map[explain.GroupKey]int{}
 	for i, g := range page.Groups {
-		row[[2]string{g.Kind, g.Name}] = i
+		row[g.key] = i
 	}
 	stretches := make([][]interval, len(page.Groups))
 	counts := make([][]int, len(page.Groups))
 	for n := range tree.Roots() {
-		i, ok := row[[2]string{clean(n.Kind), clean(n.Record.Name)}]
-		if !ok || expanded[n.Stamp.Seq] {
+		i, ok := row[tree.GroupKey(n)]
+		if !ok || expanded[n.Seq] {
 			continue
 		}
-		stretches[i] = append(stretches[i], interval{n.Stamp.Offset, n.Stamp.Offset + max(n.Record.Wall, minWidth)})
+		stretches[i] = append(stretches[i], interval{n.Offset, n.Offset + max(n.Wall, minWidth)})
 	}
 	for i, g := range page.Groups {
 		ivs := stretches[i]

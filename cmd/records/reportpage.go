@@ -5,7 +5,9 @@ import (
 	"html/template"
 	"io"
 	"time"
+	"unicode/utf8"
 
+	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -95,7 +97,17 @@ type reportKind struct {
 	Columns []string // its table's attribute columns: the keys, cleaned
 	Rows    []reportRecord
 	sum     time.Duration // of its records' walls, for the mean
+	did     [4]int        // its records by verdict (explain.Verdict)
 }
+
+// Changed, Missed and Hits return how many of the kind's records changed
+// something, missed (changed nothing, but a record inside them did), and
+// were hits (nothing changed in them or inside them); Known says whether
+// any of its records says what it did (records of older stores do not).
+func (k *reportKind) Changed() int { return k.did[explain.Done] }
+func (k *reportKind) Missed() int  { return k.did[explain.Miss] }
+func (k *reportKind) Hits() int    { return k.did[explain.Hit] }
+func (k *reportKind) Known() bool  { return k.did[explain.Unknown] < k.Count }
 
 // Mean returns the mean wall time of the kind's records.
 func (k *reportKind) Mean() dur {
@@ -116,10 +128,18 @@ type reportRecord struct {
 	Wall   dur
 	Name   string
 	Status string
-	Effect string    // changed, observed, or "" where the record does not say
+	Effect string    // what it did: changed, missed, hit, or "" where the record does not say
 	Cells  []string  // the values of the kind's Columns, "" where it has none
 	attrs  []cutAttr // until fillCells makes Cells of them
 }
+
+// shortName is the longest name a kind's table keeps on one line.
+const shortName = 60
+
+// Short reports whether the record's name is short enough to keep on one
+// line, however many columns its table has: a name broken over three lines
+// (GET / look / up) reads as three.
+func (r reportRecord) Short() bool { return utf8.RuneCountInString(r.Name) <= shortName }
 
 // reportTimeline is the timeline's SVG drawing. Coordinates are in the
 // units of its viewBox, Width wide; the page scales it to fit.

@@ -210,10 +210,10 @@ func TestServerAnswers(t *testing.T) {
 	}
 
 	// diff's gate: run 2's compiles are 2x slower, and named; the hits,
-	// the requests, and the ports each run listens on are not.
-	ignore := []string{"--ignore", "server.port,network.peer.*", "--ignore", "client.*"}
+	// the requests, and the ports each run listens on are not (issue 33:
+	// without a flag).
 	diff := func(a, b string) (int, string, string) {
-		return runCLI(t, append([]string{"diff", "--dir", dir, "--session", a, "--against-session", b, "--fail-slower", "50"}, ignore...)...)
+		return runCLI(t, "diff", "--dir", dir, "--session", a, "--against-session", b, "--fail-slower", "50")
 	}
 	code, out, errOut := diff(ids[0], ids[1])
 	if code != 1 || !strings.Contains(errOut, "compile compile compile.key=k") || !strings.Contains(errOut, "(changed) median 20ms → 40ms (+100%)") ||
@@ -224,8 +224,12 @@ func TestServerAnswers(t *testing.T) {
 	if strings.Count(out, "\n~") != 1 || !strings.Contains(out, "artifact.bytes: 200 → 300") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("diff run 1 run 2: want k0's artifact the one difference, and a line of verdict:\n%s\n%s", out, errOut)
 	}
-	if _, out, _ := runCLI(t, "diff", "--dir", dir, "--session", ids[0], "--against-session", ids[1]); !strings.Contains(out, "server.port: ") {
-		t.Errorf("without --ignore, the ports each run listened on are not differences:\n%s", out)
+	if !strings.Contains(out, "left out, as they name a connection or a listener") || !strings.Contains(out, "network.peer.port, server.port") ||
+		strings.Contains(out, "server.port: ") || strings.Contains(out, "network.peer.port: ") {
+		t.Errorf("diff run 1 run 2: want the ports left out, and said so:\n%s", out)
+	}
+	if _, out, _ := runCLI(t, "diff", "--dir", dir, "--session", ids[0], "--against-session", ids[1], "--all-attributes"); !strings.Contains(out, "server.port: ") {
+		t.Errorf("with --all-attributes, the ports each run listened on are differences:\n%s", out)
 	}
 	if strings.Contains(out, "B took more") {
 		t.Errorf("diff printed its verdict on stdout: %s", out)
@@ -236,10 +240,10 @@ func TestServerAnswers(t *testing.T) {
 	// (the hits), and its compiles that did the work took what diff says.
 	html := mustRun(t, "report", "--dir", dir, "--session", ids[1])
 	compiles, _, _ := strings.Cut(html[strings.Index(html, `id="kind-0"`):], `id="kind-1"`) // kinds in order: compile, marks
-	if c, o := strings.Count(compiles, "<td>changed</td>"), strings.Count(compiles, "<td>observed</td>"); c != serverKeys || o != requests-serverKeys {
+	if c, o := strings.Count(compiles, "<td>changed</td>"), strings.Count(compiles, "<td>hit</td>"); c != serverKeys || o != requests-serverKeys {
 		t.Errorf("report of run 2: %d compiles changed, %d observed; cost says %d redone, and %d hits a run", c, o, serverKeys, requests-serverKeys)
 	}
-	if n := strings.Count(compiles, `<td class="n">40ms</td><td>compile</td><td>changed</td>`); n != serverKeys {
+	if n := strings.Count(compiles, `<td class="n">40ms</td><td class="name">compile</td><td>changed</td>`); n != serverKeys {
 		t.Errorf("report of run 2: %d compiles that did the work took 40ms; diff says all %d did", n, serverKeys)
 	}
 

@@ -128,19 +128,29 @@ func summarise(r *sessions.Records, top int, opts ...sessions.ReadOption) ([]*su
 			return nil
 		},
 		record: func(kr kindRecord) error {
-			kr.Record = compactRecord(kr.Record) // a tree holds every record of the session
-			cur.slowest = keepSlowest(cur.slowest, kr, top)
-			return b.Add(kr)
+			if err := b.Add(kr); err != nil { // a tree holds a few words a record
+				return err
+			}
+			if i, _ := slices.BinarySearchFunc(cur.slowest, kr, bySlowest); i < top {
+				kr.Record = compactRecord(kr.Record) // a copy of its own, without the attributes
+				cur.slowest = keepSlowest(cur.slowest, kr, top)
+			}
+			return nil
 		},
 		end: func(sessions.Session) error {
 			t := b.Tree()
 			cur.sum = t.Summary()
 			cur.path = t.CriticalPath()
 			cur.requests = t.Requests()
-			cur.nodes = make(map[uint64]pathNode, len(cur.path))
-			for _, st := range cur.path {
+			shown := shownSteps(cur.path)
+			cur.nodes = make(map[uint64]pathNode, len(shown))
+			for _, st := range shown {
 				n := t.BySeq(st.Seq)
-				cur.nodes[st.Seq] = pathNode{n.Kind, n.Record.Name, n.Stamp.Offset, n.Record.Wall, n.Depth}
+				name, err := nodeName(r, t, n)
+				if err != nil {
+					return err
+				}
+				cur.nodes[st.Seq] = pathNode{t.Kind(n), name, n.Offset, n.Wall, int(n.Depth)}
 			}
 			sums = append(sums, cur)
 			return nil
@@ -280,23 +290,29 @@ func printSummaries(cmd *cobra.Command, sums []*summary, asJSON bool) error {
 	return out.Flush()
 }
 
+// shownSteps returns the steps of a critical path that summary shows: all
+// of them, or, of a longer path than summaryPathMax, those that bounded
+// the session most, kept in path order.
+func shownSteps(path []explain.Step) []explain.Step {
+	if len(path) <= summaryPathMax {
+		return path
+	}
+	byCritical := slices.Clone(path)
+	slices.SortStableFunc(byCritical, func(a, b explain.Step) int { return cmp.Compare(b.Critical, a.Critical) })
+	keep := map[uint64]bool{}
+	for _, st := range byCritical[:summaryPathMax] {
+		keep[st.Seq] = true
+	}
+	return slices.DeleteFunc(slices.Clone(path), func(st explain.Step) bool { return !keep[st.Seq] })
+}
+
 // printPath writes the critical path of a session: the records that
 // bounded its duration, each with the time it alone held the session up.
 func printPath(w io.Writer, s *summary) error {
 	if len(s.path) == 0 {
 		return nil
 	}
-	shown := s.path
-	if len(shown) > summaryPathMax {
-		// The records that bounded the session most, kept in path order.
-		byCritical := slices.Clone(shown)
-		slices.SortStableFunc(byCritical, func(a, b explain.Step) int { return cmp.Compare(b.Critical, a.Critical) })
-		keep := map[uint64]bool{}
-		for _, st := range byCritical[:summaryPathMax] {
-			keep[st.Seq] = true
-		}
-		shown = slices.DeleteFunc(slices.Clone(shown), func(st explain.Step) bool { return !keep[st.Seq] })
-	}
+	shown := shownSteps(s.path)
 	if s.requests > 1 {
 		var held time.Duration
 		for _, st := range s.path {

@@ -82,7 +82,7 @@ func timeline(cmd *cobra.Command, r *sessions.Records, f sessionFlag, asJSON, al
 	if asJSON {
 		v = timelineJSONVisitor(out, &seen)
 	} else {
-		v = timelineTextVisitor(out, &seen, all)
+		v = timelineTextVisitor(out, r, &seen, all)
 	}
 	if err := eachSession(rows, inStampOrder(r, kinds, opts...), v); err != nil {
 		out.Flush() // show what was read before the error
@@ -95,7 +95,7 @@ func timeline(cmd *cobra.Command, r *sessions.Records, f sessionFlag, asJSON, al
 }
 
 // timelineTextVisitor builds each session's tree and prints it.
-func timelineTextVisitor(out io.Writer, seen *bool, all bool) sessionVisitor {
+func timelineTextVisitor(out io.Writer, r *sessions.Records, seen *bool, all bool) sessionVisitor {
 	var b explain.TreeBuilder
 	first := true
 	return sessionVisitor{
@@ -103,10 +103,7 @@ func timelineTextVisitor(out io.Writer, seen *bool, all bool) sessionVisitor {
 			*seen = true
 			return nil
 		},
-		record: func(kr kindRecord) error {
-			kr.Record = compactRecord(kr.Record) // a tree holds every record of the session
-			return b.Add(kr)
-		},
+		record: b.Add, // a tree holds a few words a record, never the record
 		end: func(s sessions.Session) error {
 			if !first {
 				if _, err := io.WriteString(out, "\n"); err != nil {
@@ -114,14 +111,14 @@ func timelineTextVisitor(out io.Writer, seen *bool, all bool) sessionVisitor {
 				}
 			}
 			first = false
-			return printTree(out, s, b.Tree(), all)
+			return printTree(out, r, s, b.Tree(), all)
 		},
 	}
 }
 
 // printTree writes a session's tree as an indented table under a line
 // naming the session.
-func printTree(w io.Writer, s sessions.Session, t *explain.SessionTree, all bool) error {
+func printTree(w io.Writer, r *sessions.Records, s sessions.Session, t *explain.SessionTree, all bool) error {
 	label := ""
 	if s.Label != "" {
 		label = "  " + clean(s.Label)
@@ -137,7 +134,7 @@ func printTree(w io.Writer, s sessions.Session, t *explain.SessionTree, all bool
 	var expanded map[uint64]bool // the roots printed, when not all
 	if !all {
 		var err error
-		if expanded, err = printRootGroups(w, t); err != nil {
+		if expanded, err = printRootGroups(w, r, t); err != nil {
 			return err
 		}
 	}
@@ -153,17 +150,22 @@ func printTree(w io.Writer, s sessions.Session, t *explain.SessionTree, all bool
 	var root uint64
 	for node := range t.Walk() {
 		if node.Depth == 0 {
-			root = node.Stamp.Seq
+			root = node.Seq
 		}
 		if expanded != nil && !expanded[root] {
 			continue // summed up by printRootGroups
 		}
 		next := t.NextSibling(node) != nil
-		if node.Depth <= maxIndent {
-			more = append(more[:node.Depth], next)
+		depth := int(node.Depth)
+		if depth <= maxIndent {
+			more = append(more[:depth], next)
 		}
-		if err := tab.row(formatDuration(node.Stamp.Offset), formatDuration(node.Record.Wall), effectCell(&node.Record), node.Kind,
-			branches(more, node.Depth, next)+orDash(node.Record.Name)); err != nil {
+		name, err := nodeName(r, t, node)
+		if err != nil {
+			return err
+		}
+		if err := tab.row(formatDuration(node.Offset), formatDuration(node.Wall), nodeEffectCell(node), t.Kind(node),
+			branches(more, depth, next)+orDash(name)); err != nil {
 			return err
 		}
 		// A tabwriter holds everything until flushed: keep a long
@@ -187,7 +189,7 @@ func printTree(w io.Writer, s sessions.Session, t *explain.SessionTree, all bool
 // line naming the slowest, which the tree below prints whole. It returns
 // their seqs, or nil (and prints nothing) when the roots are printed
 // each.
-func printRootGroups(w io.Writer, t *explain.SessionTree) (map[uint64]bool, error) {
+func printRootGroups(w io.Writer, r *sessions.Records, t *explain.SessionTree) (map[uint64]bool, error) {
 	roots := 0
 	for range t.Roots() {
 		roots++
@@ -207,7 +209,11 @@ func printRootGroups(w io.Writer, t *explain.SessionTree) (map[uint64]bool, erro
 		return nil, err
 	}
 	for _, g := range groups {
-		if err := tab.row("  "+g.Kind, orDash(g.Name), strconv.Itoa(g.Count), formatDuration(g.Median),
+		name, err := groupName(r, t, g)
+		if err != nil {
+			return nil, err
+		}
+		if err := tab.row("  "+g.Kind, orDash(name), strconv.Itoa(g.Count), formatDuration(g.Median),
 			formatDuration(g.P90), formatDuration(g.Max), strconv.FormatUint(g.Slowest, 10)); err != nil {
 			return nil, err
 		}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/explain"
+
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -228,4 +230,28 @@ func eachSession(rows []sessions.Session, records iter.Seq2[kindRecord, error], 
 		}
 	}
 	return emptyUntil(0, true)
+}
+
+// nodeName returns the name of a tree node's record: the tree's, or,
+// where the tree does not hold it (a long name, or a session of very many
+// names), the record's, read again and cut as a view holds names.
+func nodeName(r *sessions.Records, t *explain.SessionTree, n *explain.Node) (string, error) {
+	if name, ok := t.Name(n); ok {
+		return name, nil
+	}
+	kr, err := t.Record(r, n)
+	if err != nil {
+		return "", err
+	}
+	name, _ := cutText(kr.Record.Name, heldNameMax)
+	return name, nil
+}
+
+// groupName returns the name of a group of roots: the tree's, or the
+// name of its slowest root, read again.
+func groupName(r *sessions.Records, t *explain.SessionTree, g explain.RootGroup) (string, error) {
+	if g.NameHeld {
+		return g.Name, nil
+	}
+	return nodeName(r, t, t.BySeq(g.Slowest))
 }

@@ -23,7 +23,12 @@ func (a *app) whyCommand() *cobra.Command {
 done:
 
   new          the first record of this key in the store
-  observed     an observed record: the cache answered, nothing changed
+  observed     a hit: an observed record inside which nothing changed
+               either: the cache answered
+  missed       an observed record inside which a record (a child, at any
+               depth, of any kind) changed something: the cache did not
+               answer, and the work was done inside it; the first record
+               that changed is named
   inputs       an input attribute differs from the record before: the work
                asked was not the same
   environment  the same inputs, but the session's environment differs from
@@ -50,8 +55,9 @@ answer changed), "came out the same: winner=tiled" when none does.
 
 With --json, one JSON object per record and line: session, seq, kind, name,
 wall_ns, effect ("changed", "observed", or null for a record that does not
-say), reason, previous ({session, seq} of the record compared with, or
-null), differences ([{key, before, after}], a value or null where that
+say), reason, inside (of a miss, the first record inside it that changed
+something: {seq, kind, name, key}; null otherwise), previous ({session,
+seq} of the record compared with, or null), differences ([{key, before, after}], a value or null where that
 side has none), outcome (for work done again with the same inputs, every
 outcome attribute as [{key, before, after}]; [] otherwise) and
 outcome_changed (whether one of them differs).`,
@@ -88,10 +94,33 @@ type whyJSON struct {
 	WallNs      int64              `json:"wall_ns"`
 	Effect      *string            `json:"effect"`
 	Reason      explain.Cause      `json:"reason"`
+	Inside      *insideJSON        `json:"inside"`
 	Previous    *stampJSON         `json:"previous"`
 	Differences []differenceJSON   `json:"differences"`
 	Outcome     []differenceJSON   `json:"outcome"`
 	Changed     bool               `json:"outcome_changed"`
+}
+
+// insideJSON is, of a miss, the first record inside it that changed
+// something.
+type insideJSON struct {
+	Seq  uint64         `json:"seq"`
+	Kind string         `json:"kind"`
+	Name string         `json:"name"`
+	Key  sessions.Attrs `json:"key"`
+}
+
+// keyAttributes returns the key attributes of attrs ("key" and those
+// ending in ".key", as explain's Match and Rework take them), in a new
+// slice.
+func keyAttributes(attrs sessions.Attrs) sessions.Attrs {
+	var key sessions.Attrs
+	for _, kv := range attrs {
+		if (explain.Match{}).IsKey(kv.Key) {
+			key = append(key, kv)
+		}
+	}
+	return key
 }
 
 type stampJSON struct {
@@ -131,6 +160,12 @@ func why(cmd *cobra.Command, r *sessions.Records, kind, key, value string, asJSO
 			}
 			for i, d := range reason.Outcome {
 				j.Outcome[i] = differenceJSON{d.Key, d.Before, d.After}
+			}
+			if in := reason.Inside; in != nil {
+				j.Inside = &insideJSON{in.Stamp.Seq, in.Kind, in.Record.Name, keyAttributes(in.Record.Attributes)}
+				if j.Inside.Key == nil {
+					j.Inside.Key = sessions.Attrs{}
+				}
 			}
 			if reason.HasPrevious {
 				j.Previous = &stampJSON{reason.Previous.Session, reason.Previous.Seq}
@@ -191,6 +226,15 @@ func sayCause(reason explain.Reason, key, value, prev string) string {
 		return "new: the first record of " + formatString(key) + "=" + formatString(value) + " in the store"
 	case explain.Observed:
 		return "observed: the cache answered, nothing changed"
+	case explain.Missed:
+		if in := reason.Inside; in != nil {
+			what := orDash(in.Record.Name)
+			if key := keyAttributes(in.Record.Attributes); len(key) > 0 {
+				what += " " + formatAttrs(key)
+			}
+			return fmt.Sprintf("missed: %s inside changed (%s seq %d)", what, formatString(in.Kind), in.Stamp.Seq)
+		}
+		return "missed: a record inside changed"
 	case explain.Inputs:
 		return "inputs differ from " + prev + ": " + formatDifferences(reason.Differences)
 	case explain.Environment:

@@ -14,6 +14,7 @@ import (
 func main() {
 	dir := flag.String("dir", "", "the store directory to create")
 	mb := flag.Int64("mb", 25, "payload to write, in MiB (the store's size follows it)")
+	records := flag.Int("records", 0, "records in each session, whatever their payload (instead of -mb)")
 	def := bigstore.DefaultBig(0)
 	n := flag.Int("sessions", def.Sessions, "sessions to write the payload in")
 	value := flag.Int("value", def.ValueBytes, "the payload of an ordinary record, in bytes")
@@ -25,7 +26,7 @@ func main() {
 		os.Exit(2)
 	}
 	if err := bigstore.BuildBig(*dir, bigstore.BigSpec{
-		Bytes: *mb << 20, Sessions: *n, ValueBytes: *value, HugeEvery: *every, HugeBytes: *huge,
+		Bytes: *mb << 20, Records: *records, Sessions: *n, ValueBytes: *value, HugeEvery: *every, HugeBytes: *huge,
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, "bigstore:", err)
 		os.Exit(1)

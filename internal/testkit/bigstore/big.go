@@ -26,9 +26,12 @@ import (
 // whose spans form a tree, each with a payload attribute of ValueBytes,
 // and every HugeEvery-th record a payload of HugeBytes instead (none when
 // HugeEvery is 0). Bytes is the payload written in all, which the store's
-// size follows.
+// size follows; Records, when not 0, is how many records each session
+// holds instead, whatever their payload (the views' memory follows a
+// session's records, not its bytes).
 type BigSpec struct {
 	Bytes      int64
+	Records    int
 	Sessions   int
 	ValueBytes int
 	HugeEvery  int
@@ -74,7 +77,7 @@ func bigSession(open func() (sessions.Store, error), spec BigSpec, bytes int64, 
 	var trace sessions.TraceID
 	binary.BigEndian.PutUint64(trace[:], uint64(start.UnixNano()))
 	var written int64
-	for i := 0; written < bytes; i++ {
+	for i := 0; spec.Records > 0 && i < spec.Records || spec.Records <= 0 && written < bytes; i++ {
 		n := spec.ValueBytes
 		if spec.HugeEvery > 0 && i%spec.HugeEvery == spec.HugeEvery-1 {
 			n = spec.HugeBytes

@@ -46,12 +46,18 @@ func main() {
 		log.Fatal(err)
 	}
 	defer st.Close()
-	for r, err := range sessions.NewRecords(st).All("compile") {
+	r := sessions.NewRecords(st)
+	for rec, err := range r.All("compile") {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println(r.Record.Name)
+		fmt.Println(rec.Record.Name)
 	}
+	s, ok, err := r.Newest()
+	if err != nil || !ok {
+		log.Fatal("no session: ", err)
+	}
+	fmt.Println(s.Label, s.Version)
 }
 `
 
@@ -111,7 +117,9 @@ func TestUserModuleBuildsAgainstAClone(t *testing.T) {
 	run("go", "mod", "tidy")
 	run("go", "vet", "./...")
 	run("go", "build", "-o", "mybuild", ".")
-	if got := run(filepath.Join(mod, "mybuild"), filepath.Join(mod, "store")); got != "compile matmul\n" {
-		t.Errorf("the user's program printed %q, want the record it wrote: %q", got, "compile matmul\n")
+	// The session says the library was built from a source tree, not go
+	// mod tidy's placeholder version (issue 33).
+	if got, want := run(filepath.Join(mod, "mybuild"), filepath.Join(mod, "store")), "compile matmul\nmy build (devel)\n"; got != want {
+		t.Errorf("the user's program printed %q, want the record it wrote and its session: %q", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,50 @@ func TestViewsStayBounded(t *testing.T) {
 			if peak > viewsRSSBound {
 				t.Errorf("%s: records %s took %.1f MiB of anonymous memory, want at most %d MiB", name, strings.Join(v, " "), float64(peak)/(1<<20), viewsRSSBound>>20)
 			}
+		}
+	}
+}
+
+// TestTreeViewsFollowRecords runs the views that hold a session's tree
+// (report, timeline, summary) on sessions of 50,000, 200,000 and a
+// million records of 100 bytes, and checks that the 200,000-record
+// session's views take at most 16 MiB more anonymous memory than the
+// 50,000-record one's (a tree holds 48 bytes a record, not the record:
+// issue 33 measured 62 and 159 MiB), and the million-record one's stay
+// within viewsRSSBound. Each figure is the median of three runs.
+func TestTreeViewsFollowRecords(t *testing.T) {
+	if testing.Short() || os.Getenv(bigTestsEnv) != "1" {
+		t.Skip("builds sessions of up to a million records, about two minutes: set " + bigTestsEnv + "=1")
+	}
+	counts := []int{50_000, 200_000, 1_000_000}
+	dirs := map[int]string{}
+	for _, n := range counts {
+		dirs[n] = buildBigStore(t, fmt.Sprint("records", n), "-records", fmt.Sprint(n), "-sessions", "1", "-value", "100", "-huge-every", "0")
+	}
+	_, records := bins(t)
+	for _, view := range []string{"report", "timeline", "summary"} {
+		peaks := map[int]int64{}
+		for _, n := range counts {
+			var runs []int64
+			for range 3 {
+				cmd := exec.Command(records, "--dir", dirs[n], view)
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				peak, err := bigstore.RunPeakAnon(cmd)
+				if err != nil {
+					t.Fatalf("records %s of %d records: %v\n%s", view, n, err, stderr.String())
+				}
+				runs = append(runs, peak)
+			}
+			slices.Sort(runs)
+			peaks[n] = runs[1]
+			t.Logf("records %-8s %9d records: peak anonymous %5.1f MiB", view, n, float64(peaks[n])/(1<<20))
+		}
+		if d := peaks[200_000] - peaks[50_000]; d > 16<<20 {
+			t.Errorf("records %s: %.1f MiB more for 200,000 records than for 50,000, want at most 16", view, float64(d)/(1<<20))
+		}
+		if p := peaks[1_000_000]; p > viewsRSSBound {
+			t.Errorf("records %s of a million records: %.1f MiB, want under %d", view, float64(p)/(1<<20), viewsRSSBound>>20)
 		}
 	}
 }

@@ -248,6 +248,7 @@ func (r *Recorder) Close(ctx context.Context) error {
 	}
 	r.closed = true
 	r.held.Reset()
+	r.dropHeldTraces()
 	r.traces = traces{} // undecided traces changed nothing: they go
 	r.mu.Unlock()
 	// The store is tried once: if another process holds it, the records go

@@ -17,12 +17,20 @@ type Stats struct {
 	HeldBytes int64
 	// Evicted is how many held records the pending budget pushed out.
 	Evicted int64
+	// TracesSeen is how many traces had records under KeepByTrace: each
+	// is kept, dropped or evicted, so that once Close has decided the
+	// traces still held, TracesKept + TracesDropped + TracesEvicted =
+	// TracesSeen (before Close, the traces held are the difference). A
+	// trace that a late change keeps after it was dropped or evicted
+	// counts again, as seen and kept.
+	TracesSeen int64
 	// TracesKept is how many traces were kept under KeepByTrace because
 	// one of their records changed something.
 	TracesKept int64
 	// TracesDropped is how many traces were dropped under KeepByTrace
 	// because their root ended, and TraceGrace passed, with nothing
-	// changed.
+	// changed; or, at Close, because they were still held, undecided,
+	// having changed nothing (the grace cut short).
 	TracesDropped int64
 	// TracesEvicted is how many held traces the pending budget pushed out
 	// before they were decided (their records are counted in Evicted).

@@ -130,7 +130,10 @@ func (r *Recorder) routeTrace(t Trace, k string, effect sessions.Effect, st sess
 			// A late change to a trace already let go: what it changed is
 			// kept, and so is the rest of the trace from here on (what was
 			// dropped is gone).
+			// It counts again, as seen and kept, so that kept, dropped
+			// and evicted still add up to the traces seen.
 			r.decide(t, decidedKept)
+			r.stats.TracesSeen++
 			r.stats.TracesKept++
 		default:
 			if d.d == decidedEvicted {
@@ -178,6 +181,9 @@ func tooLargeErr(k string, err error, name string) error {
 // budget is passed.
 func (r *Recorder) holdInTrace(t Trace, k string, st sessions.Stamp, value []byte) {
 	h := r.holdTrace(t)
+	if h.n == 0 {
+		r.stats.TracesSeen++ // its first record: the trace is seen
+	}
 	var pre [13]byte
 	binary.BigEndian.PutUint64(pre[:8], st.Seq)
 	pre[8] = byte(len(k)) // at most keys.MaxKindLen, 128
@@ -277,6 +283,20 @@ func (r *Recorder) DecideTraces() (waiting bool) {
 	return len(tr.ended) > 0
 }
 
+// dropHeldTraces drops every trace held, undecided, at Close: the grace
+// of those whose root has ended is cut short, and those whose root has
+// not ended will never end here. None changed anything (a change keeps its
+// trace at once), so each is dropped, and counted, as its grace would
+// have dropped it: kept, dropped and evicted add up to the traces seen.
+// r.mu is held.
+func (r *Recorder) dropHeldTraces() {
+	for _, h := range r.traces.held {
+		if h.n > 0 {
+			r.stats.TracesDropped++
+		}
+	}
+}
+
 // keepTrace keeps trace t: the session, if this is its first kept trace
 // (with the records it held outside any trace), then the trace's held
 // records, oldest first. r.mu is held.
@@ -285,7 +305,11 @@ func (r *Recorder) keepTrace(t Trace) {
 		r.keepSession()
 	}
 	r.stats.TracesKept++
-	if h := r.traces.held[t]; h != nil {
+	h := r.traces.held[t]
+	if h == nil || h.n == 0 {
+		r.stats.TracesSeen++ // kept at its first record
+	}
+	if h != nil {
 		id := uint64(r.start.Load().id)
 		for p := h.buf; len(p) > 0; {
 			seq, n := binary.BigEndian.Uint64(p), int(p[8])
@@ -317,7 +341,9 @@ func (r *Recorder) evictTraces() {
 		}
 		h := tr.held[ref.t]
 		r.stats.Evicted += int64(h.n)
-		r.stats.TracesEvicted++
+		if h.n > 0 { // a root that ended with nothing held is no trace seen
+			r.stats.TracesEvicted++
+		}
 		r.release(ref.t, h)
 		r.decide(ref.t, decidedEvicted)
 	}

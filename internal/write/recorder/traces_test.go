@@ -3,6 +3,7 @@ package recorder_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -252,6 +253,71 @@ func TestKeepByTraceCloseLetsUndecidedTracesGo(t *testing.T) {
 	f.wantSteps("kept")
 	if s := f.rec.Stats(); s.Held != 0 {
 		t.Fatalf("stats %+v after Close, want nothing held", s)
+	}
+}
+
+// Close decides every trace still held, as its grace would have: dropped,
+// whether its root ended or not; a root that ended with nothing held is
+// no trace. Kept, dropped and evicted then add up to the traces seen
+// (issue 33: a server stopped right after its load said 10 kept, 0
+// dropped).
+func TestKeepByTraceCloseDecidesHeldTraces(t *testing.T) {
+	f := newFixture(t, byTrace(0), newOpStore())
+	f.traced(1, "kept", sessions.Changed)
+	f.traced(2, "ended, in its grace", sessions.Observed)
+	f.rec.EndTrace(trace(2))
+	f.traced(3, "open", sessions.Observed)
+	f.traced(3, "open too", sessions.Observed)
+	f.rec.EndTrace(trace(4)) // nothing held
+	if s := f.rec.Stats(); s.TracesSeen != 3 || s.TracesKept != 1 || s.TracesDropped != 0 {
+		t.Fatalf("stats before Close %+v: want 3 seen, 1 kept, 2 held", s)
+	}
+	if err := f.rec.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := f.rec.Stats()
+	if s.TracesSeen != 3 || s.TracesKept != 1 || s.TracesDropped != 2 || s.TracesEvicted != 0 || s.Held != 0 {
+		t.Fatalf("stats after Close %+v: want 3 seen, 1 kept, 2 dropped", s)
+	}
+	f.wantSteps("kept")
+}
+
+// Whatever happens to traces — kept at once or after records held,
+// dropped after their grace, evicted by the budget, kept by a late change
+// after a drop or an eviction, cut short by Close — kept, dropped and
+// evicted add up to the traces seen.
+func TestKeepByTraceCountsAddUp(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		f := newFixture(t, byTrace(4<<10), newOpStore())
+		for range 2000 {
+			tr := byte(1 + rng.IntN(60))
+			switch x := rng.IntN(20); {
+			case x < 12:
+				f.traced(tr, "lookup", sessions.Observed)
+			case x < 13:
+				f.traced(tr, "compile", sessions.Changed)
+			case x < 17:
+				f.rec.EndTrace(trace(tr))
+			case x < 19:
+				f.now = f.now.Add(time.Duration(rng.IntN(400)) * time.Millisecond)
+				f.rec.DecideTraces()
+			default:
+				f.now = f.now.Add(time.Duration(rng.IntN(90)) * time.Second) // decisions forgotten
+				f.rec.DecideTraces()
+			}
+			if s := f.rec.Stats(); s.TracesKept+s.TracesDropped+s.TracesEvicted > s.TracesSeen {
+				t.Fatalf("seed %d: %+v: more traces decided than seen", seed, s)
+			}
+		}
+		if err := f.rec.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s := f.rec.Stats()
+		if s.TracesKept+s.TracesDropped+s.TracesEvicted != s.TracesSeen || s.TracesDropped == 0 || s.TracesEvicted == 0 {
+			t.Fatalf("seed %d: %d kept + %d dropped + %d evicted, %d seen: want them to add up (and some of each)",
+				seed, s.TracesKept, s.TracesDropped, s.TracesEvicted, s.TracesSeen)
+		}
 	}
 }
 
