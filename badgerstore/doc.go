@@ -97,8 +97,11 @@
 //
 // Badger writes through memory maps, and a write to one on a full file
 // system raises SIGBUS, which no recover catches. A read-write Open
-// refuses with [ErrNoSpace] while less than [MinFreeSpace] is free, gives
-// Badger's write-ahead log its disk blocks when Badger creates it, and
-// Write refuses while less than MinFreeSpace and its entries are free; a
-// caller keeps the entries and tries again once there is room.
+// refuses with [ErrNoSpace] while less than [MinFreeSpace] is free, and
+// Write while less than MinFreeSpace and its entries are free; a caller
+// keeps the entries and tries again once there is room. A store open for
+// writing holds 16 MiB of that in a reserve file, which it gives back to
+// Badger's writes, at their faults, once another process has filled the
+// disk (on Linux, amd64 and arm64, through a SIGBUS handler of its own
+// put before Go's; see space.go for how, and what is left).
 package badgerstore

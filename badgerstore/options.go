@@ -169,11 +169,12 @@ func defaultErrorHandler(err error) {
 	slog.Default().Warn(err.Error())
 }
 
-// badgerOptions returns the options of the Badger database at dir.
-func badgerOptions(dir string, c config) badger.Options {
+// badgerOptions returns the options of the Badger database at dir, whose
+// writes g guards (nil for a read-only open).
+func badgerOptions(dir string, c config, g *guard) badger.Options {
 	return badger.DefaultOptions(dir).
 		WithReadOnly(c.readOnly).
-		WithLogger(logger{handle: c.handle}).
+		WithLogger(logger{handle: c.handle, guard: g}).
 		WithMemTableSize(memTableSize).
 		WithNumMemtables(numMemtables).
 		WithValueThreshold(valueThreshold).
@@ -195,13 +196,18 @@ func badgerOptions(dir string, c config) badger.Options {
 
 // logger forwards Badger's warnings and errors to the error handler and
 // drops the rest: Badger says a lot at INFO (every open, replay and
-// compaction), and the host's stderr is not ours to fill.
-type logger struct{ handle func(error) }
+// compaction), and the host's stderr is not ours to fill. Its DEBUG lines
+// that say Badger is about to write through its maps are the guard's
+// hooks (space.go).
+type logger struct {
+	handle func(error)
+	guard  *guard
+}
 
 func (l logger) Errorf(format string, args ...any)   { l.forward("error", format, args) }
 func (l logger) Warningf(format string, args ...any) { l.forward("warning", format, args) }
 func (logger) Infof(string, ...any)                  {}
-func (logger) Debugf(string, ...any)                 {}
+func (l logger) Debugf(format string, _ ...any)      { l.guard.hook(format) }
 
 func (l logger) forward(level, format string, args []any) {
 	msg := strings.TrimSpace(fmt.Sprintf(format, args...))

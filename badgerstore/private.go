@@ -61,7 +61,7 @@ func privateFiles(dir string) error {
 // a store directory; other files there are not ours to change.
 func storeFile(name string) bool {
 	switch name {
-	case badger.ManifestFilename, badger.KeyRegistryFileName, "DISCARD", "LOCK", "otelrecords.waiting":
+	case badger.ManifestFilename, badger.KeyRegistryFileName, "DISCARD", "LOCK", "otelrecords.waiting", reserveName:
 		return true
 	}
 	for _, ext := range []string{".sst", ".vlog", ".mem"} {

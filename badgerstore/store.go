@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,7 @@ type Store struct {
 	readOnly bool
 	handle   func(error)
 	progress func(entries int) // WithWriteProgress; nil without
+	guard    *guard            // a full disk (space.go); nil when read-only
 
 	// spooled are the spool's entries, sorted by key, that a read-only
 	// Store on a store it cannot write yields from memory (OpenWait), and
@@ -128,19 +130,23 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err := checkBeforeOpen(path, c.readOnly, false); err != nil {
 		return nil, err
 	}
-	db, err := openBadger(badgerOptions(path, c))
+	var g *guard
+	if !c.readOnly {
+		g = newGuard(path)
+	}
+	db, err := openBadger(badgerOptions(path, c, g))
 	if err != nil {
 		return nil, openError(dir, err)
 	}
-	if !c.readOnly {
-		// Blocks for the write-ahead log, so a disk filling up meanwhile
-		// cannot crash the process through Badger's memory maps (space.go).
-		if err := reserveLog(path); err != nil {
-			_ = db.Close()
-			return nil, err
-		}
+	// The reserve (space.go), once Badger holds the directory, so unshared.
+	if err := g.take(); err != nil {
+		g.beforeClose()
+		_ = db.Close()
+		g.close()
+		return nil, err
 	}
 	s := newStore(db, dir, path, c.readOnly)
+	s.guard = g
 	s.handle = c.handle
 	s.progress = c.progress
 	if !c.readOnly {
@@ -190,8 +196,11 @@ func makeDir(dir string) error {
 // openBadger is badger.Open with its panics in this goroutine turned into
 // errors: the Store runs inside other people's programs, and a corrupt
 // store must not bring them down. Badger's deferred releases (its lock, its
-// manifest) run while the panic unwinds.
+// manifest) run while the panic unwinds; so does a fault on a mapped page
+// in this goroutine (Badger writes the headers of new logs through their
+// maps, which a disk filled since the check cannot back: space.go).
 func openBadger(opt badger.Options) (db *badger.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			db, err = nil, fmt.Errorf("badger panicked: %v", r)
@@ -290,9 +299,10 @@ func (s *Store) Write(entries []sessions.Entry) error {
 		return fmt.Errorf("otelrecords: write to %s: %w", s.dir, err)
 	}
 	// Badger may need a new log and a table for these (space.go).
-	if err := checkWriteSpace(s.path, entries); err != nil {
+	if err := s.guard.checkWrite(entries); err != nil {
 		return err
 	}
+	released := s.guard.released()
 	wb := s.db.NewWriteBatch()
 	// Cancel after a Flush does nothing; after a failure it releases the
 	// batch's transaction, which would otherwise pin Badger's read mark.
@@ -303,6 +313,12 @@ func (s *Store) Write(entries []sessions.Entry) error {
 		}
 		if s.progress != nil && (i+1)%progressEvery == 0 {
 			s.progress(progressEvery)
+		}
+		// The disk filled while Badger wrote, and its reserve went back
+		// to it: hand it no more (space.go). What it committed is
+		// written, and harmless to write again.
+		if (i+1)%progressEvery == 0 && s.guard.releasedSince(released) {
+			return s.guard.refuse(len(entries))
 		}
 	}
 	if err := wb.Flush(); err != nil {
@@ -558,7 +574,9 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 
+	s.guard.beforeClose()
 	err := s.db.Close()
+	s.guard.close()
 	if s.release != nil {
 		s.release()
 	}

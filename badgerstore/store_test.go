@@ -424,7 +424,7 @@ func TestLogger(t *testing.T) {
 	// Badger does talk at INFO on an ordinary open and close: there is
 	// something to drop.
 	rec := &recordingLogger{}
-	opt := badgerOptions(filepath.Join(t.TempDir(), "store"), config{handle: func(error) {}}).WithLogger(rec)
+	opt := badgerOptions(filepath.Join(t.TempDir(), "store"), config{handle: func(error) {}}, nil).WithLogger(rec)
 	db, err := badger.Open(opt)
 	if err != nil {
 		t.Fatal(err)
@@ -492,7 +492,7 @@ func TestErrorHandler(t *testing.T) {
 // goroutine comes back as an error. Badger panics on a zero block cache
 // with compression on.
 func TestOpenRecoversPanic(t *testing.T) {
-	opt := badgerOptions(filepath.Join(t.TempDir(), "store"), config{handle: func(error) {}}).WithBlockCacheSize(0)
+	opt := badgerOptions(filepath.Join(t.TempDir(), "store"), config{handle: func(error) {}}, nil).WithBlockCacheSize(0)
 	db, err := openBadger(opt)
 	if err == nil {
 		db.Close()

@@ -264,7 +264,7 @@ func replay(path, tmp string, c config) (*badger.DB, error) {
 	ro := c
 	ro.readOnly = true
 	for range len(logs) + 1 {
-		db, err := openBadger(badgerOptions(tmp, ro))
+		db, err := openBadger(badgerOptions(tmp, ro, nil))
 		if err == nil {
 			return db, nil
 		}

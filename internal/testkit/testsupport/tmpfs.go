@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -63,4 +64,34 @@ func Fill(t testing.TB, dir string, leave int64) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// FillFromOutside fills the file system holding dir to 0 bytes free from
+// another process, as a user's dd does — it stops when the file system
+// refuses it (ENOSPC) — and returns the file it wrote: delete it to make
+// room. The process being another is the point: its writes race the
+// test's for the last free blocks.
+func FillFromOutside(t testing.TB, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	dd := exec.Command("dd", "if=/dev/zero", "of="+path, "bs=1M")
+	if out, err := dd.CombinedOutput(); err == nil || !bytes.Contains(out, []byte("No space left")) {
+		t.Fatalf("dd filling %s: %v\n%s", dir, err, out)
+	}
+	return path
+}
+
+// Fills returns how many times a test fills a disk: the number in
+// OTELRECORDS_TEST_FILLS, or def.
+func Fills(t testing.TB, def int) int {
+	t.Helper()
+	s := os.Getenv("OTELRECORDS_TEST_FILLS")
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		t.Fatalf("OTELRECORDS_TEST_FILLS=%q: want a number of fills", s)
+	}
+	return n
 }

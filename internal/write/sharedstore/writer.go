@@ -243,11 +243,12 @@ func (w *Writer) write(entries []sessions.Entry) error {
 	err = st.Write(entries)
 	w.done(st)
 	if errors.Is(err, badgerstore.ErrNoSpace) {
-		// Let Badger go while there is still room for its close to flush:
-		// the spool may take the rest of the disk (recorder's shed), and
-		// Badger, open on a full file system, may crash the process
-		// through its maps. The next write opens it again, which
-		// badgerstore.Open refuses, touching nothing, until there is room.
+		// Let Badger go while its reserve still holds what its close
+		// flushes: the spool may take the rest of the disk (recorder's
+		// shed), and the memtables Badger holds need room to flush, which
+		// the reserve keeps for them (badgerstore's space.go). The next
+		// write opens it again, which badgerstore.Open refuses, touching
+		// nothing, until there is room.
 		w.letGo(st, releaseNow)
 	}
 	return err
