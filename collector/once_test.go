@@ -230,9 +230,14 @@ func onceReport(t *testing.T, name string, made int, acked, failed map[string]bo
 	}
 }
 
-// envDuration reads a duration from the environment, or gives def.
+// envDuration reads a duration from the environment — a number of
+// seconds, or a Go duration such as 90s — or gives def.
 func envDuration(name string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d > 0 {
+	v := os.Getenv(name)
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return time.Duration(n) * time.Second // the variables are named _SECONDS
+	}
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
 		return d
 	}
 	return def
