@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -24,11 +25,17 @@ func TestGuardHooksFire(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := s.guard
-	// 12 MiB of values that do not compress: a dozen memtables, enough
-	// level-0 tables for compactions.
-	for i := range 48 {
+	// Values that do not compress, 256 KiB a write, until a compaction
+	// writes a table: a dozen memtables make enough level-0 tables for
+	// one, which Badger's compactors start at their own time (Close alone
+	// after 12 MiB missed it in 4 runs of 6).
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; i < 48 || (g.hooks[hookCompactAt].Load() == 0 && time.Now().Before(deadline)); i++ {
 		if err := s.Write(randomEntries(i, 256, 1024)); err != nil {
 			t.Fatal(err)
+		}
+		if i >= 48 {
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	if err := s.Close(); err != nil {

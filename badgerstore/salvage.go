@@ -322,14 +322,33 @@ func writeRecovered(dir string, kept []sessions.Entry, rec *Recovery) error {
 		}
 	}
 	for _, e := range kept {
-		rec.Kept[kindOf(e.Key)]++
+		kind, n := recordsIn(e)
+		rec.Kept[kind] += n
 	}
 	return s.Close()
 }
 
-// describeKey names a key for people: the record or session row it
-// holds, or the key itself, quoted.
+// recordsIn returns the kind of what an entry holds, as kindOf, and how
+// many records: those of a chunk that decodes, else one.
+func recordsIn(e sessions.Entry) (kind string, n int) {
+	first, lo, hi, ok := parseChunkKey(e.Key)
+	if !ok {
+		return kindOf(e.Key), 1
+	}
+	recs, _, err := decodeChunk(e.Value, lo, hi, nil, nil)
+	if err != nil || len(recs) == 0 {
+		return "", 1
+	}
+	return kindOf(first), len(recs)
+}
+
+// describeKey names a key for people: the record, records or session row
+// it holds, or the key itself, quoted.
 func describeKey(k []byte) string {
+	if first, lo, hi, ok := parseChunkKey(k); ok {
+		kind, session, _, _ := keys.Parse(first)
+		return fmt.Sprintf("the %q records of session %d from seq %d to %d", kind, session, lo, hi)
+	}
 	kind, session, seq, err := keys.Parse(k)
 	switch {
 	case err != nil:

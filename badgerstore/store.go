@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/otelrecords/otelrecords/internal/ground/env"
 	"io/fs"
-	"iter"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -27,7 +26,7 @@ import (
 // need the same file's write lock to rotate the log, and would wait forever
 // (badger issue #315). Inline values hold no lock. Values this large are
 // rare, and far larger than the cost of their copy.
-const copyValuesFrom = 64 << 10
+const copyValuesFrom = valueThreshold
 
 // Store is a sessions.Store on a Badger database in one directory. It is
 // safe for concurrent use.
@@ -298,6 +297,8 @@ func (s *Store) Write(entries []sessions.Entry) error {
 	if err := checkEntries(entries); err != nil {
 		return fmt.Errorf("otelrecords: write to %s: %w", s.dir, err)
 	}
+	records := len(entries)
+	entries, counts := chunked(entries)
 	// Badger may need a new log and a table for these (space.go).
 	if err := s.guard.checkWrite(entries); err != nil {
 		return err
@@ -307,25 +308,32 @@ func (s *Store) Write(entries []sessions.Entry) error {
 	// Cancel after a Flush does nothing; after a failure it releases the
 	// batch's transaction, which would otherwise pin Badger's read mark.
 	defer wb.Cancel()
+	taken, told := 0, 0 // records handed to Badger, and reported so
 	for i, e := range entries {
 		if err := wb.Set(e.Key, e.Value); err != nil {
 			return fmt.Errorf("otelrecords: write to %s: %w", s.dir, err)
 		}
-		if s.progress != nil && (i+1)%progressEvery == 0 {
-			s.progress(progressEvery)
+		taken += counts[i]
+		if taken-told < progressEvery {
+			continue
+		}
+		for ; taken-told >= progressEvery; told += progressEvery {
+			if s.progress != nil {
+				s.progress(progressEvery)
+			}
 		}
 		// The disk filled while Badger wrote, and its reserve went back
 		// to it: hand it no more (space.go). What it committed is
 		// written, and harmless to write again.
-		if (i+1)%progressEvery == 0 && s.guard.releasedSince(released) {
-			return s.guard.refuse(len(entries))
+		if s.guard.releasedSince(released) {
+			return s.guard.refuse(records)
 		}
 	}
 	if err := wb.Flush(); err != nil {
 		return fmt.Errorf("otelrecords: write to %s: %w", s.dir, err)
 	}
-	if s.progress != nil && len(entries)%progressEvery != 0 {
-		s.progress(len(entries) % progressEvery)
+	if s.progress != nil && taken > told {
+		s.progress(taken - told)
 	}
 	return nil
 }
@@ -368,190 +376,6 @@ type invalidEntry struct{ msg string }
 
 func (e *invalidEntry) Error() string        { return e.msg }
 func (e *invalidEntry) Is(target error) bool { return target == ErrInvalidEntry }
-
-// Scan yields, in byte order of keys, every entry whose key k has
-// start <= k < end (a nil end is no bound), from one Badger read
-// transaction: a snapshot, so writes and deletes made while it runs, from
-// the loop body or elsewhere, do not change what it yields. Keys are read
-// first and each value only when its entry is reached; a value kept inline
-// is yielded from Badger's buffer, without another copy. Key and value are
-// valid until the next iteration; an empty value is yielded as nil.
-//
-// An error is yielded once, as the last element. Close ends a Scan in
-// progress at its next entry, with sessions.ErrClosed; and since Close
-// waits for the Scan to end, it must not be called from its loop body.
-func (s *Store) Scan(start, end []byte) iter.Seq2[sessions.Entry, error] {
-	return s.scan(start, end, true)
-}
-
-// ScanKeys yields the keys Scan would, without reading a value: no value
-// is copied or looked up in the value log, so counting records by their
-// keys (sessions.Records.Counts) costs about what iterating keys does. The
-// rules are Scan's: a snapshot, each key valid until the next iteration,
-// an error yielded once as the last element, and Close not to be called
-// from the loop body.
-func (s *Store) ScanKeys(start, end []byte) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		for e, err := range s.scan(start, end, false) {
-			if !yield(e.Key, err) {
-				return
-			}
-		}
-	}
-}
-
-// scan is Scan, and with values false ScanKeys: its entries then hold
-// no value.
-func (s *Store) scan(start, end []byte, values bool) iter.Seq2[sessions.Entry, error] {
-	return func(yield func(sessions.Entry, error) bool) {
-		if err := s.begin(); err != nil {
-			yield(sessions.Entry{}, err)
-			return
-		}
-		defer s.end()
-		if end != nil && bytes.Compare(start, end) >= 0 {
-			return
-		}
-		err := s.db.View(func(txn *badger.Txn) error {
-			it := txn.NewIterator(rangeOptions(start, end))
-			defer it.Close()
-			spooled := s.spooledIn(start, end)
-			var buf []byte // reused for the values that are copied
-			for it.Seek(start); ; {
-				var key []byte
-				if it.Valid() {
-					if key = it.Item().Key(); end != nil && bytes.Compare(key, end) >= 0 {
-						key = nil
-					}
-				}
-				if key == nil && len(spooled) == 0 {
-					return nil
-				}
-				if s.closed.Load() {
-					return sessions.ErrClosed
-				}
-				// Spooled entries not yet merged come in key order; one
-				// whose key is in the store too replaces it, as its merge
-				// will.
-				if len(spooled) > 0 && (key == nil || bytes.Compare(spooled[0].Key, key) <= 0) {
-					if key != nil && bytes.Equal(spooled[0].Key, key) {
-						it.Next()
-					}
-					e := spooled[0]
-					spooled = spooled[1:]
-					if !yield(e, nil) {
-						return nil
-					}
-					continue
-				}
-				item := it.Item()
-				more := true
-				if !values {
-					more = yield(sessions.Entry{Key: key}, nil)
-				} else if item.ValueSize() >= copyValuesFrom {
-					var err error
-					if buf, err = item.ValueCopy(buf[:0]); err != nil {
-						return err
-					}
-					more = yield(sessions.Entry{Key: key, Value: buf}, nil)
-				} else if err := item.Value(func(v []byte) error {
-					more = yield(sessions.Entry{Key: key, Value: v}, nil)
-					return nil
-				}); err != nil {
-					return err
-				}
-				if !more {
-					return nil
-				}
-				it.Next()
-			}
-		})
-		if errors.Is(err, sessions.ErrClosed) {
-			yield(sessions.Entry{}, err)
-		} else if err != nil {
-			yield(sessions.Entry{}, fmt.Errorf("otelrecords: scan %s: %w", s.dir, err))
-		}
-	}
-}
-
-// DeleteRange deletes every key k with start <= k < end (a nil end is no
-// bound) for which match(k) is true (every such key when match is nil), and
-// returns how many it deleted. It walks the keys of the range without
-// reading a value, and deletes them through one WriteBatch, which commits a
-// Badger transaction each time one fills: its cost follows the keys in the
-// range (live ones, and tombstones not yet compacted), not the size of the
-// store. match must not retain k. DeleteRange may be called from a Scan's
-// loop body.
-//
-// DeleteRange fails with an error matching ErrReadOnly on a read-only
-// Store, and with sessions.ErrClosed after Close. On an error some keys may
-// be deleted already.
-func (s *Store) DeleteRange(start, end []byte, match func(key []byte) bool) (int, error) {
-	if err := s.begin(); err != nil {
-		return 0, err
-	}
-	defer s.end()
-	if s.readOnly {
-		return 0, fmt.Errorf("%w: cannot delete from %s", ErrReadOnly, s.dir)
-	}
-	if end != nil && bytes.Compare(start, end) >= 0 {
-		return 0, nil
-	}
-	var wb *badger.WriteBatch // made at the first key: an empty range writes nothing
-	n := 0
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(rangeOptions(start, end))
-		defer it.Close()
-		for it.Seek(start); it.Valid(); it.Next() {
-			item := it.Item()
-			key := item.Key()
-			if end != nil && bytes.Compare(key, end) >= 0 {
-				return nil
-			}
-			if match != nil && !match(key) {
-				continue
-			}
-			if wb == nil {
-				wb = s.db.NewWriteBatch()
-			}
-			// The batch keeps the key until it commits, and the iterator
-			// reuses its buffer at Next: copy.
-			if err := wb.Delete(item.KeyCopy(nil)); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	if wb != nil {
-		defer wb.Cancel()
-		if err == nil {
-			err = wb.Flush()
-		}
-	}
-	if err != nil {
-		return n, fmt.Errorf("otelrecords: delete from %s: %w", s.dir, err)
-	}
-	return n, nil
-}
-
-// rangeOptions returns the options of a key iterator over [start, end). It
-// reads no values ahead, and narrows the iterator to the longest prefix
-// that every key of the range shares, which lets Badger skip the tables
-// holding none of them.
-func rangeOptions(start, end []byte) badger.IteratorOptions {
-	opts := badger.IteratorOptions{PrefetchValues: false}
-	if end != nil {
-		n := 0
-		for n < len(start) && n < len(end) && start[n] == end[n] {
-			n++
-		}
-		if n > 0 {
-			opts.Prefix = bytes.Clone(start[:n])
-		}
-	}
-	return opts
-}
 
 // Close waits for the operations in progress to end (a Scan ends at its
 // next entry), then closes Badger, which flushes its memtable and releases

@@ -1,0 +1,215 @@
+package badgerstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/klauspost/compress/s2"
+
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// Chunks: records written together, stored as one entry.
+//
+// Every record of a kept session used to be one Badger entry: a key, a
+// skiplist node, a write-ahead log entry, a table index entry, its bytes
+// copied and compressed by every flush and compaction that met it, and
+// each table built for them cost Badger a 3 MiB index buffer. A Write now
+// stores each run of its records of one kind and one session, seqs
+// increasing and less than maxChunkSpan apart, as one chunk: the
+// records' values side by side, compressed as one Snappy block (records
+// of one kind repeat their attribute names), under a key that says where
+// the run begins and ends. Scan yields a chunk's records one by one, with
+// the keys they were written under, so no reader above the Store sees a
+// chunk (docs/FORMAT.md §2.2). Measured on a kept session (bench,
+// BenchmarkSpanCPU): about half the process CPU a span of one entry per
+// record (BENCHMARKS.md, issue 35).
+//
+// A chunk's key is the key of its first record, then chunkMark, then its
+// last record's seq, big-endian: it sorts after its first record's own
+// key and before the next seq's; a record key's parser (keys.Parse)
+// refuses it, so a reader that does not know chunks skips them rather
+// than misreading them; and a delete that matches keys (keys.Parses) is
+// asked of the records' keys instead (DeleteRange).
+
+// chunkMark is the byte after a chunk's first record key.
+const chunkMark = 0x01
+
+// chunkVersion is the first byte of a chunk's value: its encoding.
+const chunkVersion = 1
+
+// The bounds of a chunk a Write makes. maxChunkSpan is part of the format
+// (docs/FORMAT.md §2.2): it bounds how far before a key a Scan looks for a
+// chunk that holds it, so no writer may make a chunk wider, and a reader
+// refuses one. The others are the writer's choice, and a reader takes
+// any chunk of up to keys.MaxValueSize decoded: maxChunkBytes keeps a
+// chunk small beside Badger's 4 KiB blocks, of which one damaged loses
+// what it holds, and within one memtable's transaction; past about 64
+// records a chunk saves little more.
+const (
+	maxChunkRecords = 256
+	maxChunkSpan    = 4096
+	maxChunkBytes   = 64 << 10
+)
+
+// recordKey splits a record key into the part a chunk's records share
+// (namespace, 0x00, session) and its seq; ok is false for any other key.
+func recordKey(k []byte) (shared []byte, seq uint64, ok bool) {
+	if !keys.IsRecord(k) {
+		return nil, 0, false
+	}
+	_, tail, err := keys.Split(k)
+	if err != nil || len(tail) != 16 {
+		return nil, 0, false
+	}
+	return k[:len(k)-8], binary.BigEndian.Uint64(k[len(k)-8:]), true
+}
+
+// chunkKey returns the key of a chunk whose first record's key is first
+// and whose last record's seq is last.
+func chunkKey(first []byte, last uint64) []byte {
+	k := make([]byte, 0, len(first)+9)
+	k = append(k, first...)
+	k = append(k, chunkMark)
+	return binary.BigEndian.AppendUint64(k, last)
+}
+
+// parseChunkKey reports whether k is a chunk's key, and gives the key of
+// its first record (a part of k) and its first and last seqs.
+func parseChunkKey(k []byte) (first []byte, from, to uint64, ok bool) {
+	if len(k) < 9 || k[len(k)-9] != chunkMark {
+		return nil, 0, 0, false
+	}
+	first = k[:len(k)-9]
+	_, from, ok = recordKey(first)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	to = binary.BigEndian.Uint64(k[len(k)-8:])
+	return first, from, to, to >= from && to-from < maxChunkSpan
+}
+
+// chunked returns entries with each run of records that may share a chunk
+// stored as one, and how many records each entry it returns holds.
+// Entries that are not records, and records alone in their run, are kept
+// as they are. The chunks' keys and values are new slices.
+func chunked(entries []sessions.Entry) ([]sessions.Entry, []int) {
+	out := make([]sessions.Entry, 0, len(entries))
+	counts := make([]int, 0, len(entries))
+	for i := 0; i < len(entries); {
+		j := runEnd(entries, i)
+		if j-i < 2 {
+			out = append(out, entries[i])
+		} else {
+			out = append(out, encodeChunk(entries[i:j]))
+		}
+		counts = append(counts, j-i)
+		i = j
+	}
+	return out, counts
+}
+
+// runEnd returns the end of the run of entries that begins at i: records
+// of one kind and session, seqs increasing, within the chunk bounds.
+func runEnd(entries []sessions.Entry, i int) int {
+	shared, first, ok := recordKey(entries[i].Key)
+	if !ok {
+		return i + 1
+	}
+	prev, size := first, len(entries[i].Value)
+	j := i + 1
+	for ; j < len(entries) && j-i < maxChunkRecords; j++ {
+		s, seq, ok := recordKey(entries[j].Key)
+		size += len(entries[j].Value)
+		if !ok || seq <= prev || seq-first >= maxChunkSpan || size > maxChunkBytes || !bytes.Equal(s, shared) {
+			break
+		}
+		prev = seq
+	}
+	return j
+}
+
+// encodeChunk returns the chunk of a run of records: its key, and as its
+// value chunkVersion and the Snappy block of the records, each its seq's
+// distance from the first, its value's length and its value, uvarints.
+func encodeChunk(run []sessions.Entry) sessions.Entry {
+	_, first, _ := recordKey(run[0].Key)
+	_, last, _ := recordKey(run[len(run)-1].Key)
+	n := binary.MaxVarintLen64
+	for _, e := range run {
+		n += 2*binary.MaxVarintLen64 + len(e.Value)
+	}
+	raw := make([]byte, 0, n)
+	raw = binary.AppendUvarint(raw, uint64(len(run)))
+	for _, e := range run {
+		_, seq, _ := recordKey(e.Key)
+		raw = binary.AppendUvarint(raw, seq-first)
+		raw = binary.AppendUvarint(raw, uint64(len(e.Value)))
+		raw = append(raw, e.Value...)
+	}
+	v := make([]byte, 1, 1+s2.MaxEncodedLen(len(raw)))
+	v[0] = chunkVersion
+	v = append(v, s2.EncodeSnappy(v[1:cap(v)], raw)...)
+	return sessions.Entry{Key: chunkKey(run[0].Key, last), Value: v}
+}
+
+// errBadChunk is the error of a chunk whose value does not decode.
+var errBadChunk = errors.New("otelrecords: undecodable chunk of records")
+
+// A chunkRecord is one record of a chunk: its seq and its value, a part
+// of the chunk's decoded block.
+type chunkRecord struct {
+	seq   uint64
+	value []byte
+}
+
+// decodeChunk decodes a chunk's value into its records, in seq order,
+// using buf for the decoded block. Every record's seq lies in [from, to].
+func decodeChunk(v []byte, from, to uint64, buf []byte, recs []chunkRecord) ([]chunkRecord, []byte, error) {
+	if to < from {
+		return recs, buf, fmt.Errorf("%w: seqs from %d to %d", errBadChunk, from, to)
+	}
+	if len(v) < 1 || v[0] != chunkVersion {
+		return recs, buf, fmt.Errorf("%w: version %v", errBadChunk, v[:min(len(v), 1)])
+	}
+	n, err := s2.DecodedLen(v[1:])
+	if err != nil || n > keys.MaxValueSize {
+		return recs, buf, fmt.Errorf("%w: %d bytes decoded (%v)", errBadChunk, n, err)
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	raw, err := s2.Decode(buf[:n], v[1:])
+	if err != nil {
+		return recs, buf, fmt.Errorf("%w: %v", errBadChunk, err)
+	}
+	count, w := binary.Uvarint(raw)
+	if w <= 0 || count > uint64(n) {
+		return recs, buf, fmt.Errorf("%w: %d records", errBadChunk, count)
+	}
+	raw = raw[w:]
+	prev := uint64(0)
+	for i := uint64(0); i < count; i++ {
+		d, w1 := binary.Uvarint(raw)
+		if w1 <= 0 {
+			return recs, buf, fmt.Errorf("%w: record %d", errBadChunk, i)
+		}
+		raw = raw[w1:]
+		l, w2 := binary.Uvarint(raw)
+		if w2 <= 0 || l > uint64(len(raw)-w2) {
+			return recs, buf, fmt.Errorf("%w: record %d", errBadChunk, i)
+		}
+		raw = raw[w2:]
+		seq := from + d
+		if d > to-from || (i > 0 && d <= prev) {
+			return recs, buf, fmt.Errorf("%w: record %d out of order", errBadChunk, i)
+		}
+		prev = d
+		recs = append(recs, chunkRecord{seq: seq, value: raw[:l:l]})
+		raw = raw[l:]
+	}
+	return recs, buf, nil
+}
