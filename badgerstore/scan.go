@@ -116,51 +116,68 @@ func (s *Store) stored(txn *badger.Txn, start, end []byte, values bool) iter.Seq
 			last    []byte  // the key yielded last: a key is yielded once
 			buf     []byte  // reused for the values that are copied
 			decoded []chunkRecord
-			block   []byte
+			block   []byte // the decoded chunk, reused
+			first   []byte // its first record's key, copied
+			key     []byte // the key of a chunk's record being yielded
 		)
+		// emit yields e unless its key was yielded already.
+		emit := func(e sessions.Entry) bool {
+			if last != nil && bytes.Compare(e.Key, last) <= 0 {
+				return true
+			}
+			last = append(last[:0], e.Key...)
+			if !values {
+				e.Value = nil
+			}
+			return yield(e, nil)
+		}
 		// flush yields the held records with keys below lo (all for nil).
 		flush := func(lo []byte) bool {
 			for held.Len() > 0 && (lo == nil || bytes.Compare(held[0].Key, lo) < 0) {
-				e := heap.Pop(&held).(sessions.Entry)
-				if last != nil && bytes.Compare(e.Key, last) <= 0 {
-					continue
-				}
-				last = append(last[:0], e.Key...)
-				if !values {
-					e.Value = nil
-				}
-				if !yield(e, nil) {
+				if !emit(heap.Pop(&held).(sessions.Entry)) {
 					return false
 				}
 			}
 			return true
 		}
-		for it.Seek(from); it.Valid(); it.Next() {
+		// low returns the least key the entry at the iterator may hold:
+		// a chunk's first record's, a plain entry's own; nil (no bound)
+		// past the last entry, or past end.
+		low := func() []byte {
+			if !it.Valid() {
+				return nil
+			}
+			k := it.Item().Key()
+			if f, _, _, ok := parseChunkKey(k); ok {
+				k = f
+			}
+			if end != nil && bytes.Compare(k, end) >= 0 {
+				return nil
+			}
+			return k
+		}
+		it.Seek(from)
+		for it.Valid() {
 			if s.closed.Load() {
 				yield(sessions.Entry{}, sessions.ErrClosed)
 				return
 			}
 			item := it.Item()
-			key := item.Key()
-			first, lo, hi, chunk := parseChunkKey(key)
-			past := end != nil && bytes.Compare(key, end) >= 0
-			if past && (!chunk || bytes.Compare(first, end) >= 0) {
+			k := item.Key()
+			f, lo, hi, chunk := parseChunkKey(k)
+			if end != nil && bytes.Compare(k, end) >= 0 && (!chunk || bytes.Compare(f, end) >= 0) {
 				break
 			}
-			low := key
-			if chunk {
-				low = first
-			}
-			if !flush(low) {
+			if !flush(low()) {
 				return
 			}
 			if !chunk {
-				if bytes.Compare(key, start) < 0 {
-					continue // before the range: only chunks there may reach into it
-				}
-				if held.Len() > 0 || (last != nil && bytes.Compare(key, last) <= 0) {
+				switch {
+				case bytes.Compare(k, start) < 0:
+					// Before the range: only chunks there reach into it.
+				case held.Len() > 0:
 					// A chunk's records are still to come beside it.
-					e := sessions.Entry{Key: bytes.Clone(key)}
+					e := sessions.Entry{Key: bytes.Clone(k)}
 					if values {
 						v, err := item.ValueCopy(nil)
 						if err != nil {
@@ -170,42 +187,53 @@ func (s *Store) stored(txn *badger.Txn, start, end []byte, values bool) iter.Seq
 						e.Value = v
 					}
 					heap.Push(&held, e)
-					continue
+				default:
+					e, err := s.entryOf(item, k, values, &buf)
+					if err != nil {
+						yield(sessions.Entry{}, err)
+						return
+					}
+					if !emit(e) {
+						return
+					}
 				}
-				e, err := s.entryOf(item, key, values, &buf)
-				if err != nil {
-					yield(sessions.Entry{}, err)
-					return
-				}
-				last = append(last[:0], key...)
-				if !yield(e, nil) {
-					return
-				}
+				it.Next()
 				continue
 			}
-			if bytes.Compare(recordAt(first, hi), start) < 0 {
+			if bytes.Compare(recordAt(f, hi), start) < 0 {
+				it.Next()
 				continue // a chunk that ends before the range
 			}
-			// The chunk is decoded inside Value's callback and copied out
-			// of it (the block is ours): a value in the value log holds
-			// its file's read lock while the callback runs (copyValuesFrom).
+			// The chunk is decoded inside Value's callback into a block
+			// of ours: a value in the value log holds its file's read lock
+			// while the callback runs (copyValuesFrom).
 			err := item.Value(func(v []byte) error {
 				var err error
 				decoded, block, err = decodeChunk(v, lo, hi, block[:0], decoded[:0])
 				return err
 			})
 			if err != nil {
-				yield(sessions.Entry{}, fmt.Errorf("chunk %q: %w", key, err))
+				yield(sessions.Entry{}, fmt.Errorf("chunk %q: %w", k, err))
 				return
 			}
-			// The block is reused by the next chunk: the held records
-			// get values of their own.
+			first = append(first[:0], f...)
+			// What comes next decides which records go out at once: those
+			// below the next entry's least key, when none is held, are in
+			// order; the others wait among the held ones, copied.
+			it.Next()
+			next := low()
 			for _, r := range decoded {
-				k := recordAt(first, r.seq)
-				if bytes.Compare(k, start) < 0 || (end != nil && bytes.Compare(k, end) >= 0) {
+				key = binary.BigEndian.AppendUint64(append(key[:0], first[:len(first)-8]...), r.seq)
+				if bytes.Compare(key, start) < 0 || (end != nil && bytes.Compare(key, end) >= 0) {
 					continue
 				}
-				e := sessions.Entry{Key: k}
+				if held.Len() == 0 && (next == nil || bytes.Compare(key, next) < 0) {
+					if !emit(sessions.Entry{Key: key, Value: r.value}) {
+						return
+					}
+					continue
+				}
+				e := sessions.Entry{Key: bytes.Clone(key)}
 				if values {
 					e.Value = bytes.Clone(r.value)
 				}

@@ -3,6 +3,8 @@
 package bench
 
 import (
+	"github.com/dgraph-io/badger/v4"
+
 	"context"
 	"flag"
 	"fmt"
@@ -228,6 +230,39 @@ func recordsStore(tb testing.TB) string {
 	// than it does in a real program.
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err != nil {
 		capturedRecords(tb)
+	}
+	return dir
+}
+
+// rawRecordsStore returns the directory of a Badger database holding the
+// records of recordsStore one entry each, written through Badger's
+// WriteBatch with the store's options: Badger's ordinary path, which
+// the raw references of figure 6 read. (A Store writes runs of records
+// as chunks, which Badger alone would read as fewer, larger entries.)
+func rawRecordsStore(tb testing.TB) string {
+	tb.Helper()
+	dir := filepath.Join(*fixtureDir, "records-raw")
+	if _, err := os.Stat(filepath.Join(dir, "complete")); err == nil {
+		return dir
+	}
+	a := capturedRecords(tb)
+	if err := os.RemoveAll(dir); err != nil {
+		tb.Fatal(err)
+	}
+	db, err := badger.Open(workload.BadgerOptions(dir, false))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for lo := 0; lo < a.len(); lo += floorBatch {
+		if err := floorWriteBatch(db, a, lo, min(lo+floorBatch, a.len())); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "complete"), nil, 0o600); err != nil {
+		tb.Fatal(err)
 	}
 	return dir
 }
