@@ -41,7 +41,7 @@ func main() {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "figure\tours\treference\tratio\tspread\tn\ttarget\tresult")
 	missing := false
-	for _, f := range figures {
+	for _, f := range slices.Concat(figures, peerFigures) {
 		line, ok := f.eval(samples)
 		if !ok {
 			missing = true

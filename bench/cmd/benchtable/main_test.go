@@ -191,7 +191,7 @@ func TestTargets(t *testing.T) {
 
 func figureTitled(t *testing.T, title string) figure {
 	t.Helper()
-	for _, f := range figures {
+	for _, f := range slices.Concat(figures, peerFigures) {
 		if f.title == title {
 			return f
 		}

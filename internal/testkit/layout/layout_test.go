@@ -30,9 +30,10 @@ const lib = "github.com/otelrecords/otelrecords/"
 // dirOf is where the go command runs for a package of the library (the
 // root), of the records command or of the Collector component (modules of
 // their own, which the library's module reaches only through go.work, and
-// not at all with GOWORK=off).
+// not at all with GOWORK=off), or of the peers' benchmark (bench/peers, a
+// module outside go.work: see outsideWork).
 func dirOf(pkg string) string {
-	for _, mod := range []string{"cmd/records", "collector"} {
+	for _, mod := range []string{"cmd/records", "collector", outsideWork} {
 		if pkg == mod || strings.HasPrefix(pkg, mod+"/") {
 			return "../../../" + mod
 		}
@@ -42,13 +43,21 @@ func dirOf(pkg string) string {
 
 // modules are the directories of the repository's modules, one package of
 // each.
-var modules = []string{dirOf(""), dirOf("cmd/records"), dirOf("collector")}
+var modules = []string{dirOf(""), dirOf("cmd/records"), dirOf("collector"), dirOf(outsideWork)}
+
+// outsideWork is the module go.work leaves out, so that its dependencies
+// (the contrib Collector components) stay out of the workspace: the go
+// command runs there with GOWORK=off.
+const outsideWork = "bench/peers"
 
 // goCmd runs the go command in dir and returns its standard output.
 func goCmd(t *testing.T, dir string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
+	if dir == dirOf(outsideWork) {
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+	}
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr []byte
@@ -88,13 +97,13 @@ var layers = []layer{
 	{"entry points", 6, []string{"exporter", "cmd/records"}, nil},
 	// Tests' and benchmarks' helpers may stand on everything beneath;
 	// only tests and programs import them (TestTestSupportOnlyInTests).
-	{"test kits", 7, []string{"internal/testkit/...", "sessions/sessionstest", "internal/store/badgerfmt/badgerfmttest", "bench", "bench/internal/...", "collector/internal/..."}, nil},
+	{"test kits", 7, []string{"internal/testkit/...", "sessions/sessionstest", "internal/store/badgerfmt/badgerfmttest", "bench", "bench/internal/...", "bench/peers", "collector/internal/..."}, nil},
 	// The Collector's exporter: its own module, a user of the exporter's
 	// Importer.
 	{"components", 7, []string{"collector"}, []string{badger}},
 	// Programs: the example a user copies, the benchmark commands and the
 	// Collector distribution.
-	{"programs", 8, []string{"examples/otel", "bench/cmd/...", "collector/cmd/..."}, nil},
+	{"programs", 8, []string{"examples/otel", "bench/cmd/...", "bench/peers/cmd/...", "collector/cmd/..."}, nil},
 }
 
 // extra rules a layer's outside list cannot say.
