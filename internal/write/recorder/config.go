@@ -79,9 +79,9 @@ type Config struct {
 	// Imported marks the session of a sender whose spans an Importer
 	// records. Its Recorder never drops records waiting for a store that
 	// fails writes (the Importer refuses new spans instead, so that what
-	// it acknowledged is never dropped behind its back), and keeps no
-	// emptied batches for reuse (a gateway holds thousands of sessions,
-	// each of which would keep its own).
+	// it acknowledged is never dropped behind its back), and puts its
+	// emptied batches in a pool all imported sessions share rather than
+	// keeping its own (a gateway holds thousands of sessions).
 	Imported bool
 	// Report, if set, is given what no caller can receive, with a class
 	// for deduplication: that the byte bound deleted something, and why it

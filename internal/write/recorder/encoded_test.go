@@ -99,3 +99,86 @@ func TestRecordEncodedAllocatesNothing(t *testing.T) {
 type discardStore struct{ *sessions.MemStore }
 
 func (discardStore) Write([]sessions.Entry) error { return nil }
+
+// Imported sessions keep no batch of their own between writes, but share
+// emptied ones: senders of a gateway taking turns write what each was
+// given, and a batch after the first allocates nothing for its arena.
+func TestImportedSessionsShareTheirBatches(t *testing.T) {
+	store := newOpStore()
+	fs := make([]*fixture, 2)
+	for i := range fs {
+		fs[i] = newFixture(t, recorder.Config{Imported: true, PendingBudget: 64 << 10}, store)
+		fs[i].now = t0.Add(time.Duration(i) * time.Second) // sessions of their own
+	}
+	ctx := context.Background()
+	var want [2][]string
+	batch := func(i, round int) {
+		f := fs[i]
+		for j := range 50 {
+			name := fmt.Sprintf("s%d r%d #%d", i, round, j)
+			effect := sessions.Observed
+			if round == 0 && j == 0 {
+				effect = sessions.Changed
+			}
+			st, v := f.encoded(name, effect)
+			if err := f.rec.RecordEncoded("autotune", effect, st, v); err != nil {
+				t.Fatal(err)
+			}
+			want[i] = append(want[i], name)
+		}
+		if err := f.rec.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 10 {
+		batch(0, round)
+		batch(1, round)
+	}
+	for i, f := range fs {
+		id, ok := f.rec.Session()
+		if !ok {
+			t.Fatal("no session")
+		}
+		if _, ok, err := sessions.NewRecords(store).Session(id.ID); !ok || err != nil {
+			t.Errorf("session %d: no row written (%v)", i, err)
+		}
+		var got []string
+		for r, err := range sessions.NewRecords(store).All("autotune", sessions.InSession(id.ID)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, r.Record.Name)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want[i]) {
+			t.Errorf("session %d wrote %d records, %.200q..., want %d, %.200q...", i, len(got), got, len(want[i]), want[i])
+		}
+	}
+	if raceEnabled {
+		return
+	}
+	// Only the pool's buffers: a discarding store, records encoded once.
+	d := discardStore{sessions.NewMemStore()}
+	f := &fixture{t: t, now: t0}
+	f.rec = recorder.New(recorder.Config{Imported: true, Level: sessions.LevelBasic, PendingBudget: 64 << 10},
+		func() (sessions.Store, error) { return d, nil }, func() time.Time { return f.now })
+	cst, cv := f.encoded("change", sessions.Changed)
+	if err := f.rec.RecordEncoded("autotune", sessions.Changed, cst, cv); err != nil {
+		t.Fatal(err)
+	}
+	st, v := f.encoded("kept", sessions.Observed)
+	write := func() {
+		for range 100 {
+			if err := f.rec.RecordEncoded("autotune", sessions.Observed, st, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.rec.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	write()
+	if n := testing.AllocsPerRun(20, write); n > 1 {
+		t.Errorf("queueing and writing 100 records of an imported session allocates %v times, want at most 1 (the pool's)", n)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -106,15 +107,46 @@ const (
 	maxSpareArena   = 4 << 20
 )
 
-// spare keeps a written batch and its arena, emptied, for the next batch.
+// spare keeps a written batch and its arena, emptied, for the next batch:
+// the Recorder's own, or for an imported session, in a pool every
+// imported session shares (a gateway holds thousands of sessions, and
+// one array each between their writes would be memory held for nothing,
+// but a fresh array for each write costs the gateway its growth and
+// collection on every batch).
 func (r *Recorder) spare(batch []sessions.Entry, arena []byte) {
-	if r.imported || cap(batch) > maxSpareEntries || cap(arena) > maxSpareArena {
+	if cap(batch) > maxSpareEntries || cap(arena) > maxSpareArena {
 		return
 	}
 	clear(batch) // let go of the session rows' keys and values
+	if r.imported {
+		importedSpares.Put(&spareBufs{batch[:0], arena[:0]})
+		return
+	}
 	r.mu.Lock()
 	r.spareBatch, r.spareArena = batch[:0], arena[:0]
 	r.mu.Unlock()
+}
+
+// spareBufs is an emptied batch and arena, pooled for imported sessions.
+type spareBufs struct {
+	batch []sessions.Entry
+	arena []byte
+}
+
+// importedSpares pools the written batches of imported sessions; the
+// garbage collector empties it when they go unused.
+var importedSpares sync.Pool
+
+// takeSpare gives an imported session whose arena is empty a pooled batch
+// and arena to queue into; r.mu is held.
+func (r *Recorder) takeSpare() {
+	if !r.imported || cap(r.arena) > 0 {
+		return
+	}
+	if b, ok := importedSpares.Get().(*spareBufs); ok {
+		// A session row may be queued already: it is not in the arena.
+		r.batch, r.arena = append(b.batch, r.batch...), b.arena
+	}
 }
 
 // keepWithin counts what a flush wrote against MaxBytes and deletes what

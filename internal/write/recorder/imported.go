@@ -37,6 +37,7 @@ func (r *Recorder) QueueEntry(e sessions.Entry) {
 	if r.closed {
 		return
 	}
+	r.takeSpare()
 	start := len(r.arena)
 	r.arena = append(r.arena, e.Key...)
 	mid := len(r.arena)

@@ -210,6 +210,7 @@ func (r *Recorder) queueSession() {
 // the arena grew keep pointing into the array it outgrew, which stays
 // theirs.
 func (r *Recorder) queueRecord(kind string, session, seq uint64, value []byte) {
+	r.takeSpare()
 	start := len(r.arena)
 	r.arena = keys.AppendRecord(r.arena, kind, session, seq)
 	mid := len(r.arena)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package recorder_test
+
+const raceEnabled = false
