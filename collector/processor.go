@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.uber.org/zap"
 
@@ -155,6 +156,7 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 	}
 	spans := map[group]ptrace.SpanSlice{}
 	resources := map[sessions.SessionID]ptrace.ResourceSpans{}
+	var extra []attribute.KeyValue
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, e := range es {
@@ -176,8 +178,7 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 			putResource(rs.Resource(), spanbridge.Resource(f.row(id)))
 			resources[id] = rs
 		}
-		s := spanbridge.Span(nil, kind, rec)
-		g := group{id, s.InstrumentationScope()}
+		g := group{id, instrumentation.Scope{Name: rec.Record.Scope.Name, Version: rec.Record.Scope.Version}}
 		ss, ok := spans[g]
 		if !ok {
 			scope := rs.ScopeSpans().AppendEmpty()
@@ -187,7 +188,7 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 			ss = scope.Spans()
 			spans[g] = ss
 		}
-		appendSpan(ss, s)
+		extra = appendRecord(ss, kind, rec, extra)
 	}
 	if td.SpanCount() == 0 {
 		return nil

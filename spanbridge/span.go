@@ -2,6 +2,7 @@ package spanbridge
 
 import (
 	"encoding/binary"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
@@ -38,42 +39,16 @@ import (
 // linked span context is not sampled (records do not keep its flags).
 func Span(res *resource.Resource, kind string, rec sessions.Stamped[sessions.Record]) sdktrace.ReadOnlySpan {
 	b := rec.Record
-	start := sessions.Session{ID: rec.Stamp.Session}.Started().Add(rec.Stamp.Offset)
-	var derived []string
-	tid := trace.TraceID(b.TraceID)
-	if !tid.IsValid() {
-		binary.BigEndian.PutUint64(tid[:8], uint64(rec.Stamp.Session))
-		derived = append(derived, derivedTraceID)
-	}
-	sid := trace.SpanID(b.SpanID)
-	if !sid.IsValid() {
-		binary.BigEndian.PutUint64(sid[:], rec.Stamp.Seq+1)
-		derived = append(derived, derivedSpanID)
-	}
+	attrs := appendAttributes(make([]attribute.KeyValue, 0, len(b.Attributes)+maxExtra), b.Attributes)
+	f := Fields(attrs, kind, rec)
+	attrs = f.Extra
 	var parent trace.SpanContext
-	if !b.ParentSpanID.IsZero() {
+	if f.Parent.IsValid() {
 		parent = trace.NewSpanContext(trace.SpanContextConfig{
-			TraceID:    tid,
-			SpanID:     trace.SpanID(b.ParentSpanID),
+			TraceID:    f.TraceID,
+			SpanID:     f.Parent,
 			TraceFlags: trace.FlagsSampled,
 		})
-	}
-
-	attrs := appendAttributes(make([]attribute.KeyValue, 0, len(b.Attributes)+4), b.Attributes)
-	attrs = append(attrs, Kind(kind), SeqKey.Int64(int64(rec.Stamp.Seq)))
-	// What the span has no place for, so that FromSpan gives the record
-	// back exactly: each only where the record has it.
-	if b.Effect == sessions.Changed {
-		attrs = append(attrs, Changed())
-	}
-	if b.Inputs != nil {
-		attrs = append(attrs, InputsKey.StringSlice(b.Inputs))
-	}
-	if spanKind(b.SpanKind).String() != b.SpanKind {
-		attrs = append(attrs, SpanKindKey.String(b.SpanKind))
-	}
-	if derived != nil {
-		attrs = append(attrs, DerivedIDsKey.StringSlice(derived))
 	}
 
 	var links []sdktrace.Link
@@ -95,7 +70,7 @@ func Span(res *resource.Resource, kind string, rec sessions.Stamped[sessions.Rec
 	if len(b.Events) > 0 {
 		events = make([]sdktrace.Event, len(b.Events))
 		for i, e := range b.Events {
-			events[i] = sdktrace.Event{Name: e.Name, Time: start.Add(e.Offset), Attributes: Attributes(e.Attributes)}
+			events[i] = sdktrace.Event{Name: e.Name, Time: f.Start.Add(e.Offset), Attributes: Attributes(e.Attributes)}
 		}
 	}
 
@@ -104,25 +79,103 @@ func Span(res *resource.Resource, kind string, rec sessions.Stamped[sessions.Rec
 	return tracetest.SpanStub{
 		Name: b.Name,
 		SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
-			TraceID:    tid,
-			SpanID:     sid,
+			TraceID:    f.TraceID,
+			SpanID:     f.SpanID,
 			TraceFlags: trace.FlagsSampled,
-			TraceState: traceState(b.TraceState),
+			TraceState: f.TraceState,
 		}),
 		Parent:               parent,
-		SpanKind:             spanKind(b.SpanKind),
-		StartTime:            start,
-		EndTime:              start.Add(b.Wall),
+		SpanKind:             f.Kind,
+		StartTime:            f.Start,
+		EndTime:              f.End,
 		Attributes:           attrs,
 		Events:               events,
 		Links:                links,
-		Status:               spanStatus(b.Status),
+		Status:               f.Status,
 		DroppedAttributes:    b.DroppedAttributes,
 		DroppedEvents:        b.DroppedEvents,
 		DroppedLinks:         b.DroppedLinks,
 		Resource:             res,
 		InstrumentationScope: instrumentation.Scope{Name: b.Scope.Name, Version: b.Scope.Version},
 	}.Snapshot()
+}
+
+// SpanFields are the parts of the span Span makes of a record that are
+// not the record's own fields as they stand: its ids, trace state, kind,
+// times and status as a span has them, and the attributes Span puts after
+// the record's own. A caller that builds spans of another shape straight
+// from records (the Collector's records processor builds pdata) builds
+// the same span as Span from these and the record, without a
+// ReadOnlySpan in between.
+type SpanFields struct {
+	// TraceID and SpanID are the record's ids, or those derived from its
+	// stamp (see Span).
+	TraceID trace.TraceID
+	SpanID  trace.SpanID
+	// Parent is the parent's span id; zero for a root.
+	Parent trace.SpanID
+	// TraceState is the record's trace state; empty if it does not parse.
+	TraceState trace.TraceState
+	// Kind is the span kind; internal for a record that names none.
+	Kind trace.SpanKind
+	// Start is the session's start plus the record's offset; End is Start
+	// plus its wall time. An event's time is Start plus its offset.
+	Start, End time.Time
+	// Status is the record's status as a span's.
+	Status sdktrace.Status
+	// Extra is the dst given to Fields with the attributes that follow
+	// the record's own appended: records.kind, records.seq, and what a
+	// span has no place for (at most 6).
+	Extra []attribute.KeyValue
+}
+
+// maxExtra is the most attributes Fields appends.
+const maxExtra = 6
+
+// Fields returns the SpanFields of the span Span makes of rec, a record
+// of kind, appending the attributes that follow the record's own to dst:
+// a caller that makes many spans reuses one dst, and allocates nothing
+// for them.
+func Fields(dst []attribute.KeyValue, kind string, rec sessions.Stamped[sessions.Record]) SpanFields {
+	b := rec.Record
+	start := sessions.Session{ID: rec.Stamp.Session}.Started().Add(rec.Stamp.Offset)
+	var derived []string
+	tid := trace.TraceID(b.TraceID)
+	if !tid.IsValid() {
+		binary.BigEndian.PutUint64(tid[:8], uint64(rec.Stamp.Session))
+		derived = append(derived, derivedTraceID)
+	}
+	sid := trace.SpanID(b.SpanID)
+	if !sid.IsValid() {
+		binary.BigEndian.PutUint64(sid[:], rec.Stamp.Seq+1)
+		derived = append(derived, derivedSpanID)
+	}
+	extra := append(dst, Kind(kind), SeqKey.Int64(int64(rec.Stamp.Seq)))
+	// What the span has no place for, so that FromSpan gives the record
+	// back exactly: each only where the record has it.
+	if b.Effect == sessions.Changed {
+		extra = append(extra, Changed())
+	}
+	if b.Inputs != nil {
+		extra = append(extra, InputsKey.StringSlice(b.Inputs))
+	}
+	if spanKind(b.SpanKind).String() != b.SpanKind {
+		extra = append(extra, SpanKindKey.String(b.SpanKind))
+	}
+	if derived != nil {
+		extra = append(extra, DerivedIDsKey.StringSlice(derived))
+	}
+	return SpanFields{
+		TraceID:    tid,
+		SpanID:     sid,
+		Parent:     trace.SpanID(b.ParentSpanID),
+		TraceState: traceState(b.TraceState),
+		Kind:       spanKind(b.SpanKind),
+		Start:      start,
+		End:        start.Add(b.Wall),
+		Status:     spanStatus(b.Status),
+		Extra:      extra,
+	}
 }
 
 // spanKinds are the span kinds by the names records store them under,
