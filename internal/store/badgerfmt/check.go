@@ -201,7 +201,7 @@ func check(dir string, full bool) ([]*Damage, error) {
 	}
 	slices.SortStableFunc(found, func(a, b *Damage) int { return strings.Compare(a.File, b.File) })
 	if !full {
-		rememberSound(dir, soundOf(tables, found))
+		rememberSound(dir, soundOf(tables, found), known)
 	}
 	return found, nil
 }

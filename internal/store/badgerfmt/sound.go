@@ -1,6 +1,8 @@
 package badgerfmt
 
 import (
+	"maps"
+	"os"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4/options"
@@ -22,6 +24,13 @@ import (
 // (a failing disk): Badger's own checksum of a table's index still catches
 // that one at its open, as an error. CheckAll remembers nothing and reads
 // everything.
+//
+// What a process found sound outlives it, in the user's cache directory
+// (soundcache.go): a process's first open of a store this machine has
+// checked before reads only the tables written since, as its later opens
+// do. The file names each table by the same identity, so a store copied
+// from another machine, or a table changed in any way the file system
+// sees, is read again.
 
 // maxSoundStores bounds how many stores the process remembers tables
 // for; past it, it forgets them all and starts again.
@@ -34,31 +43,58 @@ var sound struct {
 
 // soundTables returns the tables last found sound in the store in dir.
 // The caller must not change the map.
+// A process that remembers nothing of it yet reads what an earlier
+// process left in the cache.
 func soundTables(dir string) map[soundKey]bool {
 	sound.Lock()
-	defer sound.Unlock()
-	return sound.byStore[dir]
+	known, ok := sound.byStore[dir]
+	sound.Unlock()
+	if ok {
+		return known
+	}
+	return loadSound(dir)
 }
 
 // rememberSound replaces what is remembered of the store in dir with
-// tables.
-func rememberSound(dir string, tables map[soundKey]bool) {
+// tables, in the process and, when they are not the tables known before
+// the check (soundTables'), in the cache.
+func rememberSound(dir string, tables, known map[soundKey]bool) {
 	sound.Lock()
-	defer sound.Unlock()
+	rememberLocked(dir, tables)
+	sound.Unlock()
+	if !maps.Equal(tables, known) {
+		saveSound(dir, tables)
+	}
+}
+
+// rememberLocked keeps tables for dir in the process; sound is locked.
+func rememberLocked(dir string, tables map[soundKey]bool) {
 	if sound.byStore == nil || (len(sound.byStore) >= maxSoundStores && sound.byStore[dir] == nil) {
 		sound.byStore = make(map[string]map[soundKey]bool)
 	}
 	sound.byStore[dir] = tables
 }
 
-// ForgetSound forgets every table found sound, so that the next
-// CheckForOpen of any store reads every table, as the first check of a
-// process does: for tests, and for benchmarks of a process's first open
-// (a records command opens its store once).
+// ForgetSound forgets every table this process found sound, so that the
+// next CheckForOpen of a store is as a new process's first: it reads
+// every table but those the cache says an earlier process found sound
+// (see ForgetSoundEverywhere). For tests, and for benchmarks of a
+// process's first open (a records command opens its store once).
 func ForgetSound() {
 	sound.Lock()
 	defer sound.Unlock()
 	sound.byStore = nil
+}
+
+// ForgetSoundEverywhere forgets what this process found sound and what
+// the cache holds of the store in dir, so that the next CheckForOpen of
+// it reads every table, as the first check of a store this machine never
+// checked (one copied from another machine) does.
+func ForgetSoundEverywhere(dir string) {
+	ForgetSound()
+	if path, ok := soundCachePath(dir); ok {
+		os.Remove(path)
+	}
 }
 
 // A soundKey is a table as a check found it: its file, and what the

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 // TestSoundTablesRemembered checks what a check remembers: every table of
@@ -16,19 +14,8 @@ func TestSoundTablesRemembered(t *testing.T) {
 	if !identOf(mustStat(t, t.TempDir())).known() {
 		t.Skip("files cannot be told apart here: every check reads every table")
 	}
-	dir := filepath.Join(t.TempDir(), "store")
-	for i := range 2 { // two opens, a table each
-		db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte{byte(i)}, []byte("v")) }); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	t.Setenv("OTELRECORDS_CACHE_DIR", t.TempDir())
+	dir := twoTableStore(t)
 	tables, _ := filepath.Glob(filepath.Join(dir, "*"+TableFileExt))
 	if len(tables) != 2 {
 		t.Fatalf("%d tables, want 2", len(tables))
@@ -62,8 +49,8 @@ func TestSoundTablesRemembered(t *testing.T) {
 		}
 	}
 
-	// CheckAll remembers nothing, and ForgetSound forgets.
-	ForgetSound()
+	// CheckAll remembers nothing, and ForgetSoundEverywhere forgets.
+	ForgetSoundEverywhere(dir)
 	if _, err := CheckAll(dir); err != nil {
 		t.Fatal(err)
 	}
