@@ -3,6 +3,7 @@ package badgerfmt
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"runtime/debug"
@@ -11,9 +12,10 @@ import (
 	"github.com/dgraph-io/ristretto/v2/z"
 )
 
-// withMapped maps the file at path read-only and calls fn, under guard,
-// with the open file and its bytes. The map is released when fn returns,
-// so fn must not keep them.
+// withMapped maps the file at path read-only (or reads it, when it is at
+// most readNotMap bytes) and calls fn, under guard, with the open file and
+// its bytes. The map is released when fn returns, so fn must not keep
+// them.
 func withMapped(path string, fn func(f *os.File, data []byte) error) error {
 	return withMappedIn(nil, path, fn)
 }
@@ -37,6 +39,14 @@ func withMappedIn(a *arena, path string, fn func(f *os.File, data []byte) error)
 	if fi.Size() > math.MaxInt32*2 {
 		return fmt.Errorf("%d bytes, larger than any file Badger writes", fi.Size())
 	}
+	if fi.Size() <= readNotMap {
+		data := make([]byte, fi.Size())
+		n, err := f.ReadAt(data, 0)
+		if err != nil && !errors.Is(err, io.EOF) { // EOF: it shrank since; what is left is read
+			return err
+		}
+		return guard(func() error { return fn(f, data[:n]) })
+	}
 	if data, ok := a.mapFile(f, fi.Size()); ok {
 		return guard(func() error { return fn(f, data) })
 	}
@@ -47,6 +57,12 @@ func withMappedIn(a *arena, path string, fn func(f *os.File, data []byte) error)
 	defer func() { _ = z.Munmap(data) }()
 	return guard(func() error { return fn(f, data) })
 }
+
+// readNotMap is the largest file withMappedIn reads rather than maps: a
+// map and its unmap (which interrupts every core the process ran on)
+// cost more than reading a few pages, and every open checks a store's
+// logs, which a cleanly closed store leaves nearly empty.
+const readNotMap = 64 << 10
 
 // guard runs fn, turning a panic into an error, and a memory fault (a
 // mapped file shrinking under us) into a panic first, so that reading a
