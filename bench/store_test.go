@@ -427,74 +427,66 @@ func writeSession(tb testing.TB, st sessions.Store, a *arena, id uint64) {
 	}
 }
 
-// BenchmarkOpen is figure 9 (an extra one): open and close of an existing store of a
-// million records, read-write and read-only, through the Store and
-// through raw Badger with the same options. Run it with a fixed
-// -benchtime (15x): the metric is the median open + close.
+// BenchmarkOpen is figure 9 (an extra one): open and close of an existing
+// store of a million records, read-write and read-only, through the
+// Store and through raw Badger with the same options. Run it with a fixed
+// -benchtime (10x); each op opens and closes the store once each way, in
+// turns whose order rotates op by op (a store's page cache and Badger's
+// files move with every read-write open, so a way that always ran first
+// or last would be measured on another store), and the metrics are the
+// medians of each way:
 //
-// The Store's open checks the tables not found sound before
-// (internal/store/badgerfmt): otelrecords is an open again in one
-// process, as a writer's; otelrecords-first a process's first, as a
-// records command's, which finds in the cache what earlier processes
-// found; otelrecords-unseen the first open of a store never checked on
-// this machine, every table read.
+//   - otelrecords: the Store opened again in one process, as a writer's;
+//   - first: a process's first open, as a records command's, which finds
+//     in the cache the tables earlier processes found sound
+//     (internal/store/badgerfmt);
+//   - unseen: the first open of a store never checked on this machine
+//     (copied from another), every table read;
+//   - badger: Badger alone.
 func BenchmarkOpen(b *testing.B) {
 	dir := recordsStore(b)
 	for _, mode := range []struct {
 		name     string
 		readOnly bool
 	}{{"rw", false}, {"ro", true}} {
-		for _, first := range []string{"", "-first", "-unseen"} {
-			b.Run(mode.name+"/otelrecords"+first, func(b *testing.B) {
-				benchmarkStoreOpen(b, dir, mode.readOnly, first)
-			})
-		}
-		b.Run(mode.name+"/badger", func(b *testing.B) {
-			var ds []time.Duration
-			for range b.N {
-				start := time.Now()
-				db, err := badger.Open(workload.BadgerOptions(dir, mode.readOnly))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := db.Close(); err != nil {
-					b.Fatal(err)
-				}
-				ds = append(ds, time.Since(start))
+		b.Run(mode.name, func(b *testing.B) {
+			var opts []badgerstore.Option
+			if mode.readOnly {
+				opts = append(opts, badgerstore.WithReadOnly())
 			}
-			reportMedian(b, ds, "median-ns/open")
+			ways := []string{"otelrecords", "first", "unseen", "badger"}
+			ds := make(map[string][]time.Duration, len(ways))
+			for i := range b.N {
+				for j := range ways {
+					way := ways[(i+j)%len(ways)]
+					switch way {
+					case "first":
+						badgerfmt.ForgetSound()
+					case "unseen":
+						badgerfmt.ForgetSoundEverywhere(dir)
+					}
+					start := time.Now()
+					var err error
+					if way == "badger" {
+						var db *badger.DB
+						if db, err = badger.Open(workload.BadgerOptions(dir, mode.readOnly)); err == nil {
+							err = db.Close()
+						}
+					} else {
+						var st *badgerstore.Store
+						if st, err = badgerstore.Open(dir, opts...); err == nil {
+							err = st.Close()
+						}
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					ds[way] = append(ds[way], time.Since(start))
+				}
+			}
+			for _, way := range ways {
+				reportMedian(b, ds[way], way+"-ns/open")
+			}
 		})
 	}
-}
-
-// benchmarkStoreOpen opens and closes the Store in dir b.N times and
-// reports the median: each open a process's next ("": what the shared
-// writer pays when it takes the store again), a process's first
-// ("-first": a records command; it finds in the cache what earlier
-// processes checked), or the first open of a store this machine never
-// checked ("-unseen": one copied from another machine).
-func benchmarkStoreOpen(b *testing.B, dir string, readOnly bool, first string) {
-	var opts []badgerstore.Option
-	if readOnly {
-		opts = append(opts, badgerstore.WithReadOnly())
-	}
-	var ds []time.Duration
-	for range b.N {
-		switch first {
-		case "-first":
-			badgerfmt.ForgetSound()
-		case "-unseen":
-			badgerfmt.ForgetSoundEverywhere(dir)
-		}
-		start := time.Now()
-		st, err := badgerstore.Open(dir, opts...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := st.Close(); err != nil {
-			b.Fatal(err)
-		}
-		ds = append(ds, time.Since(start))
-	}
-	reportMedian(b, ds, "median-ns/open")
 }

@@ -326,29 +326,29 @@ var figures = []figure{
 	},
 	{
 		title: "9 open+close read-write", format: ms, target: "<= 20 ms",
-		ours: the("Open/rw/otelrecords", "median-ns/open"), ref: the("Open/rw/badger", "median-ns/open"),
+		ours: the("Open/rw", "otelrecords-ns/open"), ref: the("Open/rw", "badger-ns/open"),
 		pass: func(o, _ float64) bool { return o <= 20e6 }, absolute: true,
 	},
 	{
 		title: "9 open+close read-only", format: ms, target: "<= 20 ms",
-		ours: the("Open/ro/otelrecords", "median-ns/open"), ref: the("Open/ro/badger", "median-ns/open"),
+		ours: the("Open/ro", "otelrecords-ns/open"), ref: the("Open/ro", "badger-ns/open"),
 		pass: func(o, _ float64) bool { return o <= 20e6 }, absolute: true,
 	},
 	{
 		title: "9 open+close read-write, a process's first, vs Badger", format: ms, target: "<= 1.1x Badger",
-		ours: the("Open/rw/otelrecords-first", "median-ns/open"), ref: the("Open/rw/badger", "median-ns/open"), pass: atMost(1.1),
+		ours: the("Open/rw", "first-ns/open"), ref: the("Open/rw", "badger-ns/open"), pass: atMost(1.1),
 	},
 	{
 		title: "9 open+close read-only, a process's first, vs Badger", format: ms, target: "<= 1.1x Badger",
-		ours: the("Open/ro/otelrecords-first", "median-ns/open"), ref: the("Open/ro/badger", "median-ns/open"), pass: atMost(1.1),
+		ours: the("Open/ro", "first-ns/open"), ref: the("Open/ro", "badger-ns/open"), pass: atMost(1.1),
 	},
 	{
 		title: "9 (info) open+close read-write, a store never checked here", format: ms, target: "-", info: true,
-		ours: the("Open/rw/otelrecords-unseen", "median-ns/open"), ref: the("Open/rw/badger", "median-ns/open"),
+		ours: the("Open/rw", "unseen-ns/open"), ref: the("Open/rw", "badger-ns/open"),
 	},
 	{
 		title: "9 (info) open+close read-only, a store never checked here", format: ms, target: "-", info: true,
-		ours: the("Open/ro/otelrecords-unseen", "median-ns/open"), ref: the("Open/ro/badger", "median-ns/open"),
+		ours: the("Open/ro", "unseen-ns/open"), ref: the("Open/ro", "badger-ns/open"),
 	},
 	timesOver("10 plain loop, warm vs BSP, wall", the("Loop/warm", "ns/op"), the("Loop/bsp", "ns/op"), 1.25, "BSP"),
 	timesOver("10 plain loop, level off (Register) vs none, wall", the("Loop/off", "ns/op"), the("Loop/none", "ns/op"), 1.03, "none"),

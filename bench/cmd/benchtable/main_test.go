@@ -110,12 +110,9 @@ func TestEvalUnpairedRoundsCompareMedians(t *testing.T) {
 }
 
 func TestEvalAbsoluteTargetSpreadsOurs(t *testing.T) {
-	s := read(t, `BenchmarkOpen/rw/otelrecords 10 1 ns/op 18000000 median-ns/open
-BenchmarkOpen/rw/badger 10 1 ns/op 9000000 median-ns/open
-BenchmarkOpen/rw/otelrecords 10 1 ns/op 24000000 median-ns/open
-BenchmarkOpen/rw/badger 10 1 ns/op 12000000 median-ns/open
-BenchmarkOpen/rw/otelrecords 10 1 ns/op 19000000 median-ns/open
-BenchmarkOpen/rw/badger 10 1 ns/op 9500000 median-ns/open
+	s := read(t, `BenchmarkOpen/rw 10 1 ns/op 18000000 otelrecords-ns/open 9000000 badger-ns/open
+BenchmarkOpen/rw 10 1 ns/op 24000000 otelrecords-ns/open 12000000 badger-ns/open
+BenchmarkOpen/rw 10 1 ns/op 19000000 otelrecords-ns/open 9500000 badger-ns/open
 `)
 	f := figureTitled(t, "9 open+close read-write")
 	cols, _ := columns(t, f, s)
