@@ -69,6 +69,7 @@ func BadgerOptions(dir string, readOnly bool) badger.Options {
 		WithLogger(nil).
 		WithMemTableSize(1 << 20).
 		WithNumMemtables(5).
+		WithBlockSize(16 << 10).
 		WithValueThreshold(128 << 10).
 		WithBaseTableSize(512 << 10).
 		WithNumLevelZeroTables(3).
