@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -32,9 +34,17 @@ func privateFiles(dir string) error {
 	if err != nil {
 		return err
 	}
+	known := privateTablesOf(dir)
+	private := make(map[string]bool, len(known))
+	defer rememberPrivateTables(dir, private)
 	var errs []error
 	for _, de := range des {
 		if !de.Type().IsRegular() || !storeFile(de.Name()) {
+			continue
+		}
+		table := strings.HasSuffix(de.Name(), ".sst")
+		if table && known[de.Name()] {
+			private[de.Name()] = true
 			continue
 		}
 		info, err := de.Info()
@@ -45,16 +55,58 @@ func privateFiles(dir string) error {
 			continue
 		}
 		if info.Mode().Perm() == fileMode {
+			private[de.Name()] = table
 			continue
 		}
 		if err := os.Chmod(filepath.Join(dir, de.Name()), fileMode); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
+		} else if err == nil {
+			private[de.Name()] = table
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("otelrecords: make the files of store %s private: %w", dir, err)
 	}
 	return nil
+}
+
+// The tables privateFiles found or made private, per store directory:
+// Badger never gives a table's number to another table, nor changes a
+// table's mode, so a later pass in the process need not stat them again
+// (an open and a close each pass over a store of a hundred tables; the
+// stats were a fifth of what a read-write open adds to Badger's). Logs,
+// the MANIFEST and the rest are checked at every pass: Badger creates
+// them again under the same names. A table someone else makes readable
+// while the process runs stays so until another process opens the
+// store; the directory, which Open never opens up, still keeps others
+// out.
+var privateTables struct {
+	sync.Mutex
+	byDir map[string]map[string]bool
+}
+
+// maxPrivateDirs bounds the directories privateTables remembers; past
+// it, it forgets them all and starts again.
+const maxPrivateDirs = 16
+
+// privateTablesOf returns the tables known private in dir. The caller
+// must not change the map.
+func privateTablesOf(dir string) map[string]bool {
+	privateTables.Lock()
+	defer privateTables.Unlock()
+	return privateTables.byDir[dir]
+}
+
+// rememberPrivateTables replaces what is known private in dir with the
+// tables of names (those whose value is true).
+func rememberPrivateTables(dir string, names map[string]bool) {
+	maps.DeleteFunc(names, func(_ string, table bool) bool { return !table })
+	privateTables.Lock()
+	defer privateTables.Unlock()
+	if privateTables.byDir == nil || (len(privateTables.byDir) >= maxPrivateDirs && privateTables.byDir[dir] == nil) {
+		privateTables.byDir = make(map[string]map[string]bool)
+	}
+	privateTables.byDir[dir] = names
 }
 
 // storeFile reports whether name is a file Badger or otelrecords keeps in
