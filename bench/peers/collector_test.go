@@ -144,6 +144,13 @@ func start(t testing.TB, p pipeline) *collectorProc {
 		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
 			conn.Close()
+		}
+		// The Collector listens, then logs that it is ready, and only then
+		// takes SIGTERM for a graceful shutdown (otelcol's Run): a stop in
+		// between killed it (once, in a round's probe of one op). Wait for
+		// the line, and a moment past it.
+		if err == nil && strings.Contains(c.logText(), "Everything is ready") {
+			time.Sleep(100 * time.Millisecond)
 			return c
 		}
 		select {
