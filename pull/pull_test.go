@@ -299,7 +299,7 @@ func TestPullErrors(t *testing.T) {
 		}
 		srv.Close()
 	}
-	for _, bad := range []string{"localhost:16686", "ftp://host", "http://user:pw@host:16686", "http://"} {
+	for _, bad := range []string{"query.invalid:10086", "ftp://host", "http://user:pw@query.invalid:10086", "http://"} { // refused before any connection
 		if _, err := pull.NewJaeger(bad, nil, nil); err == nil || strings.Contains(err.Error(), "pw") {
 			t.Errorf("NewJaeger(%q): %v; want an error naming no password", bad, err)
 		}

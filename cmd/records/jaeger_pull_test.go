@@ -211,7 +211,7 @@ func TestJaegerPullEndpoints(t *testing.T) {
 		{"http://" + j.otlpHTTP, "not a Jaeger query service", exitError},
 		{"http://" + j.health, "not a Jaeger query service", exitError},
 		{"http://" + j.query + "/not/here", "not a Jaeger query service", exitError},
-		{"localhost:16686", "want a URL", exitUsage},
+		{"query.invalid:10086", "want a URL", exitUsage}, // never dialled: refused as it is
 		{"http://user:pw@" + j.query, "must not hold credentials", exitUsage},
 	} {
 		dir := filepath.Join(t.TempDir(), "store")

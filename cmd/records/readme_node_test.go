@@ -44,9 +44,15 @@ func TestREADMENode(t *testing.T) {
 	if !ok || !ok2 || !ok3 {
 		t.Fatal("no ```js block in the README's section on the Collector")
 	}
+	// The README's program sends to a local Collector's 4318; the test
+	// sends it to its own server instead, so nothing binds that port.
 	const url = "http://127.0.0.1:4318/v1/traces"
 	if !strings.Contains(program, url) {
 		t.Fatalf("the README's program does not send to %s", url)
+	}
+	program = strings.ReplaceAll(program, url, "\x00endpoint\x00")
+	if strings.Contains(program, ":4318") {
+		t.Fatal("the README's program names port 4318 other than in its endpoint")
 	}
 
 	// OTLP/HTTP, JSON as this exporter sends it (or protobuf).
@@ -84,7 +90,7 @@ func TestREADMENode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "build.mjs"), []byte(strings.Replace(program, url, srv.URL+"/v1/traces", 1)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "build.mjs"), []byte(strings.ReplaceAll(program, "\x00endpoint\x00", srv.URL+"/v1/traces")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
