@@ -153,9 +153,6 @@ func TestImportedSessionsShareTheirBatches(t *testing.T) {
 			t.Errorf("session %d wrote %d records, %.200q..., want %d, %.200q...", i, len(got), got, len(want[i]), want[i])
 		}
 	}
-	if raceEnabled {
-		return
-	}
 	// Only the pool's buffers: a discarding store, records encoded once.
 	d := discardStore{sessions.NewMemStore()}
 	f := &fixture{t: t, now: t0}
@@ -178,7 +175,15 @@ func TestImportedSessionsShareTheirBatches(t *testing.T) {
 	}
 	write()
 	write()
-	if n := testing.AllocsPerRun(20, write); n > 1 {
-		t.Errorf("queueing and writing 100 records of an imported session allocates %v times, want at most 1 (the pool's)", n)
+	// Without the pool a batch allocates 23 times as its arena grows. The
+	// race detector makes sync.Pool drop a quarter of what it is given, at
+	// random: 2-10 a batch then (20 runs under -race, median 6), and a
+	// bound well under 23.
+	limit := 1.0
+	if raceEnabled {
+		limit = 15
+	}
+	if n := testing.AllocsPerRun(20, write); n > limit {
+		t.Errorf("queueing and writing 100 records of an imported session allocates %v times, want at most %v (the pool's)", n, limit)
 	}
 }

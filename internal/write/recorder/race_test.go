@@ -2,6 +2,7 @@
 
 package recorder_test
 
-// raceEnabled says the race detector is on: it makes sync.Pool drop what
-// it is given at random, so pooled buffers are not always reused.
+// raceEnabled says the race detector is on: it makes sync.Pool drop a
+// quarter of what it is given, at random, so pooled buffers are not
+// always reused.
 const raceEnabled = true
