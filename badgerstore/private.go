@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,14 +53,16 @@ func privateFiles(dir string) error {
 			}
 			continue
 		}
-		if info.Mode().Perm() == fileMode {
-			private[de.Name()] = table
-			continue
+		if info.Mode().Perm() != fileMode {
+			if err := os.Chmod(filepath.Join(dir, de.Name()), fileMode); err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+				}
+				continue
+			}
 		}
-		if err := os.Chmod(filepath.Join(dir, de.Name()), fileMode); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-		} else if err == nil {
-			private[de.Name()] = table
+		if table {
+			private[de.Name()] = true
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -97,16 +98,15 @@ func privateTablesOf(dir string) map[string]bool {
 	return privateTables.byDir[dir]
 }
 
-// rememberPrivateTables replaces what is known private in dir with the
-// tables of names (those whose value is true).
-func rememberPrivateTables(dir string, names map[string]bool) {
-	maps.DeleteFunc(names, func(_ string, table bool) bool { return !table })
+// rememberPrivateTables replaces what is known private in dir with
+// tables.
+func rememberPrivateTables(dir string, tables map[string]bool) {
 	privateTables.Lock()
 	defer privateTables.Unlock()
 	if privateTables.byDir == nil || (len(privateTables.byDir) >= maxPrivateDirs && privateTables.byDir[dir] == nil) {
 		privateTables.byDir = make(map[string]map[string]bool)
 	}
-	privateTables.byDir[dir] = names
+	privateTables.byDir[dir] = tables
 }
 
 // storeFile reports whether name is a file Badger or otelrecords keeps in

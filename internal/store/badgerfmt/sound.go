@@ -41,10 +41,10 @@ var sound struct {
 	byStore map[string]map[soundKey]bool
 }
 
-// soundTables returns the tables last found sound in the store in dir.
-// The caller must not change the map.
-// A process that remembers nothing of it yet reads what an earlier
-// process left in the cache.
+// soundTables returns the tables last found sound in the store in dir:
+// what this process found, or when it has checked the store not yet, what
+// an earlier process left in the cache. The caller must not change the
+// map.
 func soundTables(dir string) map[soundKey]bool {
 	sound.Lock()
 	known, ok := sound.byStore[dir]
