@@ -70,6 +70,10 @@ func encodeMappedWith(w *scratchSpace, s spanbridge.Source, level sessions.Level
 type scratchSpace struct {
 	buf []byte
 	m   spanbridge.Mapped
+	// view is the Importer's view of the span it records (record), kept
+	// here so that each imported span's view is not an allocation of its
+	// own; it is emptied before the space goes back to the pool.
+	view importedView
 }
 
 // scratch recycles scratch spaces, so that encoding a span allocates

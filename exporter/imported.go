@@ -79,16 +79,15 @@ type importedView struct {
 
 var _ spanbridge.Source = (*importedView)(nil)
 
-// view returns s as a spanbridge.Source. A trace state that does not
+// set makes v show s as a spanbridge.Source. A trace state that does not
 // parse is left out, as the SDK leaves out one it cannot carry.
-func view(s *ImportedSpan) *importedView {
+func (v *importedView) set(s *ImportedSpan) {
 	ts, _ := trace.ParseTraceState(s.TraceState)
-	v := &importedView{s: s, start: s.Start, end: s.End}
+	*v = importedView{s: s, start: s.Start, end: s.End}
 	v.sc = trace.NewSpanContext(trace.SpanContextConfig{TraceID: s.TraceID, SpanID: s.SpanID, TraceState: ts, TraceFlags: trace.FlagsSampled})
 	if s.ParentSpanID.IsValid() {
 		v.pc = trace.NewSpanContext(trace.SpanContextConfig{TraceID: s.TraceID, SpanID: s.ParentSpanID, TraceFlags: trace.FlagsSampled, Remote: s.ParentRemote})
 	}
-	return v
 }
 
 func (v *importedView) Name() string                                { return v.s.Name }

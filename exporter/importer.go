@@ -143,6 +143,7 @@ type Importer struct {
 	ended     Stats                     // what ended sessions counted
 	counts    importCounts
 	closed    bool
+	settling  settleScratch // settle's working space, reused under mu
 
 	stopOnce sync.Once
 	stop     chan struct{}

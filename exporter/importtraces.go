@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -40,6 +41,61 @@ type pendingSpan struct {
 	entry   uint64 // its pending entry in the store (kept sessions); 0 without one
 }
 
+// pendingSpans recycles the spans settle placed: a kept sender's spans
+// mostly wait no longer than the request that brought them, and each is a
+// few hundred bytes. A span goes back only once settle is done with it
+// (nothing else holds a placed span), emptied so that the pool keeps
+// nothing of it alive.
+var pendingSpans = sync.Pool{New: func() any { return new(pendingSpan) }}
+
+// settleScratch is settle's working space, kept by the Importer between
+// settles (under its mu) so that settling a trace allocates nothing of its
+// own. What a huge trace grew is let go (maxSettleScratch).
+type settleScratch struct {
+	kids     map[trace.SpanID][]*pendingSpan
+	encloses map[trace.SpanID]bool
+	ready    readyHeap
+	placed   []*pendingSpan
+	busy     bool // a settle is using it
+}
+
+// maxSettleScratch is the most spans of a trace whose working space
+// settle keeps for the next.
+const maxSettleScratch = 256
+
+// take returns the scratch space, empty: a space of its own should a
+// settle ever begin inside another.
+func (sc *settleScratch) take() *settleScratch {
+	if sc.busy {
+		sc = &settleScratch{}
+	}
+	sc.busy = true
+	if sc.kids == nil {
+		sc.kids = map[trace.SpanID][]*pendingSpan{}
+		sc.encloses = map[trace.SpanID]bool{}
+	}
+	return sc
+}
+
+// done recycles the spans placed and empties the space, letting go of
+// what a trace of more than maxSettleScratch spans made it grow.
+func (sc *settleScratch) done() {
+	for _, p := range sc.placed {
+		*p = pendingSpan{}
+		pendingSpans.Put(p)
+	}
+	sc.busy = false
+	if len(sc.kids) > maxSettleScratch || len(sc.encloses) > maxSettleScratch || cap(sc.placed) > maxSettleScratch {
+		*sc = settleScratch{}
+		return
+	}
+	clear(sc.kids)
+	clear(sc.encloses)
+	clear(sc.ready[:cap(sc.ready)])
+	clear(sc.placed[:cap(sc.placed)])
+	sc.ready, sc.placed = sc.ready[:0], sc.placed[:0]
+}
+
 // isRoot reports whether s is the root of its trace in its sender: it has
 // no parent, or its parent ran in another process.
 func (s *ImportedSpan) isRoot() bool { return !s.ParentSpanID.IsValid() || s.ParentRemote }
@@ -68,7 +124,8 @@ func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) bool 
 	if rs.seen.state(spanRef{s.TraceID, s.ParentSpanID}) == statePlaced {
 		im.counts.late++
 	}
-	p := &pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals()}
+	p := pendingSpans.Get().(*pendingSpan)
+	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals()}
 	im.hold(rs, p)
 	if changes(s) {
 		// It keeps its session (or its trace) whenever it is placed:
@@ -140,7 +197,9 @@ func (im *Importer) settleDue(rs *remoteSession, now time.Time) { im.settleAll(r
 // start, then arrival. im.mu is held.
 func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, now time.Time, force bool) {
 	grace := min(DefaultDecisionGrace, im.cfg.DecisionWait)
-	kids := make(map[trace.SpanID][]*pendingSpan, len(t.pending))
+	sc := im.settling.take()
+	defer sc.done()
+	kids := sc.kids
 	for _, p := range t.pending {
 		if par := p.span.ParentSpanID; par.IsValid() && !p.span.ParentRemote {
 			if _, ok := t.pending[par]; ok && par != p.span.SpanID {
@@ -151,7 +210,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	// Under MarksEnclosing, which spans have a record below them (or had
 	// one placed below them before they came): an implicit mark is
 	// recorded when it does.
-	encloses := map[trace.SpanID]bool{}
+	encloses := sc.encloses
 	if im.marks == MarksEnclosing {
 		for _, p := range t.pending {
 			if !speaksRecords(p.span.Attributes) && rs.seen.state(spanRef{id, p.span.SpanID}) != stateWantedPending {
@@ -176,7 +235,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 		return force || im.marks != MarksEnclosing || speaksRecords(p.span.Attributes) ||
 			encloses[p.span.SpanID] || now.Sub(p.arrived) >= grace
 	}
-	ready := &readyHeap{}
+	ready := &sc.ready
 	for _, p := range t.pending {
 		par := p.span.ParentSpanID
 		if _, waiting := t.pending[par]; waiting && !p.span.isRoot() && par != p.span.SpanID {
@@ -196,6 +255,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 				continue // placed already (pushed twice in a cycle)
 			}
 			im.place(rs, id, t, p, encloses[p.span.SpanID], now)
+			sc.placed = append(sc.placed, p)
 			placedAny = true
 			for _, kid := range kids[p.span.SpanID] {
 				if may(kid) {
@@ -208,7 +268,9 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	// What no top reaches — below a parent that waits longer than it may
 	// (or, from a hostile sender, a cycle of parents) — is placed once it
 	// has waited DecisionWait, oldest first; with force, all of it now.
-	for len(t.pending) > 0 {
+	// Each pass places at least the span it picks, so the passes are at
+	// most the spans waiting.
+	for n := len(t.pending); len(t.pending) > 0 && n > 0; n-- {
 		var q *pendingSpan
 		for _, p := range t.pending {
 			if (force || now.Sub(p.arrived) >= im.cfg.DecisionWait) && (q == nil || p.order < q.order) {
@@ -297,12 +359,14 @@ func (im *Importer) record(rs *remoteSession, s *ImportedSpan, encloses bool, ar
 	}()
 	w := scratch.Get().(*scratchSpace)
 	defer func() {
+		w.view = importedView{} // holds nothing of the span past the call
 		if cap(w.buf) <= maxScratch {
 			scratch.Put(w)
 		}
 	}()
 	inputs := -1 // an imported span does not say which attributes it started with
-	v := view(s)
+	v := &w.view
+	v.set(s)
 	v.start, v.end = start, end
 	var enc encoded
 	level := max(rs.rec.Level(), sessions.LevelBasic)

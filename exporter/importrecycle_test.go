@@ -1,0 +1,115 @@
+package exporter
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// Settle recycles the spans it placed, and only those: a span still
+// waiting for its parent keeps what it was given while requests of other
+// traces are placed, and their spans recycled and taken again, around it.
+func TestImportRecyclesOnlyWhatItPlaced(t *testing.T) {
+	r := newImportRig(t, ImporterConfig{})
+	waiting := trace.TraceID{9}
+	var want []string
+	for round := range 50 {
+		// A complete trace, placed (and its spans recycled) at once.
+		done := trace.TraceID{1, byte(round + 1)}
+		spans := []ImportedSpan{}
+		for i := range 10 {
+			s := span(fmt.Sprintf("placed %d.%d", round, i), byte(i+1), byte(i), i, changed("artifact")...)
+			s.TraceID = done
+			spans = append(spans, s)
+		}
+		// A child of a root that has not come: it waits.
+		w := span(fmt.Sprintf("waiting %d", round), byte(round+2), 1, 100+round, append(changed("step"), attribute.String("round", fmt.Sprint(round)))...)
+		w.TraceID = waiting
+		spans = append(spans, w)
+		r.send(node, spans...)
+	}
+	if st := r.im.Stats(); st.HeldSpans != 50 {
+		t.Fatalf("%d spans waiting, want the 50 children of the root to come", st.HeldSpans)
+	}
+	r.im.mu.Lock()
+	for _, rs := range r.im.sessions {
+		for id, p := range rs.traces[waiting].pending {
+			if p.span.SpanID != id || p.span.TraceID != waiting || !strings.HasPrefix(p.span.Name, "waiting ") {
+				t.Errorf("the span waiting as %v is now %v %v %q: another span's", id, p.span.TraceID, p.span.SpanID, p.span.Name)
+			}
+		}
+	}
+	r.im.mu.Unlock()
+	if t.Failed() {
+		t.FailNow()
+	}
+	root := span("root", 1, 0, 0, changed("step")...)
+	root.TraceID = waiting
+	r.send(node, root)
+	var got []string
+	for _, rec := range r.records() {
+		if rec.Record.TraceID != sessions.TraceID(waiting) {
+			continue
+		}
+		got = append(got, rec.Record.Name)
+		if rec.Record.Name == "root" {
+			continue
+		}
+		var round int
+		if _, err := fmt.Sscanf(rec.Record.Name, "waiting %d", &round); err != nil {
+			t.Fatalf("a waiting span came out as %q", rec.Record.Name)
+		}
+		if !hasAttr(rec.Record.Attributes, "round", fmt.Sprint(round)) || rec.Record.SpanID != sessions.SpanID(sid(byte(round+2))) {
+			t.Errorf("%q came out with another span's parts: %+v", rec.Record.Name, rec.Record)
+		}
+	}
+	want = append(want, "root")
+	for round := range 50 {
+		want = append(want, fmt.Sprintf("waiting %d", round))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the waiting trace came out as %q, want %q", got, want)
+	}
+}
+
+// What settling a huge trace made its working space grow is let go; a
+// small trace's is kept for the next.
+func TestSettleScratchStaysSmall(t *testing.T) {
+	r := newImportRig(t, ImporterConfig{})
+	var spans []ImportedSpan
+	for i := range 2 * maxSettleScratch {
+		s := span(fmt.Sprint("unit ", i), 0, 0, i, changed("artifact")...)
+		s.SpanID = trace.SpanID{1, byte(i >> 8), byte(i)}
+		if i > 0 {
+			s.ParentSpanID = trace.SpanID{1, byte((i - 1) >> 8), byte(i - 1)}
+		}
+		spans = append(spans, s)
+	}
+	r.send(node, spans...)
+	r.im.mu.Lock()
+	sc := r.im.settling
+	r.im.mu.Unlock()
+	if sc.kids != nil || cap(sc.placed) != 0 {
+		t.Errorf("after a trace of %d spans the settle space holds %d parents and room for %d spans", len(spans), len(sc.kids), cap(sc.placed))
+	}
+	if got := len(r.records()); got != len(spans) {
+		t.Fatalf("%d records, want %d", got, len(spans))
+	}
+	small := span("small", 1, 0, 0, changed("artifact")...)
+	small.TraceID = trace.TraceID{7}
+	r.send(node, small)
+	r.im.mu.Lock()
+	sc = r.im.settling
+	r.im.mu.Unlock()
+	if sc.kids == nil || len(sc.kids) != 0 || len(sc.placed) != 0 || sc.busy {
+		t.Errorf("after a small trace the settle space is %+v, want it kept, empty", sc)
+	}
+}
