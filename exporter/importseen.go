@@ -57,9 +57,9 @@ func (s *seenSet) set(k spanRef, st spanState, at uint32) bool {
 	if s.m == nil {
 		s.m = make(map[spanRef]seen)
 	}
-	_, had := s.m[k]
-	s.m[k] = seen{st, at}
-	return !had
+	n := len(s.m)
+	s.m[k] = seen{st, at} // one lookup: the set grew if k is new
+	return len(s.m) > n
 }
 
 func (s *seenSet) len() int { return len(s.m) }

@@ -121,7 +121,7 @@ func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) bool 
 	default:
 		return false
 	}
-	if rs.seen.state(spanRef{s.TraceID, s.ParentSpanID}) == statePlaced {
+	if s.ParentSpanID.IsValid() && rs.seen.state(spanRef{s.TraceID, s.ParentSpanID}) == statePlaced {
 		im.counts.late++
 	}
 	p := pendingSpans.Get().(*pendingSpan)
