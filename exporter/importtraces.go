@@ -39,6 +39,9 @@ type pendingSpan struct {
 	size    int
 	order   int64  // arrival order, for placing spans of equal starts as they came
 	entry   uint64 // its pending entry in the store (kept sessions); 0 without one
+	// wanted says a record was placed below it before it came: its state
+	// in the seen set is stateWantedPending, which only add gives.
+	wanted bool
 }
 
 // pendingSpans recycles the spans settle placed: a kept sender's spans
@@ -125,15 +128,12 @@ func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) bool 
 		im.counts.late++
 	}
 	p := pendingSpans.Get().(*pendingSpan)
-	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals()}
+	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals(), wanted: wanted}
 	im.hold(rs, p)
 	if changes(s) {
 		// It keeps its session (or its trace) whenever it is placed:
 		// keep it now, so that it is written ahead while it waits.
 		rs.rec.KeepNow(recorder.Trace(s.TraceID))
-	}
-	if wanted {
-		rs.seen.set(k, stateWantedPending, im.second(now))
 	}
 	return true
 }
@@ -157,7 +157,11 @@ func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
 	}
 	rs.pendingSpans++
 	rs.pendingBytes += p.size
-	if rs.seen.set(spanRef{p.span.TraceID, p.span.SpanID}, statePending, im.second(p.arrived)) {
+	st := statePending
+	if p.wanted {
+		st = stateWantedPending
+	}
+	if rs.seen.set(spanRef{p.span.TraceID, p.span.SpanID}, st, im.second(p.arrived)) {
 		im.seen++
 	}
 }
@@ -213,7 +217,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	encloses := sc.encloses
 	if im.marks == MarksEnclosing {
 		for _, p := range t.pending {
-			if !speaksRecords(p.span.Attributes) && rs.seen.state(spanRef{id, p.span.SpanID}) != stateWantedPending {
+			if !speaksRecords(p.span.Attributes) && !p.wanted {
 				continue
 			}
 			for q, n := p, 0; n < maxEnclosingDepth; n++ {
@@ -303,12 +307,11 @@ func (im *Importer) place(rs *remoteSession, id trace.TraceID, t *liveTrace, p *
 	rs.pendingSpans--
 	rs.pendingBytes -= p.size
 	k := spanRef{id, p.span.SpanID}
-	wanted := rs.seen.state(k) == stateWantedPending
 	rs.seen.set(k, statePlaced, im.second(now))
 	if p.entry != 0 {
 		im.emptyEntry(rs, p.entry)
 	}
-	recorded := im.record(rs, &p.span, encloses || wanted, p.arrived)
+	recorded := im.record(rs, &p.span, encloses || p.wanted, p.arrived)
 	if par := p.span.ParentSpanID; recorded && !p.span.isRoot() && im.marks == MarksEnclosing {
 		pk := spanRef{id, par}
 		if _, ok := t.pending[par]; !ok && rs.seen.state(pk) == stateNone {
