@@ -2,18 +2,26 @@ package collector
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
 )
 
 // BenchmarkCollector measures spans/s and the Collector's CPU per span
@@ -154,4 +162,71 @@ func processCPU(b *testing.B, pid int) int64 {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return (ut + st) * int64(10*time.Millisecond)
+}
+
+// BenchmarkInProcess measures the CPU per span of the records processor
+// (keep_by trace, followed by a sink that drops what it is given) and of
+// the records exporter in this process, without a Collector around them:
+// the same requests as BenchmarkCollector, every trace kept, decoded
+// before the clock starts and given one after another. cpu-ns/span is the
+// process's CPU over the requests and the component's shutdown, its
+// background work (Badger's flushes, the garbage collector) included. It
+// is the quick loop for the kept path's costs, where the figures of
+// bench/peers need a Collector process per pipeline. Run it with
+//
+//	go test ./collector -run '^$' -bench InProcess -benchtime 400x -count 3
+func BenchmarkInProcess(b *testing.B) {
+	b.Run("processor-kept", func(b *testing.B) {
+		cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
+		cfg.Directory = filepath.Join(b.TempDir(), "store")
+		cfg.KeepBy = "trace"
+		p, err := NewProcessorFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, consumertest.NewNop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		runInProcess(b, p)
+	})
+	b.Run("exporter-kept", func(b *testing.B) {
+		cfg := NewFactory().CreateDefaultConfig().(*Config)
+		cfg.Directory = filepath.Join(b.TempDir(), "store")
+		exp, err := NewFactory().CreateTraces(context.Background(), exportertest.NewNopSettings(componentType), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runInProcess(b, exp)
+	})
+}
+
+// runInProcess starts c, gives it b.N requests of spansPerRequest kept
+// spans and shuts it down, reporting the process's CPU per span.
+func runInProcess(b *testing.B, c interface {
+	component.Component
+	consumer.Traces
+}) {
+	ctx := context.Background()
+	if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
+		b.Fatal(err)
+	}
+	tds := make([]ptrace.Traces, b.N)
+	for i := range tds {
+		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(benchRequest(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		tds[i] = td
+	}
+	runtime.GC()
+	cpu0 := processCPU(b, os.Getpid())
+	b.ResetTimer()
+	for i := range tds {
+		if err := c.ConsumeTraces(ctx, tds[i]); err != nil {
+			b.Fatal(err)
+		}
+		tds[i] = ptrace.Traces{} // given: the sender's buffer is the Collector's garbage
+	}
+	if err := c.Shutdown(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(processCPU(b, os.Getpid())-cpu0)/float64(b.N*spansPerRequest), "cpu-ns/span")
 }
