@@ -120,5 +120,7 @@ func (im *Importer) drop(rs *remoteSession, p *pendingSpan, now time.Time) {
 	rs.pendingSpans--
 	rs.pendingBytes -= p.size
 	rs.evicted++
-	rs.seen.set(spanRef{p.span.TraceID, p.span.SpanID}, statePlaced, im.second(now))
+	if rs.seen.set(spanRef{p.span.TraceID, p.span.SpanID}, statePlaced, im.second(now)) {
+		im.seen++
+	}
 }

@@ -113,3 +113,43 @@ func TestSettleScratchStaysSmall(t *testing.T) {
 		t.Errorf("after a small trace the settle space is %+v, want it kept, empty", sc)
 	}
 }
+
+// A span waiting for its parent is known by its trace, not the seen set:
+// sent again while it waits, in the same batch or a later one, it is
+// still taken once, and once placed the seen set counts it once.
+func TestImportWaitingSpanTakenOnce(t *testing.T) {
+	r := newImportRig(t, ImporterConfig{})
+	child := span("compile a", 2, 1, 1, changed("artifact")...)
+	if res := r.send(node, child, child); res.Duplicates != 1 {
+		t.Fatalf("a waiting span twice in a batch: %+v, want one duplicate", res)
+	}
+	if res := r.send(node, child); res.Duplicates != 1 {
+		t.Fatalf("a waiting span sent again: %+v, want it recognised", res)
+	}
+	if st := r.im.Stats(); st.HeldSpans != 1 || st.SeenSpans != 0 {
+		t.Fatalf("Stats: %d spans waiting, %d remembered; want 1 and 0", st.HeldSpans, st.SeenSpans)
+	}
+	r.send(node, span("build", 1, 0, 0, changed("step")...), child)
+	if got := names(r.records()); !slices.Equal(got, []string{"build", "compile a"}) {
+		t.Fatalf("stored %v, want build, then compile a once", got)
+	}
+	st := r.im.Stats()
+	if st.Duplicates != 3 || st.SeenSpans != 2 {
+		t.Errorf("Stats: %d duplicates, %d remembered; want 3 and 2", st.Duplicates, st.SeenSpans)
+	}
+	if res := r.send(node, child); res.Duplicates != 1 {
+		t.Fatalf("a placed span sent again: %+v, want it recognised", res)
+	}
+	r.im.mu.Lock()
+	n := 0
+	for _, rs := range r.im.sessions {
+		n += rs.seen.len()
+	}
+	for _, p := range r.im.parked {
+		n += p.seen.len()
+	}
+	if n != r.im.seen {
+		t.Errorf("the seen sets hold %d spans, the Importer counts %d", n, r.im.seen)
+	}
+	r.im.mu.Unlock()
+}

@@ -10,7 +10,10 @@ import (
 // once (a retry of a batch the sender was not told is stored, a Collector
 // queue replaying after a restart), and to tell whether a span's parent
 // has been placed. Spans are remembered for DedupWindow after they were
-// placed; spans still waiting are remembered until they are placed.
+// placed. A span still waiting is known by its trace's waiting spans
+// (liveTrace), not here: the set is a map of every span of the window,
+// whose lookups miss the cache, and a span placed in the request that
+// brought it would otherwise be written to it twice.
 
 // maxSeen bounds the spans an Importer remembers over every session:
 // about 60 MiB of memory at most. Past it the window shrinks until they
@@ -31,11 +34,9 @@ type spanRef struct {
 type spanState uint8
 
 const (
-	stateNone          spanState = iota
-	statePending                 // taken, waiting to be placed
-	statePlaced                  // stamped: recorded, or let go by the marks policy
-	stateWanted                  // not arrived yet; a record was placed below it
-	stateWantedPending           // arrived after a record was placed below it; waiting
+	stateNone   spanState = iota
+	statePlaced           // stamped: recorded, or let go by the marks policy
+	stateWanted           // not placed yet; a record was placed below it
 )
 
 // seen is one remembered span: its state, and the second (from the
@@ -64,12 +65,13 @@ func (s *seenSet) set(k spanRef, st spanState, at uint32) bool {
 
 func (s *seenSet) len() int { return len(s.m) }
 
-// sweep forgets the placed and wanted spans remembered since before the
-// second from, and returns how many it forgot. Spans still waiting stay.
+// sweep forgets the spans remembered since before the second from, and
+// returns how many it forgot. (A waiting span that was wanted keeps that
+// in its pendingSpan.)
 func (s *seenSet) sweep(from uint32) int {
 	n := 0
 	for k, v := range s.m {
-		if v.at < from && v.state != statePending && v.state != stateWantedPending {
+		if v.at < from {
 			delete(s.m, k)
 			n++
 		}

@@ -39,8 +39,8 @@ type pendingSpan struct {
 	size    int
 	order   int64  // arrival order, for placing spans of equal starts as they came
 	entry   uint64 // its pending entry in the store (kept sessions); 0 without one
-	// wanted says a record was placed below it before it came: its state
-	// in the seen set is stateWantedPending, which only add gives.
+	// wanted says a record was placed below it before it came (its
+	// state in the seen set was stateWanted).
 	wanted bool
 }
 
@@ -115,6 +115,9 @@ func (s *ImportedSpan) likelyRemoteChild() bool {
 // before (or it came twice in the batch): then nothing changes. im.mu is
 // held.
 func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) bool {
+	if rs.waiting(s.TraceID, s.SpanID) {
+		return false
+	}
 	k := spanRef{s.TraceID, s.SpanID}
 	wanted := false
 	switch rs.seen.state(k) {
@@ -138,6 +141,15 @@ func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) bool 
 	return true
 }
 
+// waiting reports whether span id of trace tid waits in rs to be placed.
+func (rs *remoteSession) waiting(tid trace.TraceID, id trace.SpanID) bool {
+	if t := rs.traces[tid]; t != nil {
+		_, ok := t.pending[id]
+		return ok
+	}
+	return false
+}
+
 // arrivals numbers the spans the Importer takes, in order.
 func (im *Importer) arrivals() int64 {
 	im.counts.arrivals++
@@ -157,13 +169,6 @@ func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
 	}
 	rs.pendingSpans++
 	rs.pendingBytes += p.size
-	st := statePending
-	if p.wanted {
-		st = stateWantedPending
-	}
-	if rs.seen.set(spanRef{p.span.TraceID, p.span.SpanID}, st, im.second(p.arrived)) {
-		im.seen++
-	}
 }
 
 // settleAll places what can be placed in every trace of rs; settleDue
@@ -307,7 +312,9 @@ func (im *Importer) place(rs *remoteSession, id trace.TraceID, t *liveTrace, p *
 	rs.pendingSpans--
 	rs.pendingBytes -= p.size
 	k := spanRef{id, p.span.SpanID}
-	rs.seen.set(k, statePlaced, im.second(now))
+	if rs.seen.set(k, statePlaced, im.second(now)) {
+		im.seen++
+	}
 	if p.entry != 0 {
 		im.emptyEntry(rs, p.entry)
 	}
