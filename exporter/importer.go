@@ -546,7 +546,10 @@ type ImporterStats struct {
 	// Recovered is how many sessions a previous run of an Importer on the
 	// same store left in progress, read back at start.
 	Recovered int64
-	// SeenSpans is how many spans the Importer remembers to take once.
+	// SeenSpans is how many spans the Importer remembers to take each
+	// once: those placed within the dedup window, and those a record was
+	// placed below before they came. A span still waiting for its parent
+	// is counted in HeldSpans, and known by its trace.
 	SeenSpans int64
 }
 
