@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +23,7 @@ import (
 // saved as build.mjs beside the three packages it names (installed with
 // npm ci from collector/testdata/node's lock, into a directory of the
 // test's own), sending to an OTLP/HTTP endpoint, here the test's in place
-// of the Collector's 4318. It must run as it is (issue 33: it lacked an
+// of the Collector's OTLP/HTTP port. It must run as it is (issue 33: it lacked an
 // import and ran only as a module), and send the compile it records, with
 // the Resource it says.
 func TestREADMENode(t *testing.T) {
@@ -44,15 +45,17 @@ func TestREADMENode(t *testing.T) {
 	if !ok || !ok2 || !ok3 {
 		t.Fatal("no ```js block in the README's section on the Collector")
 	}
-	// The README's program sends to a local Collector's 4318; the test
-	// sends it to its own server instead, so nothing binds that port.
-	const url = "http://127.0.0.1:4318/v1/traces"
-	if !strings.Contains(program, url) {
-		t.Fatalf("the README's program does not send to %s", url)
+	// The README's program sends to a local Collector's OTLP/HTTP port;
+	// the test sends it to its own server on a free port instead, so
+	// nothing binds the Collector's.
+	m := localEndpoint.FindStringSubmatch(program)
+	if m == nil {
+		t.Fatal("the README's program sends to no local OTLP/HTTP endpoint")
 	}
+	url, port := m[0], m[1]
 	program = strings.ReplaceAll(program, url, "\x00endpoint\x00")
-	if strings.Contains(program, ":4318") {
-		t.Fatal("the README's program names port 4318 other than in its endpoint")
+	if strings.Contains(program, port) {
+		t.Fatalf("the README's program names %s other than in its endpoint %s", port, url)
 	}
 
 	// OTLP/HTTP, JSON as this exporter sends it (or protobuf).
@@ -147,3 +150,6 @@ func TestREADMENode(t *testing.T) {
 		t.Errorf("the README's program sent %d requests, none with its compile and its Resource:\n%v", len(reqs), reqs)
 	}
 }
+
+// localEndpoint matches a local Collector's OTLP/HTTP traces endpoint.
+var localEndpoint = regexp.MustCompile(`http://127\.0\.0\.1(:[0-9]+)/v1/traces`)
