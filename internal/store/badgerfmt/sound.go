@@ -92,7 +92,7 @@ func ForgetSound() {
 // checked (one copied from another machine) does.
 func ForgetSoundEverywhere(dir string) {
 	ForgetSound()
-	if path, ok := soundCachePath(dir); ok {
+	if path, _, ok := soundCacheFile(dir); ok {
 		os.Remove(path)
 	}
 }

@@ -44,24 +44,25 @@ func soundCacheDir() (string, bool) {
 	return filepath.Join(d, "otelrecords", "sound"), true
 }
 
-// soundCachePath returns the cache file of the store in dir.
-func soundCachePath(dir string) (string, bool) {
+// soundCacheFile returns the cache file of the store in dir, and the
+// store's absolute path, which names it and heads it.
+func soundCacheFile(dir string) (path, abs string, ok bool) {
 	cache, ok := soundCacheDir()
 	if !ok {
-		return "", false
+		return "", "", false
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(cache, hex.EncodeToString(sum[:16])), true
+	return filepath.Join(cache, hex.EncodeToString(sum[:16])), abs, true
 }
 
 // loadSound returns the tables the cache says were found sound in the
 // store in dir; nil when it says nothing that can be trusted.
 func loadSound(dir string) map[soundKey]bool {
-	path, ok := soundCachePath(dir)
+	path, abs, ok := soundCacheFile(dir)
 	if !ok {
 		return nil
 	}
@@ -69,7 +70,6 @@ func loadSound(dir string) map[soundKey]bool {
 	if err != nil {
 		return nil
 	}
-	abs, _ := filepath.Abs(dir)
 	head := soundHeader(abs)
 	rest, ok := bytes.CutPrefix(raw, head)
 	if !ok || len(rest)%soundEntry != 0 {
@@ -96,11 +96,10 @@ func loadSound(dir string) map[soundKey]bool {
 // cache within maxSoundFiles. Failures are ignored: the next process
 // reads the tables again.
 func saveSound(dir string, tables map[soundKey]bool) {
-	path, ok := soundCachePath(dir)
+	path, abs, ok := soundCacheFile(dir)
 	if !ok {
 		return
 	}
-	abs, _ := filepath.Abs(dir)
 	buf := soundHeader(abs)
 	keys := make([]soundKey, 0, len(tables))
 	for k := range tables {

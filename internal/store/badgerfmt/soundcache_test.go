@@ -52,7 +52,7 @@ func TestSoundOutlivesTheProcess(t *testing.T) {
 	if n := len(soundTables(dir)); n != 2 {
 		t.Fatalf("a new process knows %d tables sound, want the cache's 2", n)
 	}
-	path, ok := soundCachePath(dir)
+	path, _, ok := soundCacheFile(dir)
 	if !ok {
 		t.Fatal("no cache path")
 	}
@@ -61,7 +61,7 @@ func TestSoundOutlivesTheProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := twoTableStore(t)
-	otherPath, _ := soundCachePath(other)
+	otherPath, _, _ := soundCacheFile(other)
 	for name, bad := range map[string][]byte{
 		"torn":            good[:len(good)-3],
 		"another version": append([]byte("otelrecords sound tables v2\n"), good[len(soundMagic):]...),
