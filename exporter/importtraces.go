@@ -53,26 +53,22 @@ var pendingSpans = sync.Pool{New: func() any { return new(pendingSpan) }}
 
 // settleScratch is settle's working space, kept by the Importer between
 // settles (under its mu) so that settling a trace allocates nothing of its
-// own. What a huge trace grew is let go (maxSettleScratch).
+// own. What a huge trace grew is let go (maxSettleScratch). Settles never
+// nest: settle calls only into the session's Recorder, which never calls
+// back into the Importer.
 type settleScratch struct {
 	kids     map[trace.SpanID][]*pendingSpan
 	encloses map[trace.SpanID]bool
 	ready    readyHeap
 	placed   []*pendingSpan
-	busy     bool // a settle is using it
 }
 
 // maxSettleScratch is the most spans of a trace whose working space
 // settle keeps for the next.
 const maxSettleScratch = 256
 
-// take returns the scratch space, empty: a space of its own should a
-// settle ever begin inside another.
+// take returns the scratch space, empty.
 func (sc *settleScratch) take() *settleScratch {
-	if sc.busy {
-		sc = &settleScratch{}
-	}
-	sc.busy = true
 	if sc.kids == nil {
 		sc.kids = map[trace.SpanID][]*pendingSpan{}
 		sc.encloses = map[trace.SpanID]bool{}
@@ -87,7 +83,6 @@ func (sc *settleScratch) done() {
 		*p = pendingSpan{}
 		pendingSpans.Put(p)
 	}
-	sc.busy = false
 	if len(sc.kids) > maxSettleScratch || len(sc.encloses) > maxSettleScratch || cap(sc.placed) > maxSettleScratch {
 		*sc = settleScratch{}
 		return
