@@ -9,10 +9,20 @@
 // collector module's go.mod:
 //
 //	cd bench/peers && GOWORK=off go build -o otelcol-peers ./cmd/otelcol-peers
+//
+// With OTELCOL_CPUPROFILE set to a file name, it writes a CPU profile of
+// its whole run there, for a look at where a pipeline's CPU goes (the
+// benchmark's Collectors inherit the variable; the last one run leaves
+// its profile):
+//
+//	OTELCOL_CPUPROFILE=/tmp/col.prof ./peers.test -test.run '^$' \
+//	  -test.bench 'BenchmarkPeers/records-processor-kept$' -test.benchtime 200x -otelcol ./otelcol-peers
 package main
 
 import (
 	"log"
+	"os"
+	"runtime/pprof"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
@@ -22,6 +32,13 @@ import (
 )
 
 func main() {
+	if path := os.Getenv("OTELCOL_CPUPROFILE"); path != "" {
+		stop, err := profile(path)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer stop()
+	}
 	set := otelcol.CollectorSettings{
 		BuildInfo: component.BuildInfo{Command: "otelcol-peers", Description: "otelrecords beside its peers, for bench/peers", Version: "dev"},
 		Factories: components,
@@ -30,6 +47,20 @@ func main() {
 		}},
 	}
 	if err := otelcol.NewCommand(set).Execute(); err != nil {
-		log.Fatal(err)
+		log.Print(err)
+		defer os.Exit(1) // after the profile is written
 	}
+}
+
+// profile starts a CPU profile into path, and returns what stops it.
+func profile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
