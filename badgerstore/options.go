@@ -221,7 +221,7 @@ type logger struct {
 func (l logger) Errorf(format string, args ...any)   { l.forward("error", format, args) }
 func (l logger) Warningf(format string, args ...any) { l.forward("warning", format, args) }
 func (logger) Infof(string, ...any)                  {}
-func (l logger) Debugf(format string, _ ...any)      { l.guard.hook(format) }
+func (l logger) Debugf(format string, args ...any)   { l.guard.hook(format, args) }
 
 func (l logger) forward(level, format string, args []any) {
 	msg := strings.TrimSpace(fmt.Sprintf(format, args...))

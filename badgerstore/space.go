@@ -100,10 +100,13 @@ const (
 	// transaction), compressed, and the table's index.
 	flushTableMax = 2 * memTableSize
 
-	// compactTableMax bounds a table a compaction writes: Badger makes
-	// each about the target size of its level, baseTableSize at the base
-	// level and twice as large each level below; 8 MiB is the base level
-	// four levels up, a store of many gigabytes.
+	// compactTableMax bounds a table a compaction between levels writes:
+	// Badger makes each about the target size of its level,
+	// baseTableSize at the base level and twice as large each level
+	// below; 8 MiB is the base level four levels up, a store of many
+	// gigabytes. A compaction of level 0 into itself, which Badger runs
+	// while level 0 cannot go down, writes one table of all it merges,
+	// as large as level 0 (guard.tableNeed).
 	compactTableMax = 8 << 20
 
 	// lowWater is the free space below which the guard looks closer
@@ -168,8 +171,9 @@ const (
 )
 
 // hook runs the guard's check for the Badger log line format, if it is
-// one of the hooks. It is called on Badger's goroutines.
-func (g *guard) hook(format string) {
+// one of the hooks, with the line's arguments. It is called on Badger's
+// goroutines.
+func (g *guard) hook(format string, args []any) {
 	if g == nil {
 		return
 	}
@@ -185,7 +189,11 @@ func (g *guard) hook(format string) {
 		g.beforeFlush()
 	case hookCompact:
 		g.count(hookCompactAt)
-		g.beforeTable()
+		keys := uint64(0)
+		if len(args) > 1 {
+			keys, _ = args[1].(uint64) // "Added %d keys"
+		}
+		g.beforeTable(keys)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"golang.org/x/sys/unix"
 
 	"github.com/otelrecords/otelrecords/internal/store/badgerfmt"
@@ -63,6 +64,43 @@ type guard struct {
 	closing  atomic.Bool  // Close has begun: Badger flushes, then waits for compactions
 	releases atomic.Int64 // times the guard gave the reserve back (not the handler)
 	hooks    [numHooks]atomic.Int64
+	tables   atomic.Pointer[func() []badger.TableInfo] // Badger's tables, once open (watch)
+	// tableKeys is the keys of the last compaction table the guard sized,
+	// for the test that checks Badger still says them.
+	tableKeys atomic.Uint64
+}
+
+// watch gives the guard Badger's list of its tables, which sizes the
+// tables compactions write (tableNeed).
+func (g *guard) watch(tables func() []badger.TableInfo) {
+	if g != nil {
+		g.tables.Store(&tables)
+	}
+}
+
+// tableNeed bounds the table a compaction that added keys keys writes
+// next. Between levels a table is at most compactTableMax. A compaction
+// of level 0 into itself writes one table of every level-0 table it
+// merges (TestDiskFilledByAnotherProcess crashed in a 29 MB one): at most
+// level 0's bytes, and at most keys at the densest level-0 table's bytes
+// a key, which keeps a compaction between levels, whose keys are few,
+// at compactTableMax. Before Badger's tables are known (its Open), the
+// bound is compactTableMax.
+func (g *guard) tableNeed(keys uint64) int64 {
+	g.tableKeys.Store(keys)
+	tables := g.tables.Load()
+	if tables == nil || keys == 0 {
+		return compactTableMax
+	}
+	var level0, density int64
+	for _, t := range (*tables)() {
+		if t.Level != 0 || t.KeyCount == 0 {
+			continue
+		}
+		level0 += int64(t.OnDiskSize)
+		density = max(density, int64(t.OnDiskSize)/int64(t.KeyCount)+1)
+	}
+	return max(compactTableMax, min(level0, int64(min(keys, 1<<32))*density))
 }
 
 // newGuard returns the guard of the store in dir, holding no reserve yet.
@@ -358,10 +396,11 @@ func (g *guard) lookCloser(need int64) {
 // waits for the disk rather than take the reserve; but once Close has
 // flushed the memtables, the compaction it waits for may take what is
 // left of the reserve (at its faults), as far as that covers the table.
-func (g *guard) beforeTable() {
+func (g *guard) beforeTable(keys uint64) {
+	table := g.tableNeed(keys)
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
 		flushes := g.flushNeed()
-		need := uint64(compactTableMax + flushes)
+		need := uint64(table + flushes)
 		if free, _ := freeSpace(g.dir); free >= need+lowWater {
 			return
 		}

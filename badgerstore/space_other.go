@@ -5,6 +5,8 @@ package badgerstore
 import (
 	"sync/atomic"
 
+	"github.com/dgraph-io/badger/v4"
+
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -30,4 +32,5 @@ func (g *guard) refuse(n int) error                        { return nil }
 func (g *guard) beforeWrites()                             {}
 func (g *guard) beforeFlush()                              {}
 func (g *guard) beforeClose()                              {}
-func (g *guard) beforeTable()                              {}
+func (g *guard) beforeTable(keys uint64)                   {}
+func (g *guard) watch(tables func() []badger.TableInfo)    {}

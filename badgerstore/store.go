@@ -137,6 +137,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, openError(dir, err)
 	}
+	g.watch(db.Tables)
 	// The reserve (space.go), once Badger holds the directory, so unshared.
 	if err := g.take(); err != nil {
 		g.beforeClose()
