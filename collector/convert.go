@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"sync"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
@@ -19,32 +21,74 @@ const (
 	flagIsRemote    = 0x200
 )
 
+// importBatches recycles the span slices batches makes: Import copies
+// each span it keeps, so a request's slice is free once Import returns
+// (release), and the next request's conversion reuses it rather than
+// allocating a thousand spans' worth again.
+var importBatches = sync.Pool{New: func() any { return new(converted) }}
+
+// converted is one request's batches, and the span slices under them.
+type converted struct {
+	batches []exporter.ImportBatch
+	spans   []exporter.ImportedSpan
+}
+
+// maxPooledSpans is the most spans a recycled slice keeps room for: a
+// huge request's slice goes with it.
+const maxPooledSpans = 8192
+
 // batches converts pdata traces into the library's import batches: one per
 // ResourceSpans, its scopes flattened, every value copied out of pdata
-// (the Importer holds spans past the call).
-func batches(td ptrace.Traces) []exporter.ImportBatch {
+// (the Importer holds spans past the call). The slices are recycled: give
+// them back with release once Import has returned.
+func batches(td ptrace.Traces) *converted {
+	c := importBatches.Get().(*converted)
 	rss := td.ResourceSpans()
-	out := make([]exporter.ImportBatch, 0, rss.Len())
+	total := 0
+	for i := range rss.Len() {
+		sss := rss.At(i).ScopeSpans()
+		for j := range sss.Len() {
+			total += sss.At(j).Spans().Len()
+		}
+	}
+	if cap(c.spans) < total {
+		c.spans = make([]exporter.ImportedSpan, 0, total)
+	}
+	spans := c.spans[:0]
+	out := c.batches[:0]
 	for i := range rss.Len() {
 		rs := rss.At(i)
 		b := exporter.ImportBatch{Resource: attrs(rs.Resource().Attributes())}
 		sss := rs.ScopeSpans()
-		n := 0
-		for j := range sss.Len() {
-			n += sss.At(j).Spans().Len()
-		}
-		b.Spans = make([]exporter.ImportedSpan, 0, n)
+		from := len(spans)
 		for j := range sss.Len() {
 			ss := sss.At(j)
 			scope := instrumentation.Scope{Name: ss.Scope().Name(), Version: ss.Scope().Version(), SchemaURL: ss.SchemaUrl()}
-			spans := ss.Spans()
-			for k := range spans.Len() {
-				b.Spans = append(b.Spans, span(spans.At(k), scope))
+			ps := ss.Spans()
+			for k := range ps.Len() {
+				spans = append(spans, span(ps.At(k), scope))
 			}
 		}
+		b.Spans = spans[from:len(spans):len(spans)]
 		out = append(out, b)
 	}
-	return out
+	c.batches, c.spans = out, spans
+	return c
+}
+
+// release gives c's slices back for another request, emptied so that
+// they hold on to nothing of this one.
+func (c *converted) release() {
+	clear(c.spans[:cap(c.spans)])
+	clear(c.batches[:cap(c.batches)])
+	if cap(c.spans) > maxPooledSpans {
+		c.spans = nil
+	}
+	if cap(c.batches) > maxPooledSpans {
+		c.batches = nil
+	}
+	c.spans, c.batches = c.spans[:0], c.batches[:0]
+	importBatches.Put(c)
 }
 
 // span converts one pdata span.

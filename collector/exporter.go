@@ -67,7 +67,9 @@ func (r *recordsExporter) start(context.Context, component.Host) error {
 // of which can ever be recorded is a permanent error; anything else
 // (a full disk: the spans refused whole) is retryable.
 func (r *recordsExporter) consume(ctx context.Context, td ptrace.Traces) error {
-	res, err := r.im.Import(ctx, batches(td)...)
+	c := batches(td)
+	res, err := r.im.Import(ctx, c.batches...)
+	c.release()
 	if res.Rejected > 0 {
 		r.sayRejected(res)
 	}

@@ -107,7 +107,9 @@ func (p *recordsProcessor) start(context.Context, component.Host) error {
 // process records a batch; what is kept goes downstream from the store
 // (forwarder), not from here, so the batch itself is never passed on.
 func (p *recordsProcessor) process(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
-	res, err := p.im.Import(ctx, batches(td)...)
+	c := batches(td)
+	res, err := p.im.Import(ctx, c.batches...)
+	c.release()
 	switch {
 	case err != nil:
 		return td, err

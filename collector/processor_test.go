@@ -132,3 +132,67 @@ func TestProcessorRecordsLocallyToo(t *testing.T) {
 		t.Error("max_bytes without a directory validated")
 	}
 }
+
+// The span slices of one request are reused by the next (batches,
+// release): a span that waits for its parent across requests is the
+// Importer's copy, and comes out as it was sent, not as whatever a later
+// request put in the slot it came in.
+func TestProcessorHeldSpanOutlivesItsRequest(t *testing.T) {
+	cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
+	cfg.KeepBy = "trace"
+	tid := pcommon.TraceID{0xab, 15: 1}
+	now := pcommon.NewTimestampFromTime(time.Now())
+	one := func(name string, id, parent byte, changed bool) ptrace.Traces {
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "held")
+		s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		s.SetName(name)
+		s.SetTraceID(tid)
+		s.SetSpanID(pcommon.SpanID{7: id})
+		if parent != 0 {
+			s.SetParentSpanID(pcommon.SpanID{7: parent})
+		}
+		s.SetStartTimestamp(now)
+		s.SetEndTimestamp(now + 1e6)
+		s.Attributes().PutStr("records.kind", "step")
+		s.Attributes().PutStr("who", name)
+		if changed {
+			s.Attributes().PutStr("records.effect", "changed")
+		}
+		return td
+	}
+	// The child comes first and waits; a hundred requests of other
+	// senders go through the same slices; then its parent comes.
+	tds := []ptrace.Traces{one("child", 2, 1, true)}
+	for i := range 100 {
+		tds = append(tds, senderBatch("other", i*10, 10, func(int) bool { return false }))
+	}
+	tds = append(tds, one("parent", 1, 0, false))
+	sink := runProcessor(t, cfg, tds...)
+	got, seqs := map[string]string{}, map[string]int64{}
+	for _, td := range sink.AllTraces() {
+		for i := range td.ResourceSpans().Len() {
+			ss := td.ResourceSpans().At(i).ScopeSpans()
+			for j := range ss.Len() {
+				for k := range ss.At(j).Spans().Len() {
+					s := ss.At(j).Spans().At(k)
+					if s.TraceID() != tid {
+						t.Errorf("span %q of another trace passed on", s.Name())
+						continue
+					}
+					who, _ := s.Attributes().Get("who")
+					got[s.Name()] = who.Str()
+					seq, _ := s.Attributes().Get("records.seq")
+					seqs[s.Name()] = seq.Int()
+				}
+			}
+		}
+	}
+	if len(got) != 2 || got["child"] != "child" || got["parent"] != "parent" {
+		t.Errorf("passed on %v, want the child and its parent, each with its own attributes", got)
+	}
+	if seqs["parent"] >= seqs["child"] {
+		t.Errorf("seqs %v: the child did not wait for its parent", seqs)
+	}
+}
