@@ -159,10 +159,15 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 	spans := map[group]ptrace.SpanSlice{}
 	resources := map[sessions.SessionID]ptrace.ResourceSpans{}
 	var extra []attribute.KeyValue
+	// The entries are the Importer's own encoding of a moment ago: decoded
+	// in one pass, without the checks a value from disk needs
+	// (exporter.DecodeEntry).
+	var rec sessions.Stamped[sessions.Record]
+	var row sessions.Session
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, e := range es {
-		kind, rec, row, err := sessions.DecodeEntry(e)
+		kind, err := exporter.DecodeEntry(e, &rec, &row)
 		switch {
 		case errors.Is(err, sessions.ErrNotRecord):
 			continue

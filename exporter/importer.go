@@ -74,7 +74,7 @@ type ImporterConfig struct {
 	// the Collector's records processor hands what is kept on down its
 	// pipeline. An error is the write's: the batch stays queued, and is
 	// written (harmlessly, under the same keys) and handed on again.
-	// Entries are valid only during the call. See sessions.DecodeEntry.
+	// Entries are valid only during the call. See DecodeEntry.
 	Forward func([]sessions.Entry) error
 }
 

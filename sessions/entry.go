@@ -3,7 +3,9 @@ package sessions
 import (
 	"errors"
 
+	cw "github.com/otelrecords/otelrecords/internal/ground/cborwire"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/owned"
 )
 
 // ErrNotRecord is matched by the error DecodeEntry returns for a key that
@@ -29,4 +31,43 @@ func DecodeEntry(e Entry) (kind string, rec Stamped[Record], row Session, err er
 	}
 	rec, err = recordAt(session, seq, e.Value)
 	return kind, rec, row, err
+}
+
+func init() { owned.DecodeEntry = decodeOwnEntry }
+
+// decodeOwnEntry is owned.DecodeEntry: DecodeEntry, for an entry this
+// process's encoder made, into rec and row (see owned.DecodeEntry).
+func decodeOwnEntry(key, value []byte, rec, row any) (string, error) {
+	r, w := rec.(*Stamped[Record]), row.(*Session)
+	kind, session, seq, err := keys.Parse(key)
+	if err != nil {
+		return "", ErrNotRecord
+	}
+	if kind == keys.SessionsKind {
+		*w, err = sessionAt(session, 0, value)
+		return kind, err
+	}
+	if !decodeOwn(value, r) {
+		*r, err = decodeRecord(value)
+		if err != nil {
+			return kind, err
+		}
+	}
+	return kind, fromKeys(&r.Stamp, session, seq)
+}
+
+// decodeOwn is decodeByHand's second pass alone, for a value this
+// process's encoder made: the value the first pass would have proved
+// readable and within budget. It reports false for a value it does not
+// read whole, and then what it left in v is to be thrown away.
+func decodeOwn(b []byte, v *Stamped[Record]) bool {
+	if len(b) > maxValueSize {
+		return false
+	}
+	d := recordReader{Reader: cw.NewReader(b), fill: true}
+	if len(b) <= shareUpTo {
+		d.s = string(b)
+	}
+	*v = Stamped[Record]{}
+	return d.stamped(v) && d.Len() == 0
 }

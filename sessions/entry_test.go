@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/owned"
 )
 
 // DecodeEntry reads back what a writer writes, rows and records, and
@@ -37,5 +38,66 @@ func TestDecodeEntry(t *testing.T) {
 	}
 	if _, _, _, err := DecodeEntry(Entry{Key: keys.Record("artifact", 42, 7), Value: []byte{0xff, 0x00}}); err == nil || errors.Is(err, ErrNotRecord) {
 		t.Errorf("a damaged value: %v, want a decode error", err)
+	}
+}
+
+// The owned decoder (owned.DecodeEntry, the records processor's) answers
+// as DecodeEntry does for every entry, records of every shape, rows, other
+// keys and damaged values alike; only what it checks first differs.
+func TestDecodeOwnEntryIsDecodeEntry(t *testing.T) {
+	full := Stamped[Record]{Stamp: Stamp{Session: 42, Seq: 9, Offset: -time.Second}, Record: Record{
+		Name: "compile", Wall: time.Millisecond, Effect: Changed, Inputs: []string{"src"},
+		Attributes: Attrs{{"n", Int64Value(3)}, {"src", StringValue("a.c")}, {"xs", Float64SliceValue([]float64{0.5})}},
+		Events:     []Event{{Name: "retry", Offset: time.Microsecond, Attributes: Attrs{{"why", StringValue("busy")}}}},
+		Links:      []Link{{TraceID: TraceID{1}, SpanID: SpanID{2}, TraceState: "a=b"}},
+		Status:     Status{Code: "error", Description: "no"}, TraceID: TraceID{9, 15: 1}, SpanID: SpanID{7: 4},
+		ParentSpanID: SpanID{7: 3}, Scope: Scope{Name: "build", Version: "1"}, SpanKind: "client",
+		DroppedAttributes: 1, DroppedEvents: 2, DroppedLinks: 3,
+	}}
+	fv, err := full.MarshalCBOR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := (Session{ID: 42, Label: "build"}).MarshalCBOR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := Stamped[Record]{Stamp: Stamp{Session: 42, Seq: 10}, Record: Record{Name: "big", Attributes: Attrs{{"v", StringValue(string(make([]byte, shareUpTo)))}}}}
+	bv, err := big.MarshalCBOR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string]Entry{
+		"every field":           {Key: keys.Record("artifact", 42, 9), Value: fv},
+		"a shared-up value":     {Key: keys.Record("artifact", 42, 10), Value: bv},
+		"a row":                 {Key: keys.Session(42), Value: row},
+		"another key":           {Key: keys.ImportSender(42), Value: []byte{1}},
+		"a stamp not its key's": {Key: keys.Record("artifact", 42, 8), Value: fv},
+		"a damaged value":       {Key: keys.Record("artifact", 42, 9), Value: []byte{0xff, 0x00}},
+		"trailing bytes":        {Key: keys.Record("artifact", 42, 9), Value: append(append([]byte{}, fv...), 0)},
+	}
+	for name, e := range entries {
+		kind, rec, r, err := DecodeEntry(e)
+		var orec Stamped[Record]
+		var orow Session
+		okind, oerr := owned.DecodeEntry(e.Key, e.Value, &orec, &orow)
+		if kind != okind || (err == nil) != (oerr == nil) || errors.Is(err, ErrNotRecord) != errors.Is(oerr, ErrNotRecord) {
+			t.Errorf("%s: owned says %q %v, DecodeEntry %q %v", name, okind, oerr, kind, err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if r.ID != orow.ID || r.Label != orow.Label {
+			t.Errorf("%s: rows differ: %+v, %+v", name, orow, r)
+		}
+		want, _ := rec.MarshalCBOR()
+		got, _ := orec.MarshalCBOR()
+		if string(want) != string(got) {
+			t.Errorf("%s: records differ:\n%+v\n%+v", name, orec, rec)
+		}
+	}
+	if ok := decodeOwn(fv, new(Stamped[Record])); !ok {
+		t.Error("a value of our own encoder was not read in the one pass")
 	}
 }

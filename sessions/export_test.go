@@ -4,6 +4,7 @@ package sessions
 var (
 	DecodeRecord  = decodeRecord
 	DecodeSession = decodeSession
+	DecodeOwn     = decodeOwn
 )
 
 // DecodeRecordPlain decodes a record value with the library alone, through

@@ -102,6 +102,15 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a record's own encoding does not decode: %v\n%x", err, once)
 		}
+		// What our encoder made, the owned decoder (the records
+		// processor's) reads in its one pass, to the same record.
+		var own sessions.Stamped[sessions.Record]
+		if len(once) <= keys.MaxValueSize && !sessions.DecodeOwn(once, &own) {
+			t.Fatalf("the owned decoder does not read a value of our own encoder:\n%x", once)
+		}
+		if p, err := encodeRecord(own); len(once) <= keys.MaxValueSize && (err != nil || !bytes.Equal(p, once)) {
+			t.Fatalf("the owned decoder and the wire decoder differ:\n%#v\n%#v (%v)", own, v2, err)
+		}
 		twice, err := encodeRecord(v2)
 		if err != nil || !bytes.Equal(once, twice) {
 			t.Fatalf("decode and encode again changed the record:\n%x\n%x (%v)", once, twice, err)

@@ -1,0 +1,97 @@
+package exporter_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// capturing is a store that keeps a copy of every entry written to it:
+// what an Importer hands a store given with WithStore.
+type capturing struct {
+	sessions.Store
+	entries []sessions.Entry
+}
+
+func (c *capturing) Write(es []sessions.Entry) error {
+	for _, e := range es {
+		c.entries = append(c.entries, sessions.Entry{Key: bytes.Clone(e.Key), Value: bytes.Clone(e.Value)})
+	}
+	return c.Store.Write(es)
+}
+
+// exporter.DecodeEntry answers as sessions.DecodeEntry does for every
+// entry an Importer writes: rows, records plain and not, a record too
+// large to share its strings, and the Importer's own bookkeeping.
+func TestDecodeEntryIsSessionsDecodeEntry(t *testing.T) {
+	st := &capturing{Store: sessions.NewMemStore()}
+	im, err := exporter.NewImporter("", exporter.ImporterConfig{}, exporter.WithStore(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tid := trace.TraceID{1, 15: 1}
+	span := func(id byte, name string, attrs ...attribute.KeyValue) exporter.ImportedSpan {
+		s := exporter.ImportedSpan{TraceID: tid, SpanID: trace.SpanID{7: id}, Name: name,
+			Start: now.Add(-time.Second), End: now, Attributes: attrs}
+		if id > 1 {
+			s.ParentSpanID = trace.SpanID{7: 1}
+		}
+		return s
+	}
+	plain := span(2, "plain", attribute.String("records.kind", "artifact"), attribute.Int("n", 3))
+	events := span(3, "events", attribute.String("records.kind", "artifact"))
+	events.Events = []sdktrace.Event{{Name: "retry", Time: now, Attributes: []attribute.KeyValue{attribute.Bool("again", true)}}}
+	events.Status = sdktrace.Status{Code: codes.Error, Description: "no"}
+	big := span(4, "big", attribute.String("records.kind", "artifact"), attribute.String("log", strings.Repeat("x", 20<<10)))
+	root := span(1, "build", attribute.String("records.kind", "step"), attribute.String("records.effect", "changed"))
+	res := []attribute.KeyValue{attribute.String("service.name", "decode"), attribute.Int("process.pid", 7)}
+	if _, err := im.Import(context.Background(), exporter.ImportBatch{Resource: res, Spans: []exporter.ImportedSpan{plain, events, big, root}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := im.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var records, rows int
+	var rec sessions.Stamped[sessions.Record]
+	var row sessions.Session
+	for _, e := range st.entries {
+		kind, wantRec, wantRow, wantErr := sessions.DecodeEntry(e)
+		gotKind, gotErr := exporter.DecodeEntry(e, &rec, &row)
+		if kind != gotKind || (wantErr == nil) != (gotErr == nil) || errors.Is(wantErr, sessions.ErrNotRecord) != errors.Is(gotErr, sessions.ErrNotRecord) {
+			t.Errorf("%q: DecodeEntry says %q %v, sessions.DecodeEntry %q %v", e.Key, gotKind, gotErr, kind, wantErr)
+			continue
+		}
+		switch {
+		case wantErr != nil:
+		case kind == "sessions":
+			rows++
+			w, _ := wantRow.MarshalCBOR()
+			g, _ := row.MarshalCBOR()
+			if !bytes.Equal(w, g) {
+				t.Errorf("row %q: %+v, want %+v", e.Key, row, wantRow)
+			}
+		default:
+			records++
+			w, _ := wantRec.MarshalCBOR()
+			g, _ := rec.MarshalCBOR()
+			if !bytes.Equal(w, g) {
+				t.Errorf("record %q: %+v, want %+v", e.Key, rec, wantRec)
+			}
+		}
+	}
+	if records != 4 || rows == 0 {
+		t.Errorf("%d records and %d rows written, want 4 and a row", records, rows)
+	}
+}
