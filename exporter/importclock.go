@@ -81,25 +81,36 @@ func measureClock(spans []ImportedSpan, recv time.Time, replayed bool) senderClo
 // plausible time at all is placed at recv with no duration: no record
 // lasts 56 years or less than nothing.
 func (c senderClock) times(s *ImportedSpan, recv time.Time) (start, end time.Time, odd bool) {
+	// It runs for every span: the window is taken once, and a clock
+	// without skew (most senders) adds nothing.
+	latest, earliest := recv.Add(ClockAhead), recv.Add(-MaxSpanAge)
 	plausible := func(t time.Time) bool {
 		if !recorder.Sane(t) || t.Unix() <= 0 {
 			return false
 		}
-		g := t.Add(c.skew)
-		return !g.After(recv.Add(ClockAhead)) && !g.Before(recv.Add(-MaxSpanAge))
+		g := c.on(t)
+		return !g.After(latest) && !g.Before(earliest)
 	}
 	okStart, okEnd := plausible(s.Start), plausible(s.End)
 	switch {
 	case okStart && okEnd && !s.End.Before(s.Start):
-		return s.Start.Add(c.skew), s.End.Add(c.skew), false
+		return c.on(s.Start), c.on(s.End), false
 	case okStart:
-		t := s.Start.Add(c.skew)
+		t := c.on(s.Start)
 		return t, t, true
 	case okEnd:
-		t := s.End.Add(c.skew)
+		t := c.on(s.End)
 		return t, t, true
 	}
 	return recv, recv, true
+}
+
+// on returns t, a time on the sender's clock, on the gateway's.
+func (c senderClock) on(t time.Time) time.Time {
+	if c.skew == 0 {
+		return t
+	}
+	return t.Add(c.skew)
 }
 
 // keepSenderTimes adds SpanStartKey and SpanEndKey to the record of a
