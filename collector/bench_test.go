@@ -82,8 +82,13 @@ func BenchmarkCollector(b *testing.B) {
 
 const spansPerRequest = 1000
 
-// benchRequest is the OTLP/HTTP body of request i: its own traces.
-func benchRequest(i int) []byte {
+// benchRequest is the OTLP/HTTP body of request i: its own traces,
+// every span of which changed something.
+func benchRequest(i int) []byte { return benchRequestOf(i, "changed") }
+
+// benchRequestOf is benchRequest with every span's records.effect said
+// to be effect: "observed" is a warm sender's request.
+func benchRequestOf(i int, effect string) []byte {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", "bench")
@@ -103,7 +108,7 @@ func benchRequest(i int) []byte {
 			sp.SetStartTimestamp(t0 + pcommon.Timestamp(s))
 			sp.SetEndTimestamp(t0 + 1e6)
 			sp.Attributes().PutStr("records.kind", "artifact")
-			sp.Attributes().PutStr("records.effect", "changed")
+			sp.Attributes().PutStr("records.effect", effect)
 			sp.Attributes().PutStr("target", "lib/unit"+strconv.Itoa(s)+".o")
 			sp.Attributes().PutInt("bytes", int64(1000*s))
 		}
@@ -176,16 +181,30 @@ func processCPU(b *testing.B, pid int) int64 {
 //
 //	go test ./collector -run '^$' -bench InProcess -benchtime 400x -count 3
 func BenchmarkInProcess(b *testing.B) {
-	b.Run("processor-kept", func(b *testing.B) {
-		cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
-		cfg.Directory = filepath.Join(b.TempDir(), "store")
-		cfg.KeepBy = "trace"
-		p, err := NewProcessorFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, consumertest.NewNop())
-		if err != nil {
-			b.Fatal(err)
-		}
-		runInProcess(b, p)
-	})
+	// The processor as figure 12 runs it (keep_by: trace, no directory,
+	// the nop exporter after it), on kept and on warm spans, and with a
+	// store of its own.
+	for _, bc := range []struct {
+		name, effect string
+		dir          bool
+	}{
+		{"processor-kept", "changed", true},
+		{"processor-kept-nodir", "changed", false},
+		{"processor-warm-nodir", "observed", false},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
+			if bc.dir {
+				cfg.Directory = filepath.Join(b.TempDir(), "store")
+			}
+			cfg.KeepBy = "trace"
+			p, err := NewProcessorFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, consumertest.NewNop())
+			if err != nil {
+				b.Fatal(err)
+			}
+			runInProcess(b, p, bc.effect)
+		})
+	}
 	b.Run("exporter-kept", func(b *testing.B) {
 		cfg := NewFactory().CreateDefaultConfig().(*Config)
 		cfg.Directory = filepath.Join(b.TempDir(), "store")
@@ -193,23 +212,24 @@ func BenchmarkInProcess(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		runInProcess(b, exp)
+		runInProcess(b, exp, "changed")
 	})
 }
 
-// runInProcess starts c, gives it b.N requests of spansPerRequest kept
-// spans and shuts it down, reporting the process's CPU per span.
+// runInProcess starts c, gives it b.N requests of spansPerRequest spans
+// whose records.effect is effect, and shuts it down, reporting the
+// process's CPU per span.
 func runInProcess(b *testing.B, c interface {
 	component.Component
 	consumer.Traces
-}) {
+}, effect string) {
 	ctx := context.Background()
 	if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
 		b.Fatal(err)
 	}
 	tds := make([]ptrace.Traces, b.N)
 	for i := range tds {
-		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(benchRequest(i))
+		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(benchRequestOf(i, effect))
 		if err != nil {
 			b.Fatal(err)
 		}
