@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -118,6 +119,25 @@ func (s *ImportedSpan) size() int {
 		n += 64 + attrsSize(s.Links[i].Attributes)
 	}
 	return n
+}
+
+// detach gives s copies of the slices its fields refer to (attributes,
+// events, links and theirs), so that a span held past Import keeps
+// nothing of the batch it came in, whose memory the caller may reuse.
+func (s *ImportedSpan) detach() {
+	s.Attributes = slices.Clone(s.Attributes)
+	if s.Events != nil {
+		s.Events = slices.Clone(s.Events)
+		for i := range s.Events {
+			s.Events[i].Attributes = slices.Clone(s.Events[i].Attributes)
+		}
+	}
+	if s.Links != nil {
+		s.Links = slices.Clone(s.Links)
+		for i := range s.Links {
+			s.Links[i].Attributes = slices.Clone(s.Links[i].Attributes)
+		}
+	}
 }
 
 func attrsSize(kvs []attribute.KeyValue) int {

@@ -247,10 +247,11 @@ var ErrRefused = errors.New("otelrecords: importer: the store refuses writes; sp
 // one matching ErrRefused means nothing of them was kept. After Shutdown
 // it records nothing and returns sessions.ErrClosed.
 //
-// Import keeps no batch's Spans slice past its return (a span it holds is
-// a copy), so a caller may reuse those slices, as the Collector
-// components do from request to request; what a span's fields refer to
-// (its attributes, events and links) it may keep, and must not change.
+// Import keeps nothing of the batches past its return: a span it holds
+// is a copy, with copies of its attributes, events and links. So a caller
+// may reuse the batches' memory once it returns, as the Collector
+// components do from request to request; only strings and attribute
+// values, which do not change, are shared.
 func (im *Importer) Import(ctx context.Context, batches ...ImportBatch) (ImportResult, error) {
 	var res ImportResult
 	if im.level == sessions.LevelOff {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/sessions"
@@ -152,4 +153,47 @@ func TestImportWaitingSpanTakenOnce(t *testing.T) {
 		t.Errorf("the seen sets hold %d spans, the Importer counts %d", n, r.im.seen)
 	}
 	r.im.mu.Unlock()
+}
+
+// A span that waits past its Import keeps nothing of the batch it came
+// in: the caller may reuse the batch's memory (the Collector components
+// do), and the span is recorded as it was sent, attributes, events and
+// links included.
+func TestImportKeepsNothingOfTheBatch(t *testing.T) {
+	r := newImportRig(t, ImporterConfig{})
+	tid := trace.TraceID{7, 15: 7}
+	child := span("child", 2, 1, 1, append(changed("artifact"), attribute.String("who", "child"))...)
+	child.TraceID = tid
+	child.Events = []sdktrace.Event{{Name: "retry", Attributes: []attribute.KeyValue{attribute.String("why", "busy")}}}
+	child.Links = []sdktrace.Link{{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}}),
+		Attributes: []attribute.KeyValue{attribute.String("link", "dep")}}}
+	batch := []ImportedSpan{child}
+	r.send(node, batch...)
+	if st := r.im.Stats(); st.HeldSpans != 1 {
+		t.Fatalf("%d spans held, want the child waiting for its parent", st.HeldSpans)
+	}
+	// The caller reuses everything it gave.
+	garbage := attribute.String("garbage", "garbage")
+	for i := range batch[0].Attributes {
+		batch[0].Attributes[i] = garbage
+	}
+	batch[0].Events[0].Name, batch[0].Events[0].Attributes[0] = "garbage", garbage
+	batch[0].Links[0].Attributes[0] = garbage
+	root := span("root", 1, 0, 0, changed("step")...)
+	root.TraceID = tid
+	r.send(node, root)
+	for _, rec := range r.records() {
+		if rec.Record.Name != "child" {
+			continue
+		}
+		b, _ := rec.MarshalCBOR()
+		if strings.Contains(string(b), "garbage") {
+			t.Fatalf("the child was recorded with what the caller wrote after Import: %+v", rec.Record)
+		}
+		if v, _ := rec.Record.Attributes.Get("who"); v.AsString() != "child" || len(rec.Record.Events) != 1 || len(rec.Record.Links) != 1 {
+			t.Fatalf("the child was recorded as %+v", rec.Record)
+		}
+		return
+	}
+	t.Fatal("the child was not recorded")
 }

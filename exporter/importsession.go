@@ -134,7 +134,8 @@ func senderProcess(res []attribute.KeyValue) *recorder.Process {
 func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportResult) {
 	var res ImportResult
 	var rs *remoteSession
-	var touched []trace.TraceID // in the order they came: only these can have become placeable
+	var touched []trace.TraceID  // in the order they came: only these can have become placeable
+	before := im.counts.arrivals // the spans this batch adds are numbered after it
 	for j := range b.Spans {
 		s := &b.Spans[j]
 		if !s.TraceID.IsValid() || !s.SpanID.IsValid() {
@@ -167,6 +168,16 @@ func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportR
 		if t := rs.traces[id]; t != nil && !seen[id] {
 			seen[id] = true
 			im.settle(rs, id, t, now, false)
+		}
+	}
+	// What still waits keeps nothing of the caller's batch (Import).
+	for id := range seen {
+		if t := rs.traces[id]; t != nil {
+			for _, p := range t.pending {
+				if p.order > before {
+					p.span.detach()
+				}
+			}
 		}
 	}
 	im.writeAhead(rs, now)
