@@ -21,21 +21,24 @@ const (
 	flagIsRemote    = 0x200
 )
 
-// importBatches recycles the span slices batches makes: Import copies
-// each span it keeps, so a request's slice is free once Import returns
-// (release), and the next request's conversion reuses it rather than
-// allocating a thousand spans' worth again.
+// importBatches recycles the slices batches makes: Import keeps nothing
+// of what it is given (a span it holds is a copy), so a request's slices
+// are free once Import returns (release), and the next request's
+// conversion reuses them rather than allocating a thousand spans' worth,
+// and their attributes', again.
 var importBatches = sync.Pool{New: func() any { return new(converted) }}
 
-// converted is one request's batches, and the span slices under them.
+// converted is one request's batches, and the slices under them: its
+// spans, and their attributes, each span's a piece of one slice.
 type converted struct {
 	batches []exporter.ImportBatch
 	spans   []exporter.ImportedSpan
+	attrs   []attribute.KeyValue
 }
 
-// maxPooledSpans is the most spans a recycled slice keeps room for: a
-// huge request's slice goes with it.
-const maxPooledSpans = 8192
+// maxPooled is the most spans, or attributes, a recycled slice keeps room
+// for: a huge request's slices go with it.
+const maxPooled = 8192
 
 // batches converts pdata traces into the library's import batches: one per
 // ResourceSpans, its scopes flattened, every value copied out of pdata
@@ -44,17 +47,25 @@ const maxPooledSpans = 8192
 func batches(td ptrace.Traces) *converted {
 	c := importBatches.Get().(*converted)
 	rss := td.ResourceSpans()
-	total := 0
+	total, kvs := 0, 0
 	for i := range rss.Len() {
 		sss := rss.At(i).ScopeSpans()
 		for j := range sss.Len() {
-			total += sss.At(j).Spans().Len()
+			ps := sss.At(j).Spans()
+			total += ps.Len()
+			for k := range ps.Len() {
+				kvs += ps.At(k).Attributes().Len()
+			}
 		}
 	}
 	if cap(c.spans) < total {
 		c.spans = make([]exporter.ImportedSpan, 0, total)
 	}
+	if cap(c.attrs) < kvs {
+		c.attrs = make([]attribute.KeyValue, 0, kvs)
+	}
 	spans := c.spans[:0]
+	c.attrs = c.attrs[:0]
 	out := c.batches[:0]
 	for i := range rss.Len() {
 		rs := rss.At(i)
@@ -66,7 +77,7 @@ func batches(td ptrace.Traces) *converted {
 			scope := instrumentation.Scope{Name: ss.Scope().Name(), Version: ss.Scope().Version(), SchemaURL: ss.SchemaUrl()}
 			ps := ss.Spans()
 			for k := range ps.Len() {
-				spans = append(spans, span(ps.At(k), scope))
+				spans = append(spans, c.span(ps.At(k), scope))
 			}
 		}
 		b.Spans = spans[from:len(spans):len(spans)]
@@ -81,18 +92,22 @@ func batches(td ptrace.Traces) *converted {
 func (c *converted) release() {
 	clear(c.spans[:cap(c.spans)])
 	clear(c.batches[:cap(c.batches)])
-	if cap(c.spans) > maxPooledSpans {
+	clear(c.attrs[:cap(c.attrs)])
+	if cap(c.spans) > maxPooled {
 		c.spans = nil
 	}
-	if cap(c.batches) > maxPooledSpans {
+	if cap(c.batches) > maxPooled {
 		c.batches = nil
 	}
-	c.spans, c.batches = c.spans[:0], c.batches[:0]
+	if cap(c.attrs) > maxPooled {
+		c.attrs = nil
+	}
+	c.spans, c.batches, c.attrs = c.spans[:0], c.batches[:0], c.attrs[:0]
 	importBatches.Put(c)
 }
 
-// span converts one pdata span.
-func span(s ptrace.Span, scope instrumentation.Scope) exporter.ImportedSpan {
+// span converts one pdata span, its attributes a piece of c.attrs.
+func (c *converted) span(s ptrace.Span, scope instrumentation.Scope) exporter.ImportedSpan {
 	out := exporter.ImportedSpan{
 		TraceID:           trace.TraceID(s.TraceID()),
 		SpanID:            trace.SpanID(s.SpanID()),
@@ -103,7 +118,7 @@ func span(s ptrace.Span, scope instrumentation.Scope) exporter.ImportedSpan {
 		Kind:              trace.SpanKind(s.Kind()), // OTLP and the API number kinds alike
 		Start:             s.StartTimestamp().AsTime(),
 		End:               s.EndTimestamp().AsTime(),
-		Attributes:        attrs(s.Attributes()),
+		Attributes:        c.attrsOf(s.Attributes()),
 		Status:            status(s.Status()),
 		Scope:             scope,
 		DroppedAttributes: int(s.DroppedAttributesCount()),
@@ -141,6 +156,19 @@ func status(st ptrace.Status) sdktrace.Status {
 		return sdktrace.Status{Code: codes.Ok}
 	}
 	return sdktrace.Status{Code: codes.Unset}
+}
+
+// attrsOf is attrs into c.attrs: the span's piece of it, or nil when it
+// has none.
+func (c *converted) attrsOf(m pcommon.Map) []attribute.KeyValue {
+	if m.Len() == 0 {
+		return nil
+	}
+	from := len(c.attrs)
+	for k, v := range m.All() {
+		c.attrs = append(c.attrs, attribute.KeyValue{Key: attribute.Key(k), Value: value(v)})
+	}
+	return c.attrs[from:len(c.attrs):len(c.attrs)]
 }
 
 // attrs converts OTLP attributes. OTLP carries values the API does not
