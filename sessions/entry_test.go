@@ -67,7 +67,26 @@ func TestDecodeOwnEntryIsDecodeEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Events of many empty attributes: cheap to write, past what a
+	// reader's budget allows for their bytes (an Importer writes such a
+	// record from one span).
+	var empties Attrs
+	for c := byte('!'); c < 0x7f; c++ {
+		empties = append(empties, Attr{string([]byte{c}), StringSliceValue(nil)})
+	}
+	costly := Stamped[Record]{Stamp: Stamp{Session: 42, Seq: 11}, Record: Record{Name: "costly"}}
+	for range 40 {
+		costly.Record.Events = append(costly.Record.Events, Event{Attributes: empties})
+	}
+	cv, err := costly.MarshalCBOR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := DecodeEntry(Entry{Key: keys.Record("artifact", 42, 11), Value: cv}); !errors.Is(err, errOverBudget) {
+		t.Fatalf("the costly record: %v, want it past the budget", err)
+	}
 	entries := map[string]Entry{
+		"past the budget":       {Key: keys.Record("artifact", 42, 11), Value: cv},
 		"every field":           {Key: keys.Record("artifact", 42, 9), Value: fv},
 		"a shared-up value":     {Key: keys.Record("artifact", 42, 10), Value: bv},
 		"a row":                 {Key: keys.Session(42), Value: row},
