@@ -42,8 +42,9 @@ const maxPooled = 8192
 
 // batches converts pdata traces into the library's import batches: one per
 // ResourceSpans, its scopes flattened, every value copied out of pdata
-// (the Importer holds spans past the call). The slices are recycled: give
-// them back with release once Import has returned.
+// (the request's pdata is not ours past the call). The slices are
+// recycled, for Import keeps nothing of them: give them back with
+// release once Import has returned.
 func batches(td ptrace.Traces) *converted {
 	c := importBatches.Get().(*converted)
 	rss := td.ResourceSpans()

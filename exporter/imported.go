@@ -21,8 +21,9 @@ import (
 // given beside the spans (ImportBatch), the instrumentation scope with
 // each span.
 //
-// An Importer keeps the span's slices (Attributes, Events, Links) until
-// it records the span: do not change them after Import.
+// An Importer keeps nothing of a span past Import (one it holds is a
+// copy), so the caller may reuse its slices (Attributes, Events, Links)
+// once Import has returned; not while it runs.
 type ImportedSpan struct {
 	// TraceID and SpanID identify the span; a span without a valid pair
 	// is refused.

@@ -197,3 +197,16 @@ func TestImportKeepsNothingOfTheBatch(t *testing.T) {
 	}
 	t.Fatal("the child was not recorded")
 }
+
+// Import changes nothing it is given: a Resource without an instance id,
+// whose attributes name the session, is read, not sorted in place (a
+// caller may share it with another goroutine).
+func TestImportLeavesTheResourceAsItWas(t *testing.T) {
+	r := newImportRig(t, ImporterConfig{})
+	res := []attribute.KeyValue{attribute.String("z", "1"), attribute.String("a", "2"), attribute.Int("process.pid", 9)}
+	want := slices.Clone(res)
+	r.send(res, span("root", 1, 0, 0, changed("step")...))
+	if !slices.Equal(res, want) {
+		t.Fatalf("Import changed the caller's Resource: %v, was %v", res, want)
+	}
+}

@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -93,7 +94,9 @@ func sessionKey(res []attribute.KeyValue) string {
 			}
 		}
 	}
-	set := attribute.NewSet(res...)
+	// NewSet sorts the slice it is given: a copy, so that Import leaves
+	// the caller's Resource as it was (and races with no other reader).
+	set := attribute.NewSet(slices.Clone(res)...)
 	return "resource:" + set.Encoded(attribute.DefaultEncoder())
 }
 
