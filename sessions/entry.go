@@ -33,7 +33,10 @@ func DecodeEntry(e Entry) (kind string, rec Stamped[Record], row Session, err er
 	return kind, rec, row, err
 }
 
-func init() { owned.DecodeEntry = decodeOwnEntry }
+func init() {
+	owned.DecodeEntry = decodeOwnEntry
+	owned.CheckBudget = checkBudget
+}
 
 // decodeOwnEntry is owned.DecodeEntry: DecodeEntry, for an entry this
 // process's encoder made, into rec and row (see owned.DecodeEntry).

@@ -7,14 +7,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/ground/owned"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // ErrTooLarge is wrapped by the error Recorder.Record returns for a record
 // no store can hold, which it drops and counts in Stats.TooLarge: larger
-// than MaxRecordSize encoded, or with more attributes, events or array
-// elements than a reader decodes (docs/FORMAT.md, "Decode limits"), which
-// would make it unreadable once written.
+// than MaxRecordSize encoded, with more attributes, events or array
+// elements than a reader decodes (docs/FORMAT.md, "Decode limits"), or
+// past a reader's decoding budget, any of which would make it unreadable
+// once written.
 var ErrTooLarge = errors.New("record too large")
 
 // AppendEncoded appends the value of a record of kind k stamped st (its
@@ -22,8 +24,11 @@ var ErrTooLarge = errors.New("record too large")
 // ErrTooLarge when the record is beyond what a store holds or a reader
 // decodes. The counts, and the bytes of its strings, are checked before
 // encoding, so a record with a million attributes or a 100 MB value is
-// not encoded to be thrown away. It is the one
-// encoding of a record the Recorder and the exporter share.
+// not encoded to be thrown away; the decoding budget after, on the bytes
+// (one pass that allocates nothing, for values past the size no record
+// can pass it at). It is the one encoding of a record the Recorder and
+// the exporter share, but for the plain records the exporter encodes
+// itself, which are within every limit by their shape.
 func AppendEncoded(dst []byte, k string, st sessions.Stamp, body *sessions.Record) ([]byte, error) {
 	if err := checkLimits(body); err != nil {
 		return dst, err
@@ -42,6 +47,9 @@ func AppendEncoded(dst []byte, k string, st sessions.Stamp, body *sessions.Recor
 		if err := checkSize(k, len(value)); err != nil {
 			return nil, err
 		}
+		if err := checkBudget(value); err != nil {
+			return nil, err
+		}
 		return value, nil
 	}
 	n := len(dst)
@@ -52,7 +60,20 @@ func AppendEncoded(dst []byte, k string, st sessions.Stamp, body *sessions.Recor
 	if err := checkSize(k, len(dst)-n); err != nil {
 		return dst[:n], err
 	}
+	if err := checkBudget(dst[n:]); err != nil {
+		return dst[:n], err
+	}
 	return dst, nil
+}
+
+// checkBudget returns an error wrapping ErrTooLarge when a reader would
+// refuse value for what decoding it may allocate: many small items in
+// few bytes (sessions' decoding budget).
+func checkBudget(value []byte) error {
+	if err := owned.CheckBudget(value); err != nil {
+		return fmt.Errorf("%w: %v", ErrTooLarge, err)
+	}
+	return nil
 }
 
 // checkSize returns an error wrapping ErrTooLarge when a record of kind k

@@ -15,7 +15,8 @@ import (
 // TestTooLargeRecordsAreDropped records, between ordinary records, one
 // record beyond each limit a store or a reader has: larger than
 // MaxRecordSize encoded, more attributes than a reader decodes, an array
-// attribute longer than a reader decodes, more events. Each is refused
+// attribute longer than a reader decodes, more events, more than a
+// reader's decoding budget allows for its bytes. Each is refused
 // with ErrTooLarge and counted; the first, a change, still keeps the
 // session; and every other record is written at the next flush — none of
 // them waits behind a record no store takes.
@@ -24,6 +25,16 @@ func TestTooLargeRecordsAreDropped(t *testing.T) {
 	many := make(sessions.Attrs, 1<<17+1)
 	for i := range many {
 		many[i] = sessions.Attr{Key: fmt.Sprint(i), Value: sessions.BoolValue(true)}
+	}
+	// Within every count, but past what a reader may allocate for so few
+	// bytes: events of many empty arrays.
+	var empties sessions.Attrs
+	for c := byte('!'); c < 0x7f; c++ {
+		empties = append(empties, sessions.Attr{Key: string([]byte{c}), Value: sessions.StringSliceValue(nil)})
+	}
+	costly := make([]sessions.Event, 40)
+	for i := range costly {
+		costly[i].Attributes = empties
 	}
 	tooLarge := []struct {
 		name   string
@@ -35,6 +46,7 @@ func TestTooLargeRecordsAreDropped(t *testing.T) {
 		{"array", sessions.Observed, sessions.Record{Attributes: sessions.Attrs{{Key: "a", Value: sessions.BoolSliceValue(make([]bool, 1<<20+1))}}}},
 		{"events", sessions.Observed, sessions.Record{Events: make([]sessions.Event, 1<<20+1)}},
 		{"event attributes", sessions.Observed, sessions.Record{Events: []sessions.Event{{Attributes: many}}}},
+		{"budget", sessions.Observed, sessions.Record{Events: costly}},
 	}
 	f.record("compile", "held", sessions.Observed, 0)
 	for i, tc := range tooLarge {
@@ -55,7 +67,7 @@ func TestTooLargeRecordsAreDropped(t *testing.T) {
 	if err := f.rec.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	want := "[held after bytes after attributes after array after events after event attributes]"
+	want := "[held after bytes after attributes after array after events after event attributes after budget]"
 	if got := fmt.Sprint(names(t, f.store, "compile")); got != want {
 		t.Errorf("written %s, want %s", got, want)
 	}
