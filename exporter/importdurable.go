@@ -162,6 +162,9 @@ func (im *Importer) recover(ctx context.Context) error {
 			if !active {
 				p.last = now // long quiet, but it left spans to record: record them, then end
 			}
+			if old, ok := im.parked[f.entry.Key]; ok {
+				im.seen -= old.seen.len() // read again: a recovery cut short before
+			}
 			im.parked[f.entry.Key] = p
 			if len(p.pending) > 0 {
 				// Spans a sender was told are stored: record them even if
@@ -260,9 +263,8 @@ func (im *Importer) resumed(rd *sessions.Records, kinds []string, id uint64, f *
 				return nil, err
 			}
 			p.next = max(p.next, r.Stamp.Seq+1)
-			k := spanRef{trace.TraceID(r.Record.TraceID), trace.SpanID(r.Record.SpanID)}
-			if k.span.IsValid() && p.seen.set(k, statePlaced, at) {
-				im.seen++
+			if k := (spanRef{trace.TraceID(r.Record.TraceID), trace.SpanID(r.Record.SpanID)}); k.span.IsValid() {
+				p.seen.set(k, statePlaced, at)
 			}
 		}
 	}
@@ -270,6 +272,9 @@ func (im *Importer) resumed(rd *sessions.Records, kinds []string, id uint64, f *
 		ps.arrived = now
 		ps.order = im.arrivals()
 	}
+	// Counted once read whole: a session whose records fail to read is
+	// thrown away, and the recovery tried again.
+	im.seen += p.seen.len()
 	return p, nil
 }
 

@@ -1,11 +1,21 @@
 package exporter
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"iter"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelrecords/otelrecords/internal/ground/clock"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // refSeen is the seen set as a map of every span: what seenSet must
@@ -169,5 +179,58 @@ func TestImportLargeTraceTakenOnce(t *testing.T) {
 	}
 	if st := r.im.Stats(); st.SeenSpans != n {
 		t.Fatalf("%d spans remembered, want %d", st.SeenSpans, n)
+	}
+}
+
+// scanFailingStore fails the n-th Scan of one session's records of a
+// kind (a range under the kind's prefix that names a session), once: a
+// recovery cut short halfway through the sessions it reads back.
+type scanFailingStore struct {
+	*sessions.MemStore
+	prefix []byte
+	n      int
+}
+
+func (s *scanFailingStore) Scan(start, end []byte) iter.Seq2[sessions.Entry, error] {
+	if bytes.HasPrefix(start, s.prefix) && len(start) >= len(s.prefix)+8 {
+		if s.n--; s.n == 0 {
+			return func(yield func(sessions.Entry, error) bool) {
+				yield(sessions.Entry{}, errors.New("a test's read error"))
+			}
+		}
+	}
+	return s.MemStore.Scan(start, end)
+}
+
+// A recovery that fails after reading back one session, and is tried
+// again at the next Import, counts each session's remembered spans once:
+// the count the Importer keeps is the sum of its sets.
+func TestImportRecoveryTriedAgainCountsOnce(t *testing.T) {
+	mem := sessions.NewMemStore()
+	fake := clock.NewFake(rigNow)
+	r1 := newImportRigOn(t, mem, fake, ImporterConfig{})
+	other := []attribute.KeyValue{attribute.String("service.name", "tester"), attribute.String("service.instance.id", "t-1")}
+	r1.send(node, spansOf(7, 20)...)
+	r1.send(other, spansOf(8, 30)...)
+	fake.Advance(3 * time.Second) // the crash: r1 is left as it is
+	store := &scanFailingStore{MemStore: mem, prefix: []byte(keys.Namespace("artifact")), n: 2}
+	r2 := newImportRigOn(t, store, fake, ImporterConfig{})
+	if _, err := r2.im.Import(context.Background(), ImportBatch{Resource: node, Spans: spansOf(7, 1)}); err == nil {
+		t.Fatal("the first Import recovered through a failing read")
+	}
+	if res := r2.send(node, spansOf(7, 20)...); res.Duplicates != 20 {
+		t.Fatalf("the batch sent again after the recovery: %+v, want all 20 recognised", res)
+	}
+	r2.im.mu.Lock()
+	defer r2.im.mu.Unlock()
+	n := 0
+	for _, rs := range r2.im.sessions {
+		n += rs.seen.len()
+	}
+	for _, p := range r2.im.parked {
+		n += p.seen.len()
+	}
+	if n != 50 || r2.im.seen != n {
+		t.Fatalf("the seen sets hold %d spans (want 50), the Importer counts %d", n, r2.im.seen)
 	}
 }
