@@ -18,16 +18,16 @@ import (
 // of every span of the window (a million of them for a gateway at 10,000
 // spans a second) missed the cache at every lookup, three a span; by
 // trace, the spans of one trace share the lines they are looked up in,
-// and for traces of ten spans the map is a tenth the size. Nothing in it is a pointer, so the
-// garbage collector never scans it. A trace past maxTraceSpans keeps its
-// later spans in a map by span, so that a trace of a hundred thousand
-// spans is not searched span by span.
+// and for traces of ten spans the map is a tenth the size. Nothing in it
+// is a pointer, so the garbage collector never scans it. A trace past
+// maxTraceSpans keeps its later spans in a map by span, so that a trace
+// of a hundred thousand spans is not searched span by span.
 
 // maxSeen bounds the spans an Importer remembers over every session.
 // Their memory depends on the traces' shape (measured at 2^20 spans): 20
 // bytes a span in traces of ten spans, 32 in traces of a hundred, 110 in
-// traces of one span, where a map by span cost 80 whatever the shape;
-// so 20 to 110 MiB at most. Past it the window shrinks until they fit,
+// traces of one span, where a map by span cost 80 whatever the shape
+// (BenchmarkSeenSetMemory); so 20 to 110 MiB at most. Past it the window shrinks until they fit,
 // oldest first: a gateway taking 10,000 spans a second remembers the
 // last 100 seconds of them.
 const maxSeen = 1 << 20
@@ -148,21 +148,21 @@ func (s *seenSet) set(k spanRef, st spanState, at uint32) bool {
 		}
 		return false
 	}
-	known := false
 	if t.big {
-		_, known = s.big[k]
+		if _, ok := s.big[k]; ok {
+			s.big[k] = seen{st, at}
+			return false
+		}
 	}
-	if !known {
-		s.n++
-	}
+	s.n++
 	switch {
-	case known || t.n >= maxTraceSpans:
+	case t.n >= maxTraceSpans:
 		if s.big == nil {
 			s.big = make(map[spanRef]seen)
 		}
 		s.big[k] = seen{st, at}
 		if t.big {
-			return !known // t is as it was
+			return true // t is as it was
 		}
 		t.big = true
 	case t.n < inlineSpans:
@@ -173,7 +173,7 @@ func (s *seenSet) set(k spanRef, st spanState, at uint32) bool {
 		t.n++
 	}
 	s.traces[k.trace] = t
-	return !known
+	return true
 }
 
 // appendChunked puts a span in t's last chunk, or in a new one after it.

@@ -62,9 +62,9 @@ func decodeOwnEntry(key, value []byte, rec, row any) (string, error) {
 // decodeOwn is decodeByHand's second pass alone, for a value this
 // process's encoder made: the value the first pass would have proved
 // readable and within budget. It reports false for a value it does not
-// read whole, or whose charges pass the budget (the encoder writes some
-// a reader refuses, and the answer must be DecodeEntry's), and then what
-// it left in v is to be thrown away.
+// read whole, or whose charges pass the budget (a value no encoder
+// checked, Records.Put's say, may: the answer must be DecodeEntry's),
+// and then what it left in v is to be thrown away.
 func decodeOwn(b []byte, v *Stamped[Record]) bool {
 	if len(b) > maxValueSize {
 		return false
