@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -232,5 +234,50 @@ func TestImportRecoveryTriedAgainCountsOnce(t *testing.T) {
 	}
 	if n != 50 || r2.im.seen != n {
 		t.Fatalf("the seen sets hold %d spans (want 50), the Importer counts %d", n, r2.im.seen)
+	}
+}
+
+// BenchmarkSeenSetMemory is the heap a remembered span costs, by the shape
+// of its traces: 2^20 spans set in traces of 1, 10 and 100 spans, in the
+// set by trace and in a map by span (what the set replaced), the heap
+// measured after a collection. The figures in maxSeen's comment and
+// docs/COLLECTOR.md are its output:
+//
+//	go test ./exporter -run '^$' -bench SeenSetMemory -benchtime 1x
+func BenchmarkSeenSetMemory(b *testing.B) {
+	const n = 1 << 20
+	ref := func(i, per int) spanRef {
+		tr := i / per
+		return spanRef{trace.TraceID{1, byte(tr), byte(tr >> 8), byte(tr >> 16)}, trace.SpanID{2, byte(i), byte(i >> 8), byte(i >> 16)}}
+	}
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	for _, per := range []int{1, 10, 100} {
+		b.Run(fmt.Sprintf("by-trace-%d", per), func(b *testing.B) {
+			for b.Loop() {
+				h0 := heap()
+				var s seenSet
+				for i := range n {
+					s.set(ref(i, per), statePlaced, 1)
+				}
+				b.ReportMetric(float64(heap()-h0)/n, "B/span")
+				runtime.KeepAlive(&s)
+			}
+		})
+		b.Run(fmt.Sprintf("by-span-%d", per), func(b *testing.B) {
+			for b.Loop() {
+				h0 := heap()
+				m := refSeen{}
+				for i := range n {
+					m.set(ref(i, per), statePlaced, 1)
+				}
+				b.ReportMetric(float64(heap()-h0)/n, "B/span")
+				runtime.KeepAlive(m)
+			}
+		})
 	}
 }
