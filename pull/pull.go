@@ -65,6 +65,10 @@ type Progress struct {
 	// that the store held already (pulled before, or read twice: a
 	// backend holds a session replayed twice twice), and did not write.
 	Records, Present int
+	// TooLarge is how many records it read that no store takes (larger
+	// than a writer writes, or than a reader decodes: sessions.ErrTooLarge),
+	// which it stepped over rather than write for every reader to skip.
+	TooLarge int
 }
 
 // Pull reads, from the Jaeger query service j, the records the options
@@ -348,12 +352,41 @@ func (p *puller) flush() error {
 	if len(p.rows) == 0 && len(p.records) == 0 {
 		return nil
 	}
-	if err := p.r.Put(p.rows, p.records); err != nil {
+	err := p.r.Put(p.rows, p.records)
+	if errors.Is(err, sessions.ErrTooLarge) {
+		err = p.putEach()
+	} else if err == nil {
+		p.progress.Records += len(p.records)
+	}
+	if err != nil {
 		return err
 	}
-	p.progress.Records += len(p.records)
 	clear(p.records) // let the records go
 	p.rows, p.records = p.rows[:0], p.records[:0]
+	return nil
+}
+
+// putEach writes the queued rows, then the queued records one at a time,
+// stepping over (and counting) those no store takes: a span in the
+// backend that maps to a record larger than a writer writes, or than a
+// reader decodes, which a reader would skip. It is the slow way, taken
+// only when a batch was refused for one. A row no store takes still
+// fails the pull: every record of its session would be without it.
+func (p *puller) putEach() error {
+	if err := p.r.Put(p.rows, nil); err != nil {
+		return err
+	}
+	for i := range p.records {
+		err := p.r.Put(nil, p.records[i:i+1])
+		switch {
+		case errors.Is(err, sessions.ErrTooLarge):
+			p.progress.TooLarge++
+		case err != nil:
+			return err
+		default:
+			p.progress.Records++
+		}
+	}
 	return nil
 }
 

@@ -307,3 +307,54 @@ func TestPullErrors(t *testing.T) {
 }
 
 var _ sdktrace.SpanExporter = (*fakeJaeger)(nil)
+
+// A span in the backend whose record no store takes (here past a
+// reader's decoding budget: events of empty arrays) is stepped over and
+// counted; the rest of its batch, its session included, is written, and
+// every entry written reads back.
+func TestPullStepsOverARecordNoStoreTakes(t *testing.T) {
+	orig := buildStore(t, []string{"build-a"}, false)
+	sent := newFake()
+	replayTo(t, sent, orig)
+	var empties []attribute.KeyValue
+	for c := byte('!'); c < 0x7f; c++ {
+		empties = append(empties, attribute.StringSlice(string([]byte{c}), nil))
+	}
+	fake, srv := newFakeJaeger(t)
+	costly := 0
+	for _, id := range sent.traces {
+		for _, s := range sent.spans[id] {
+			if s.Name() == "compile build-a-k1" {
+				stub := tracetest.SpanStubFromReadOnlySpan(s)
+				for range 60 {
+					stub.Events = append(stub.Events, sdktrace.Event{Name: "e", Time: stub.StartTime, Attributes: empties})
+				}
+				s = stub.Snapshot()
+				costly++
+			}
+			fake.add([]sdktrace.ReadOnlySpan{s})
+		}
+	}
+	if costly != 1 {
+		t.Fatalf("found %d spans of compile build-a-k1 among those replayed, want 1", costly)
+	}
+
+	pulled := sessions.NewMemStore()
+	p, err := pull.Pull(context.Background(), newJaeger(t, srv.URL), sessions.NewRecords(pulled), pull.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := len(testsupport.AllRecords(t, orig))
+	if p.TooLarge != 1 || p.Records != want-1 || p.Sessions != 1 {
+		t.Errorf("progress %+v; want 1 too large, %d records of 1 session", p, want-1)
+	}
+	got := testsupport.AllRecords(t, pulled)
+	if len(got) != want-1 || len(testsupport.Entries(t, pulled)) != want {
+		t.Errorf("read back %d records in %d entries; want %d records and their row", len(got), len(testsupport.Entries(t, pulled)), want-1)
+	}
+	for _, r := range got {
+		if r.Record.Name == "compile build-a-k1" {
+			t.Errorf("the record past the budget was written")
+		}
+	}
+}

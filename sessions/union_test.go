@@ -229,19 +229,58 @@ func TestPutRebuildsAStore(t *testing.T) {
 	}
 }
 
-// Put writes nothing of a batch holding a record no store holds.
+// Put writes nothing of a batch holding a record no store holds, nor one
+// a reader would skip: past a reader's limits or its decoding budget.
 func TestPutRefusesWhatNoStoreHolds(t *testing.T) {
 	ok := sessions.KindRecord{Kind: "compile", Stamped: sessions.Stamped[sessions.Record]{Stamp: sessions.Stamp{Session: 1}}}
-	for name, bad := range map[string]sessions.KindRecord{
-		"kind sessions":      {Kind: "sessions"},
-		"kind not canonical": {Kind: "/compile/"},
-		"empty kind":         {Kind: ""},
-		"over 15 MiB":        {Kind: "compile", Stamped: sessions.Stamped[sessions.Record]{Record: sessions.Record{Name: strings.Repeat("x", 15<<20)}}},
+	record := func(r sessions.Record) sessions.KindRecord {
+		return sessions.KindRecord{Kind: "compile", Stamped: sessions.Stamped[sessions.Record]{Stamp: sessions.Stamp{Session: 1, Seq: 1}, Record: r}}
+	}
+	// One past a reader's attributes, under keys of three characters: a
+	// row of them is within the 1 MiB a writer writes.
+	many := make(sessions.Attrs, 1<<17+1)
+	for i := range many {
+		k := []byte{'!' + byte(i%94), '!' + byte(i/94%94), '!' + byte(i/94/94)}
+		many[i] = sessions.Attr{Key: string(k), Value: sessions.BoolValue(true)}
+	}
+	// Few bytes, many small items: events of empty arrays under one-byte
+	// keys are past what a reader lets decoding allocate.
+	var empties sessions.Attrs
+	for c := byte('!'); c < 0x7f; c++ {
+		empties = append(empties, sessions.Attr{Key: string([]byte{c}), Value: sessions.StringSliceValue(nil)})
+	}
+	costly := sessions.Record{Name: "costly"}
+	for range 60 {
+		costly.Events = append(costly.Events, sessions.Event{Name: "e", Attributes: empties})
+	}
+	for _, c := range []struct {
+		name    string
+		row     sessions.Session
+		bad     sessions.KindRecord
+		wantErr error
+	}{
+		{"kind sessions", sessions.Session{ID: 1}, sessions.KindRecord{Kind: "sessions"}, sessions.ErrInvalidKind},
+		{"kind not canonical", sessions.Session{ID: 1}, sessions.KindRecord{Kind: "/compile/"}, sessions.ErrInvalidKind},
+		{"empty kind", sessions.Session{ID: 1}, sessions.KindRecord{Kind: ""}, sessions.ErrInvalidKind},
+		{"over 15 MiB", sessions.Session{ID: 1}, record(sessions.Record{Name: strings.Repeat("x", 15<<20)}), sessions.ErrTooLarge},
+		{"past the attributes", sessions.Session{ID: 1}, record(sessions.Record{Name: "many", Attributes: many}), sessions.ErrTooLarge},
+		{"past the budget", sessions.Session{ID: 1}, record(costly), sessions.ErrTooLarge},
+		{"a row past the attributes", sessions.Session{ID: 1, Resource: many}, ok, sessions.ErrTooLarge},
 	} {
 		mem := sessions.NewMemStore()
-		err := sessions.NewRecords(mem).Put([]sessions.Session{{ID: 1}}, []sessions.KindRecord{ok, bad})
-		if err == nil || mem.Len() != 0 {
-			t.Errorf("%s: Put gave %v and wrote %d entries; want an error and nothing written", name, err, mem.Len())
+		err := sessions.NewRecords(mem).Put([]sessions.Session{c.row}, []sessions.KindRecord{ok, c.bad})
+		if !errors.Is(err, c.wantErr) || mem.Len() != 0 {
+			t.Errorf("%s: Put gave %v and wrote %d entries; want %v and nothing written", c.name, err, mem.Len(), c.wantErr)
 		}
+	}
+	// The budget's record is the only thing wrong: a little less of it
+	// goes in, and reads back.
+	costly.Events = costly.Events[:5]
+	mem := sessions.NewMemStore()
+	if err := sessions.NewRecords(mem).Put([]sessions.Session{{ID: 1}}, []sessions.KindRecord{ok, record(costly)}); err != nil {
+		t.Fatalf("Put of 5 events of empty arrays: %v", err)
+	}
+	if got := testsupport.AllRecords(t, mem); len(got) != 2 || len(got[1].Record.Events) != 5 {
+		t.Errorf("read back %d records, want 2, the second with 5 events", len(got))
 	}
 }
