@@ -3,7 +3,6 @@ package badgerstore
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,20 +13,6 @@ import (
 
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 )
-
-// readerChild is the helper process of a reader: it opens the store at
-// dir read-only, says "ready", and holds it until its stdin closes (or it
-// is killed).
-func readerChild(dir string) {
-	s, err := OpenWait(context.Background(), dir, nil, WithReadOnly())
-	if err != nil {
-		fmt.Println("open:", err)
-		os.Exit(2)
-	}
-	fmt.Println("ready")
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	_ = s.Close()
-}
 
 // startReader starts a reader process on the store at dir, and returns
 // once it has opened the store, with what kills it (SIGKILL: it cannot
