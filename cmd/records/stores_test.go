@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -45,8 +46,10 @@ func holdStore(dir string) int {
 }
 
 // holdInAnotherProcess holds the store in dir from another process until
-// the test ends.
-func holdInAnotherProcess(t *testing.T, dir string) {
+// release is called, or the test ends. That process opens the store as a
+// program that owns it does (badgerstore.Open), so it does not let go when
+// a reader asks.
+func holdInAnotherProcess(t *testing.T, dir string) (release func()) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), holdEnv+"="+dir)
@@ -62,15 +65,20 @@ func holdInAnotherProcess(t *testing.T, dir string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("the holding process: %v", err)
-		}
-	})
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			stdin.Close()
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("the holding process: %v", err)
+			}
+		})
+	}
+	t.Cleanup(release)
 	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "held\n" {
 		t.Fatalf("the holding process said %q (%v)", line, err)
 	}
+	return release
 }
 
 // buildOnRunner records one build, as a CI runner would, into the store

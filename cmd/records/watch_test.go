@@ -166,3 +166,89 @@ func TestWatch(t *testing.T) {
 		t.Error("watch did not end within 3s of an interrupt")
 	}
 }
+
+// A store held open when watch starts, by a process that does not let it
+// go when asked (here for longer than one read waits), is waited for:
+// watch says so once, and follows what is written once it gets in,
+// rather than end on its first read as if the store could not be read.
+func TestWatchWaitsForABusyStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("watches for a few seconds")
+	}
+	dir := filepath.Join(t.TempDir(), "store")
+	buildOnRunner(t, dir, "before")
+
+	release := holdInAnotherProcess(t, dir)
+
+	watch := recordsProcess(t, "watch", "--dir", dir, "--json")
+	stdout, err := watch.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder // read once watch has exited
+	watch.Stderr = &stderr
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Process.Kill()
+	lines := make(chan string, 64)
+	exited := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		exited <- watch.Wait()
+	}()
+
+	// Longer than one read waits for the store, and then some: watch
+	// goes on waiting.
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			t.Fatalf("watch ended while the store was held: %v; stderr %q", <-exited, stderr.String())
+		}
+		t.Fatalf("watch printed %q while the store was held", line)
+	case <-time.After(watchOpenWait + 1500*time.Millisecond):
+	}
+	release()
+
+	// What is written once the store is let go is printed; what was there
+	// before watch got in is not.
+	buildOnRunner(t, dir, "after")
+	var got []string
+	timeout := time.After(15 * time.Second)
+wait:
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("watch ended: %v; printed %q; stderr %q", <-exited, got, stderr.String())
+			}
+			got = append(got, line)
+			if strings.Contains(line, "k-after") {
+				break wait
+			}
+		case <-timeout:
+			t.Fatalf("watch did not print the record written after the store was let go within 15s; printed %q", got)
+		}
+	}
+	for _, line := range got {
+		if strings.Contains(line, "k-before") {
+			t.Errorf("watch printed a record there before it got in: %s", line)
+		}
+	}
+
+	if err := watch.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	for range lines {
+	}
+	if err := <-exited; err != nil {
+		t.Errorf("watch ended with %v after an interrupt; want status 0", err)
+	}
+	if n := strings.Count(stderr.String(), "is busy: another process holds it open; waiting for it to let go"); n != 1 {
+		t.Errorf("watch said %d times that the store was busy, want once; stderr %q", n, stderr.String())
+	}
+}

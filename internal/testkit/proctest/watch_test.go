@@ -168,7 +168,11 @@ func TestWatchFollowsASessionKeptLate(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "store")
 	const n = 400
-	late := startWriter(t, dir, "late", "-n", fmt.Sprint(n), "-batch", "10", "-pause", "15ms", "-changed-at", "300")
+	// The late writer keeps its session about 3 s in, well after watch
+	// has had its first look at the store on a loaded machine: a session
+	// kept before that look is one watch rightly takes for there before
+	// it started.
+	late := startWriter(t, dir, "late", "-n", fmt.Sprint(n), "-batch", "10", "-pause", "100ms", "-changed-at", "300")
 	time.Sleep(300 * time.Millisecond)
 	newer := startWriter(t, dir, "newer", "-n", "10")
 	newer.wait(t, 30*time.Second)
@@ -177,7 +181,13 @@ func TestWatchFollowsASessionKeptLate(t *testing.T) {
 	}
 	w := startWatch(t, dir)
 	late.wait(t, 60*time.Second)
-	waitFor(t, 20*time.Second, "watch to print the late session's records", func() bool { return w.count("late") >= n })
+	for deadline := time.Now().Add(20 * time.Second); w.count("late") < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			// How many tells a watch that fell behind from one that never
+			// followed the session.
+			t.Fatalf("timed out after 20s waiting for watch to print the late session's records: %d of %d printed", w.count("late"), n)
+		}
+	}
 	time.Sleep(time.Second) // anything printed twice shows by now
 	if got := w.count("late"); got != n {
 		t.Errorf("watch printed %d records of the late session, want %d", got, n)
