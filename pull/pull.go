@@ -18,8 +18,9 @@ import (
 // halves, until every answer holds fewer: Jaeger's api_v3 has no pages.
 const DefaultPageTraces = 1000
 
-// putBatch is how many records are written to the store at a time.
-const putBatch = 1024
+// putBatch is how many records are written to the store at a time (a
+// variable for the tests, which make batches small).
+var putBatch = 1024
 
 // Options say what to pull. The zero Options pull every session of every
 // service the query service knows, whenever its spans started.
@@ -171,7 +172,7 @@ type readCounts struct{ spans, notRecords int }
 type sessionState struct {
 	seqs    seqSet // the seqs the store holds, or this pull has queued
 	rowDone bool   // its row is in the store as pulled, or was queued
-	wrote   bool   // this pull queued something of it
+	wrote   bool   // this pull wrote something of it
 }
 
 // walk reads the traces of service with a span starting in [from, to],
@@ -303,7 +304,6 @@ func (p *puller) take(rs *resourceSpans) error {
 				return err
 			} else if !ok || !reflect.DeepEqual(have, *row) {
 				p.rows = append(p.rows, *row)
-				p.wrote(st)
 			}
 		}
 		if st.seqs.has(rec.Stamp.Seq) {
@@ -312,7 +312,6 @@ func (p *puller) take(rs *resourceSpans) error {
 		}
 		st.seqs.add(rec.Stamp.Seq)
 		p.records = append(p.records, sessions.KindRecord{Kind: kind, Stamped: rec})
-		p.wrote(st)
 		if len(p.records) >= putBatch {
 			return p.flush()
 		}
@@ -320,8 +319,9 @@ func (p *puller) take(rs *resourceSpans) error {
 	})
 }
 
-func (p *puller) wrote(st *sessionState) {
-	if !st.wrote {
+// wrote counts session id among those the pull wrote something of.
+func (p *puller) wrote(id sessions.SessionID) {
+	if st := p.state[id]; !st.wrote {
 		st.wrote = true
 		p.progress.Sessions++
 	}
@@ -357,6 +357,12 @@ func (p *puller) flush() error {
 		err = p.putEach()
 	} else if err == nil {
 		p.progress.Records += len(p.records)
+		for _, row := range p.rows {
+			p.wrote(row.ID)
+		}
+		for _, kr := range p.records {
+			p.wrote(kr.Stamp.Session)
+		}
 	}
 	if err != nil {
 		return err
@@ -376,15 +382,22 @@ func (p *puller) putEach() error {
 	if err := p.r.Put(p.rows, nil); err != nil {
 		return err
 	}
-	for i := range p.records {
+	for _, row := range p.rows {
+		p.wrote(row.ID)
+	}
+	for i, kr := range p.records {
 		err := p.r.Put(nil, p.records[i:i+1])
 		switch {
 		case errors.Is(err, sessions.ErrTooLarge):
+			// Not in the store: a second copy of the span is refused
+			// again, not counted as present.
+			p.state[kr.Stamp.Session].seqs.remove(kr.Stamp.Seq)
 			p.progress.TooLarge++
 		case err != nil:
 			return err
 		default:
 			p.progress.Records++
+			p.wrote(kr.Stamp.Session)
 		}
 	}
 	return nil
@@ -422,4 +435,14 @@ func (s *seqSet) add(seq uint64) {
 		s.large = map[uint64]struct{}{}
 	}
 	s.large[seq] = struct{}{}
+}
+
+func (s *seqSet) remove(seq uint64) {
+	if seq < maxBitmapSeq {
+		if i := seq / 64; i < uint64(len(s.bits)) {
+			s.bits[i] &^= 1 << (seq % 64)
+		}
+		return
+	}
+	delete(s.large, seq)
 }

@@ -308,12 +308,12 @@ func TestPullErrors(t *testing.T) {
 
 var _ sdktrace.SpanExporter = (*fakeJaeger)(nil)
 
-// A span in the backend whose record no store takes (here past a
-// reader's decoding budget: events of empty arrays) is stepped over and
-// counted; the rest of its batch, its session included, is written, and
-// every entry written reads back.
-func TestPullStepsOverARecordNoStoreTakes(t *testing.T) {
-	orig := buildStore(t, []string{"build-a"}, false)
+// costlyBackend serves the sessions of orig as replay sent them, but for
+// the span of the record named name, which carries events of empty arrays
+// past a reader's decoding budget: a span no writer sent, whose record no
+// store takes. It is served copies times.
+func costlyBackend(t *testing.T, orig sessions.Store, name string, copies int) string {
+	t.Helper()
 	sent := newFake()
 	replayTo(t, sent, orig)
 	var empties []attribute.KeyValue
@@ -324,29 +324,46 @@ func TestPullStepsOverARecordNoStoreTakes(t *testing.T) {
 	costly := 0
 	for _, id := range sent.traces {
 		for _, s := range sent.spans[id] {
-			if s.Name() == "compile build-a-k1" {
-				stub := tracetest.SpanStubFromReadOnlySpan(s)
-				for range 60 {
-					stub.Events = append(stub.Events, sdktrace.Event{Name: "e", Time: stub.StartTime, Attributes: empties})
-				}
-				s = stub.Snapshot()
-				costly++
+			if s.Name() != name {
+				fake.add([]sdktrace.ReadOnlySpan{s})
+				continue
 			}
-			fake.add([]sdktrace.ReadOnlySpan{s})
+			stub := tracetest.SpanStubFromReadOnlySpan(s)
+			for range 60 {
+				stub.Events = append(stub.Events, sdktrace.Event{Name: "e", Time: stub.StartTime, Attributes: empties})
+			}
+			for range copies {
+				fake.add([]sdktrace.ReadOnlySpan{stub.Snapshot()})
+			}
+			costly++
 		}
 	}
 	if costly != 1 {
-		t.Fatalf("found %d spans of compile build-a-k1 among those replayed, want 1", costly)
+		t.Fatalf("found %d spans of %s among those replayed, want 1", costly, name)
 	}
+	return srv.URL
+}
 
+// A span in the backend whose record no store takes is stepped over and
+// counted; the rest of its batch, its session included, is written, and
+// every entry written reads back. A pull that then writes nothing of a
+// session does not count it.
+func TestPullStepsOverARecordNoStoreTakes(t *testing.T) {
+	orig := buildStore(t, []string{"build-a"}, false)
+	url := costlyBackend(t, orig, "compile build-a-k1", 2)
+
+	// A record at a time: the second copy is read after the first was
+	// refused, and is refused too, not taken for one the store holds.
+	restore := pull.SetPutBatch(1)
 	pulled := sessions.NewMemStore()
-	p, err := pull.Pull(context.Background(), newJaeger(t, srv.URL), sessions.NewRecords(pulled), pull.Options{})
+	p, err := pull.Pull(context.Background(), newJaeger(t, url), sessions.NewRecords(pulled), pull.Options{})
+	restore()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := len(testsupport.AllRecords(t, orig))
-	if p.TooLarge != 1 || p.Records != want-1 || p.Sessions != 1 {
-		t.Errorf("progress %+v; want 1 too large, %d records of 1 session", p, want-1)
+	if p.TooLarge != 2 || p.Present != 0 || p.Records != want-1 || p.Sessions != 1 {
+		t.Errorf("progress %+v; want the 2 copies too large, none present, %d records of 1 session", p, want-1)
 	}
 	got := testsupport.AllRecords(t, pulled)
 	if len(got) != want-1 || len(testsupport.Entries(t, pulled)) != want {
@@ -356,5 +373,12 @@ func TestPullStepsOverARecordNoStoreTakes(t *testing.T) {
 		if r.Record.Name == "compile build-a-k1" {
 			t.Errorf("the record past the budget was written")
 		}
+	}
+
+	// Pulling again writes nothing, and counts no session. Both copies now
+	// fall in one batch: the second is a record read twice (Present).
+	again, err := pull.Pull(context.Background(), newJaeger(t, url), sessions.NewRecords(pulled), pull.Options{})
+	if err != nil || again.Sessions != 0 || again.Records != 0 || again.TooLarge != 1 || again.Present != want {
+		t.Errorf("pulling again: %+v (%v); want nothing written, no session, 1 too large, %d present", again, err, want)
 	}
 }

@@ -1,0 +1,9 @@
+package pull
+
+// SetPutBatch makes a pull write n records at a time until restore is
+// called, so that a test can put a write between two reads of one span.
+func SetPutBatch(n int) (restore func()) {
+	old := putBatch
+	putBatch = n
+	return func() { putBatch = old }
+}
