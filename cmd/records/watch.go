@@ -67,9 +67,10 @@ is written, after records stamped later.
 watch holds no writer up: each read opens the store read-only, asks a
 writer that holds it to let go, reads what is new and lets go at once; a
 writer recording beside it goes on within milliseconds. When a writer
-does not let go in time, that read is skipped; when that is the first
-read, watch says so and waits, as it waits for a store not there yet, and
-prints whole the sessions that started meanwhile.
+does not let go in time, that read is skipped. When that is the first
+read (a process that holds the store and does not let go, as records
+prune does while it works), watch says so and begins when it gets in: what
+was written before then is not printed.
 
 Each text line is as records dump prints it: session, seq, offset, kind,
 name, wall time and attributes, in columns that widen as wider values
@@ -124,16 +125,19 @@ func (a *app) watch(ctx context.Context, cmd *cobra.Command, kinds []string, asJ
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	w := &watcher{since: time.Now(), kinds: kinds, seen: map[sessions.SessionID]*followed{}, known: map[sessions.SessionID]bool{},
+	w := &watcher{kinds: kinds, seen: map[sessions.SessionID]*followed{}, known: map[sessions.SessionID]bool{},
 		pruned: func(id sessions.SessionID, printed int) {
 			out.Flush() // what was printed before the prune, first
 			fmt.Fprintf(stderr, "records: session %s was pruned from the store while watched (%d of its records read before)\n", id, printed)
 		}}
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()
-	first, said, saidBusy := true, false, false
+	first, said, putOff := true, false, false
 	for {
 		err := w.read(ctx, dir, first, emit)
+		if first && putOff && err == nil {
+			fmt.Fprintf(stderr, "records: watching the store at %s\n", clean(dir))
+		}
 		if ferr := out.Flush(); ferr != nil {
 			return ferr
 		}
@@ -147,15 +151,14 @@ func (a *app) watch(ctx context.Context, cmd *cobra.Command, kinds []string, asJ
 				said = true
 				fmt.Fprintf(stderr, "records: waiting for a store at %s\n", clean(dir))
 			}
-		case errors.Is(err, badgerstore.ErrLocked):
-			// A writer that did not let go in time (a loaded machine, or a
-			// process that holds the store and is not a recording writer):
-			// read at the next tick. Until a read gets in, nothing is known
-			// of the store, so the next read is still the first.
-			w.putOff = w.putOff || first
-			if first && !saidBusy {
-				saidBusy = true
-				fmt.Fprintf(stderr, "records: the store at %s is busy: another process holds it open; waiting for it to let go\n", clean(dir))
+		case errors.Is(err, badgerstore.ErrLocked) && first:
+			// A process that holds the store and does not let go, or a
+			// writer slow to let go on a loaded machine: read at the next
+			// tick. Until a read gets in, nothing is known of the store,
+			// so the next read is still the first: watch begins there.
+			if !putOff {
+				putOff = true
+				fmt.Fprintf(stderr, "records: the store at %s is busy: another process holds it open; watching begins once it is let go\n", clean(dir))
 			}
 		case err != nil && first:
 			return openError(dir, err)
@@ -224,12 +227,7 @@ func pad(s string, width int, right bool) string {
 
 // watcher remembers what watch has printed of the sessions it follows.
 type watcher struct {
-	// since is when watch started, and putOff whether its first read was
-	// put off by a busy store: that read then finds sessions that started
-	// since, which are new to watch, and every record of them is printed.
-	since  time.Time
-	putOff bool
-	kinds  []string // nil: every kind
+	kinds []string // nil: every kind
 	// known holds every session seen in the store, followed or not: the
 	// sessions there at the first read that watch does not follow, and
 	// the followed ones, so a session is followed from its first record
@@ -248,9 +246,6 @@ type followed struct {
 	seqs   map[uint64]bool
 	active time.Time
 	hadRow bool
-	// fresh is a session found at the first read that started after
-	// watch did: its records there are printed, not only noted.
-	fresh bool
 }
 
 // read opens the store read-only, emits the records of the followed
@@ -278,16 +273,15 @@ func (w *watcher) read(ctx context.Context, dir string, first bool, emit func(ki
 	hasRow := make(map[sessions.SessionID]bool, len(rows))
 	for i, s := range rows {
 		hasRow[s.ID] = true
-		fresh := first && w.putOff && s.Started().After(w.since)
 		switch {
 		case w.known[s.ID]:
-		case first && i < len(rows)-1 && !fresh:
+		case first && i < len(rows)-1:
 			w.known[s.ID] = true // there before watch: not followed
 		default:
 			// The newest at the first read, or any session that appeared
 			// since.
 			w.known[s.ID] = true
-			w.seen[s.ID] = &followed{seqs: map[uint64]bool{}, active: now, fresh: fresh}
+			w.seen[s.ID] = &followed{seqs: map[uint64]bool{}, active: now}
 		}
 	}
 	if len(w.seen) == 0 {
@@ -311,7 +305,7 @@ func (w *watcher) read(ctx context.Context, dir string, first bool, emit func(ki
 			}
 			f.seqs[kr.Stamp.Seq] = true
 			f.active = now
-			if !first || f.fresh {
+			if !first {
 				if err := emit(kr); err != nil {
 					return err
 				}
@@ -321,7 +315,6 @@ func (w *watcher) read(ctx context.Context, dir string, first bool, emit func(ki
 			w.pruned(id, len(f.seqs))
 		}
 		f.hadRow = hasRow[id]
-		f.fresh = false
 	}
 	// Stop following sessions other than the newest that have gone quiet
 	// (or were pruned, and nothing has written under them since).

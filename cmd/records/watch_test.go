@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -169,15 +170,15 @@ func TestWatch(t *testing.T) {
 
 // A store held open when watch starts, by a process that does not let it
 // go when asked (here for longer than one read waits), is waited for:
-// watch says so once, and follows what is written once it gets in,
-// rather than end on its first read as if the store could not be read.
+// watch says so, says when it gets in, and follows what is written from
+// then on, rather than end on its first read as if the store could not be
+// read.
 func TestWatchWaitsForABusyStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("watches for a few seconds")
 	}
 	dir := filepath.Join(t.TempDir(), "store")
 	buildOnRunner(t, dir, "before")
-
 	release := holdInAnotherProcess(t, dir)
 
 	watch := recordsProcess(t, "watch", "--dir", dir, "--json")
@@ -185,14 +186,23 @@ func TestWatchWaitsForABusyStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder // read once watch has exited
-	watch.Stderr = &stderr
+	stderr, err := watch.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer watch.Process.Kill()
-	lines := make(chan string, 64)
+	lines, said := make(chan string, 64), make(chan string, 8)
 	exited := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			said <- sc.Text()
+		}
+		close(said)
+	}()
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -201,38 +211,44 @@ func TestWatchWaitsForABusyStore(t *testing.T) {
 		close(lines)
 		exited <- watch.Wait()
 	}()
-
-	// Longer than one read waits for the store, and then some: watch
-	// goes on waiting.
-	select {
-	case line, ok := <-lines:
-		if !ok {
-			t.Fatalf("watch ended while the store was held: %v; stderr %q", <-exited, stderr.String())
+	// next returns the next line of ch, failing the test after d.
+	next := func(ch <-chan string, d time.Duration, what string) string {
+		t.Helper()
+		select {
+		case line, ok := <-ch:
+			if !ok {
+				t.Fatalf("watch ended before %s: %v", what, <-exited)
+			}
+			return line
+		case <-time.After(d):
+			t.Fatalf("watch did not %s within %v", what, d)
 		}
+		return ""
+	}
+
+	if line := next(said, 10*time.Second, "say the store is busy"); !strings.Contains(line, "is busy") || !strings.Contains(line, "watching begins once it is let go") {
+		t.Errorf("watch said %q; want that the store is busy, and that it waits", line)
+	}
+	// Longer than one read waits for the store, and then some: watch
+	// goes on waiting, and says nothing more.
+	select {
+	case line := <-said:
+		t.Fatalf("watch said %q while the store was held", line)
+	case line := <-lines:
 		t.Fatalf("watch printed %q while the store was held", line)
-	case <-time.After(watchOpenWait + 1500*time.Millisecond):
+	case <-time.After(watchOpenWait + time.Second):
 	}
 	release()
+	if line := next(said, 10*time.Second, "say it got in"); line != "records: watching the store at "+dir {
+		t.Errorf("watch said %q once the store was let go; want that it is watching", line)
+	}
 
-	// What is written once the store is let go is printed; what was there
-	// before watch got in is not.
+	// What is written from then on is printed; what was there before watch
+	// got in is not.
 	buildOnRunner(t, dir, "after")
 	var got []string
-	timeout := time.After(15 * time.Second)
-wait:
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("watch ended: %v; printed %q; stderr %q", <-exited, got, stderr.String())
-			}
-			got = append(got, line)
-			if strings.Contains(line, "k-after") {
-				break wait
-			}
-		case <-timeout:
-			t.Fatalf("watch did not print the record written after the store was let go within 15s; printed %q", got)
-		}
+	for !slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, "k-after") }) {
+		got = append(got, next(lines, 15*time.Second, "print the record written after it got in"))
 	}
 	for _, line := range got {
 		if strings.Contains(line, "k-before") {
@@ -247,8 +263,5 @@ wait:
 	}
 	if err := <-exited; err != nil {
 		t.Errorf("watch ended with %v after an interrupt; want status 0", err)
-	}
-	if n := strings.Count(stderr.String(), "is busy: another process holds it open; waiting for it to let go"); n != 1 {
-		t.Errorf("watch said %d times that the store was busy, want once; stderr %q", n, stderr.String())
 	}
 }

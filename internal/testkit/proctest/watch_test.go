@@ -169,9 +169,9 @@ func TestWatchFollowsASessionKeptLate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	const n = 400
 	// The late writer keeps its session about 3 s in, well after watch
-	// has had its first look at the store on a loaded machine: a session
-	// kept before that look is one watch rightly takes for there before
-	// it started.
+	// has had its first look at the store even on a loaded machine: watch
+	// begins at that look, and takes a session kept before it for one
+	// there before it began.
 	late := startWriter(t, dir, "late", "-n", fmt.Sprint(n), "-batch", "10", "-pause", "100ms", "-changed-at", "300")
 	time.Sleep(300 * time.Millisecond)
 	newer := startWriter(t, dir, "newer", "-n", "10")
