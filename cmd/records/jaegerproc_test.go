@@ -150,16 +150,19 @@ func tryJaeger(t testing.TB, bin string) (*jaeger, error) {
 	go func() { exited <- cmd.Wait() }()
 	stopped := false
 	t.Cleanup(func() {
-		// Stop it by its pid: SIGTERM, and SIGKILL if it lingers.
+		// Stop it: SIGTERM, and SIGKILL if it lingers (at once where there
+		// is no SIGTERM to send, as on Windows).
 		j.client.CloseIdleConnections()
 		if !stopped {
 			stopping := time.Now()
-			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				_ = cmd.Process.Kill()
+			}
 			select {
 			case <-exited:
 				t.Logf("jaeger stopped in %v", time.Since(stopping).Round(time.Millisecond))
 			case <-time.After(10 * time.Second):
-				_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+				_ = cmd.Process.Kill()
 				<-exited
 			}
 		}
