@@ -66,9 +66,11 @@ type Progress struct {
 	// that the store held already (pulled before, or read twice: a
 	// backend holds a session replayed twice twice), and did not write.
 	Records, Present int
-	// TooLarge is how many records it read that no store takes (larger
-	// than a writer writes, or than a reader decodes: sessions.ErrTooLarge),
-	// which it stepped over rather than write for every reader to skip.
+	// TooLarge is how many records and session rows it read that no
+	// store takes (larger than a writer writes, or than a reader decodes:
+	// sessions.ErrTooLarge), which it stepped over rather than write for
+	// every reader to skip. A session whose row was stepped over has its
+	// records without it.
 	TooLarge int
 }
 
@@ -372,18 +374,24 @@ func (p *puller) flush() error {
 	return nil
 }
 
-// putEach writes the queued rows, then the queued records one at a time,
-// stepping over (and counting) those no store takes: a span in the
-// backend that maps to a record larger than a writer writes, or than a
-// reader decodes, which a reader would skip. It is the slow way, taken
-// only when a batch was refused for one. A row no store takes still
-// fails the pull: every record of its session would be without it.
+// putEach writes the queued rows, then the queued records, one at a
+// time, stepping over (and counting) those no store takes: spans in the
+// backend that map to a row or record larger than a writer writes, or
+// than a reader decodes, which a reader would skip. It is the slow way,
+// taken only when a batch was refused for one. A session whose row is
+// refused gets its records without it, as a session whose row was
+// pruned has them.
 func (p *puller) putEach() error {
-	if err := p.r.Put(p.rows, nil); err != nil {
-		return err
-	}
-	for _, row := range p.rows {
-		p.wrote(row.ID)
+	for i, row := range p.rows {
+		err := p.r.Put(p.rows[i:i+1], nil)
+		switch {
+		case errors.Is(err, sessions.ErrTooLarge):
+			p.progress.TooLarge++
+		case err != nil:
+			return err
+		default:
+			p.wrote(row.ID)
+		}
 	}
 	for i, kr := range p.records {
 		err := p.r.Put(nil, p.records[i:i+1])

@@ -1,6 +1,7 @@
 package pull_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -380,5 +381,53 @@ func TestPullStepsOverARecordNoStoreTakes(t *testing.T) {
 	again, err := pull.Pull(context.Background(), newJaeger(t, url), sessions.NewRecords(pulled), pull.Options{})
 	if err != nil || again.Sessions != 0 || again.Records != 0 || again.TooLarge != 1 || again.Present != want {
 		t.Errorf("pulling again: %+v (%v); want nothing written, no session, 1 too large, %d present", again, err, want)
+	}
+}
+
+// A session whose row in the backend no store takes (a label past the 1
+// MiB a writer writes) has its records pulled without it, and the row
+// counted as too large, rather than fail the pull on it every time.
+func TestPullStepsOverARowNoStoreTakes(t *testing.T) {
+	orig := buildStore(t, []string{"build-a"}, false)
+	sent := newFake()
+	replayTo(t, sent, orig)
+	fake, srv := newFakeJaeger(t)
+	huge := strings.Repeat("l", 1<<20+1)
+	for _, id := range sent.traces {
+		for _, s := range sent.spans[id] {
+			stub := tracetest.SpanStubFromReadOnlySpan(s)
+			attrs := stub.Resource.Attributes()
+			for i := range attrs {
+				if attrs[i].Key == spanbridge.SessionLabelKey {
+					attrs[i] = spanbridge.SessionLabel(huge)
+				}
+			}
+			stub.Resource = resource.NewSchemaless(attrs...)
+			fake.add([]sdktrace.ReadOnlySpan{stub.Snapshot()})
+		}
+	}
+
+	pulled := sessions.NewMemStore()
+	p, err := pull.Pull(context.Background(), newJaeger(t, srv.URL), sessions.NewRecords(pulled), pull.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := testsupport.AllRecords(t, orig)
+	if p.TooLarge != 1 || p.Records != len(want) || p.Sessions != 1 {
+		t.Errorf("progress %+v; want the row too large, %d records of 1 session", p, len(want))
+	}
+	if rows := testsupport.SessionRows(t, pulled); len(rows) != 0 {
+		t.Errorf("a row was written: %d bytes of label", len(rows[0].Label))
+	}
+	// Every record, byte for byte (NaN is no DeepEqual's): the original's
+	// entries but its row.
+	got, had := testsupport.Entries(t, pulled), testsupport.Entries(t, orig)
+	for k, v := range got {
+		if !bytes.Equal(v, had[k]) {
+			t.Errorf("key %q: %x, want the original's %x", k, v, had[k])
+		}
+	}
+	if len(got) != len(had)-1 {
+		t.Errorf("pulled %d entries, want the original's %d but its row", len(got), len(had))
 	}
 }

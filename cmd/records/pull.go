@@ -278,7 +278,7 @@ func pullWith(ctx context.Context, cmd *cobra.Command, dir string, st *badgersto
 		_, err = fmt.Fprintf(out, "(%s read were in the store already; %s read carried no record)\n", plural(p.Present, "record"), plural(p.NotRecords, "span"))
 	}
 	if p.TooLarge > 0 && err == nil {
-		_, err = fmt.Fprintf(out, "(left out %s larger than a store takes, which a reader would skip)\n", plural(p.TooLarge, "record"))
+		_, err = fmt.Fprintf(out, "(left out, larger than a store takes: %d of the records and session rows read, which a reader would skip)\n", p.TooLarge)
 	}
 	return err
 }
