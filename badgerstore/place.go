@@ -76,14 +76,28 @@ func Place(dir string) (string, error) {
 	case !fi.IsDir():
 		return "", notDir(dir, fi.Mode())
 	}
-	if isStore(dir) {
+	// What dir holds is read once, and the answer given from that one
+	// reading: writers of other processes may be creating a store in dir
+	// this instant, and a directory seen empty by one look and holding
+	// their first file at the next would send this writer's store into
+	// ChildDir, beside theirs, where no reader looks (both answers from
+	// one reading are dir itself).
+	holds, asked, empty := storeOrEmpty(dir)
+	if holds {
 		return dir, checkOwned(dir, fi, false)
 	}
 	child := filepath.Join(dir, ChildDir)
 	if isStore(child) {
 		return child, nil
 	}
-	if emptyPrivate(dir, fi) {
+	if asked {
+		// Nothing but a waiter's request: another writer holds dir while
+		// it creates a store there, before its first file.
+		return dir, checkOwned(dir, fi, false)
+	}
+	if empty && fi.Mode().Perm()&0o077 == 0 {
+		// An empty directory no other user can enter: one made for the
+		// store (os.MkdirTemp's, a test's).
 		return dir, checkOwned(dir, fi, true)
 	}
 	// The store goes in a directory of its own inside dir.
@@ -113,42 +127,51 @@ func missing(err error) bool {
 
 // isStore reports whether dir holds a store: its manifest, or any file
 // Badger or otelrecords keeps in one (a store whose manifest is lost is a
-// damaged store, for Open to report, not a directory to put another in).
+// damaged store, for Open to report, not a directory to put another in;
+// a store being created holds Badger's lock file before its manifest).
+// A waiter's request alone is not one: a reader given a store's parent
+// left its request there before it asked where the store is.
 func isStore(dir string) bool {
+	holds, _, _ := storeOrEmpty(dir)
+	return holds
+}
+
+// waitingMarker is the file an opener waiting for the store leaves in it
+// (internal/store/turns).
+const waitingMarker = "otelrecords.waiting"
+
+// storeOrEmpty reads dir once, and reports whether it holds a store (as
+// isStore), whether it holds nothing but a waiter's request for one (a
+// store another writer is creating, before its first file), and whether
+// it holds nothing at all.
+func storeOrEmpty(dir string) (holds, asked, empty bool) {
 	if _, err := os.Lstat(filepath.Join(dir, badger.ManifestFilename)); err == nil {
-		return true
+		return true, false, false
 	}
 	d, err := os.Open(dir)
 	if err != nil {
-		return false
+		return false, false, false
 	}
 	defer d.Close()
+	other := false
 	for {
 		names, err := d.Readdirnames(256)
 		for _, n := range names {
-			if storeFile(n) {
-				return true
+			switch {
+			case n == waitingMarker:
+				asked = true
+			case storeFile(n):
+				return true, false, false
+			default:
+				other = true
 			}
 		}
 		if err != nil {
-			return false
+			// A request beside the user's own files is no store being
+			// created: a stale one, left by a reader given the parent.
+			return false, asked && !other, !asked && !other
 		}
 	}
-}
-
-// emptyPrivate reports whether dir is empty and no other user may enter
-// it: a directory made for the store (os.MkdirTemp's, a test's).
-func emptyPrivate(dir string, fi fs.FileInfo) bool {
-	if fi.Mode().Perm()&0o077 != 0 {
-		return false
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return false
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(1)
-	return len(names) == 0
 }
 
 // creatable returns an error when dir, which does not exist, can never be

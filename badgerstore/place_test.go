@@ -3,12 +3,16 @@
 package badgerstore_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
@@ -92,5 +96,103 @@ func TestTildeIsHome(t *testing.T) {
 	}
 	if got := badgerstore.ExpandHome("~user/x"); got != "~user/x" {
 		t.Errorf("ExpandHome(~user/x) = %q", got)
+	}
+}
+
+// Writers that find a store's directory while another is creating the
+// store in it put theirs there too, never in ChildDir: a directory seen
+// empty by one look and holding the creator's first file at the next sent
+// a writer into ChildDir, a store of its own no reader of the directory
+// reads (three writers given one new directory lost a session that way).
+func TestPlaceBesideAStoreBeingCreated(t *testing.T) {
+	for i := range 60 {
+		// Empty and no other user's, the store goes in it; one others may
+		// enter gets a ChildDir for the store.
+		dir := t.TempDir()
+		want := filepath.Join(dir, badgerstore.ChildDir)
+		if i%2 == 0 {
+			if err := os.Chmod(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			want = dir
+		}
+		done := make(chan struct{})
+		var wrong atomic.Pointer[string]
+		var looks atomic.Int64
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					got, err := badgerstore.Place(dir)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if got != want {
+						wrong.Store(&got)
+					}
+					looks.Add(1)
+				}
+			})
+		}
+		st, err := badgerstore.Open(dir)
+		if err == nil {
+			err = st.Close()
+		}
+		close(done)
+		wg.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := wrong.Load(); w != nil {
+			t.Fatalf("Place(%s) gave %s while a store was created in %s (%d looks)", dir, *w, want, looks.Load())
+		}
+	}
+}
+
+// A reader given the directory whose ChildDir holds the store, waiting
+// for a writer to let it go, asks for it in the store's own directory:
+// its request beside the user's files looked like a store there, and the
+// next writer given the directory put a second store in it, which no
+// reader of the first one reads.
+func TestWaitingReaderAsksWhereTheStoreIs(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("the user's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	child := filepath.Join(dir, badgerstore.ChildDir)
+	st, err := badgerstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	asked := false
+	_, err = badgerstore.OpenWait(ctx, dir, func(error) {
+		asked = true
+		if _, err := os.Lstat(filepath.Join(dir, "otelrecords.waiting")); err == nil {
+			t.Errorf("the reader's request is in %s, beside the user's files", dir)
+		}
+		if _, err := os.Lstat(filepath.Join(child, "otelrecords.waiting")); err != nil {
+			t.Errorf("no request in the store's directory %s: %v", child, err)
+		}
+		if got, err := badgerstore.Place(dir); err != nil || got != child {
+			t.Errorf("while the reader waits, Place(%s) = %s, %v; want the store's %s", dir, got, err, child)
+		}
+	}, badgerstore.WithReadOnly())
+	if !errors.Is(err, badgerstore.ErrLocked) || !asked {
+		t.Fatalf("OpenWait beside a holder: %v (waited: %v); want ErrLocked after waiting", err, asked)
+	}
+	if _, err := os.Lstat(filepath.Join(child, "otelrecords.waiting")); err == nil {
+		t.Error("the request was left behind once the reader gave up")
 	}
 }

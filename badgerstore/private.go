@@ -113,7 +113,8 @@ func rememberPrivateTables(dir string, tables map[string]bool) {
 // a store directory; other files there are not ours to change.
 func storeFile(name string) bool {
 	switch name {
-	case badger.ManifestFilename, badger.KeyRegistryFileName, "DISCARD", "LOCK", "otelrecords.waiting", reserveName:
+	case badger.ManifestFilename, badger.KeyRegistryFileName, "DISCARD", "LOCK", waitingMarker, reserveName,
+		"MANIFEST-REWRITE", badger.KeyRegistryRewriteFileName: // Badger's, as it creates a store or rewrites them
 		return true
 	}
 	for _, ext := range []string{".sst", ".vlog", ".mem"} {

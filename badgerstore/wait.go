@@ -59,23 +59,30 @@ func OpenWait(ctx context.Context, dir string, onWait func(error), opts ...Optio
 	}
 	b := backoff.Backoff{Min: minBackoff, Max: maxBackoff}
 	waited := false
+	// The request goes where the store is: in ChildDir when dir is the
+	// directory a writer put it in (resolve), not beside the user's files
+	// in dir, where a marker would look like a store to the next writer.
+	marker := dir
+	if path, err := resolve(dir); err == nil {
+		marker = path
+	}
 	for {
 		st, err := openMerged(dir, c, opts)
 		if err == nil || !errors.Is(err, ErrLocked) {
 			if waited {
-				turns.Withdraw(dir, turns.ReaderToken())
+				turns.Withdraw(marker, turns.ReaderToken())
 			}
 			return st, err
 		}
 		// A store that cannot be written cannot be asked for, nor can one
 		// whose marker is not a regular file: say so if the wait fails.
-		askErr := turns.Ask(dir, turns.ReaderToken())
+		askErr := turns.Ask(marker, turns.ReaderToken())
 		if !waited && onWait != nil {
 			onWait(err)
 		}
 		waited = true
 		if werr := b.Wait(ctx); werr != nil {
-			turns.Withdraw(dir, turns.ReaderToken())
+			turns.Withdraw(marker, turns.ReaderToken())
 			if askErr != nil {
 				return nil, fmt.Errorf("%w (gave up waiting: %w; could not ask the holder to let go: %w)", err, werr, askErr)
 			}
