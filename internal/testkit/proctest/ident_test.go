@@ -52,7 +52,10 @@ func TestProcessesWithOneStartKeepTheirSessions(t *testing.T) {
 			p.wait(t, 60*time.Second)
 		}
 		work := readWork(t, dir)
-		for _, l := range labels {
+		for i, l := range labels {
+			if len(work[l]) < 150 {
+				t.Logf("together=%v: writer %s said %q; stderr %s", together, l, ps[i].output(), ps[i].stderr.String())
+			}
 			exactlyOnce(t, "writer "+l, work[l], 150)
 		}
 		if n := sessionCount(t, dir); n != len(labels) {
