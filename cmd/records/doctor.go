@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -38,7 +39,11 @@ are, and every records command points to it; run the doctor again to
 finish. The doctor needs the store to itself: it changes nothing while
 another process has the store open. A store reached through a symbolic
 link is recovered where the link points, and the link kept. --check only
-checks, and exits with 1 if a file is damaged.`,
+checks, and exits with 1 if a file is damaged.
+
+The doctor also names a second store inside the store's directory, in its
+otelrecords/ child, which no reader of the directory reads: an earlier
+otelrecords put one there when two writers created the store at once.`,
 		Example: `  records doctor
   records doctor --dir ./build/records --check`,
 		Args: cobra.NoArgs,
@@ -48,6 +53,7 @@ checks, and exits with 1 if a file is damaged.`,
 				return err
 			}
 			dir = doctorDir(dir)
+			defer noteSecondStore(cmd.OutOrStdout(), dir)
 			if checkOnly {
 				return doctorCheck(cmd.OutOrStdout(), dir)
 			}
@@ -72,6 +78,22 @@ func doctorDir(dir string) string {
 		return p
 	}
 	return dir
+}
+
+// noteSecondStore says so when the store in dir has a second store in its
+// child badgerstore.ChildDir, which no reader of dir reads: one a writer
+// put there, before this version, when it raced another writer for a new
+// directory (docs/FORMAT.md, "Where a store lives"), with the records of
+// its session, or of its first writes.
+func noteSecondStore(w io.Writer, dir string) {
+	child := filepath.Join(dir, badgerstore.ChildDir)
+	for _, d := range []string{dir, child} {
+		if _, err := os.Lstat(filepath.Join(d, "MANIFEST")); err != nil {
+			return
+		}
+	}
+	fmt.Fprintf(w, "\nNote: %s holds a second store, which readers of %s do not read. An earlier otelrecords put it there when two writers created the store at once. Read the two as one with\n  records --dir %s --dir %s sessions\n",
+		clean(child), clean(dir), clean(dir), clean(child))
 }
 
 // doctorError says why the doctor could not work on the store in dir.

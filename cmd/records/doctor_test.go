@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -179,5 +180,30 @@ func TestDoctorNamesTheDirectoryItChecked(t *testing.T) {
 		if want := "The store at " + store + " is healthy"; !strings.Contains(out, want) {
 			t.Errorf("records --dir %s %s: %q, want %q", dir, strings.Join(args, " "), out, want)
 		}
+	}
+}
+
+// A store with a second store in its ChildDir (left by a writer that raced
+// another for a new directory, before Place read the directory once) is
+// named by the doctor, with how to read the two as one.
+func TestDoctorNamesASecondStoreInside(t *testing.T) {
+	dir := writeStore(t)
+	child := filepath.Join(dir, badgerstore.ChildDir)
+	if err := os.Mkdir(child, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	buildOnRunner(t, child, "raced")
+	out := mustRun(t, "--dir", dir, "doctor", "--check")
+	for _, want := range []string{"healthy", "Note: " + child + " holds a second store", "records --dir " + dir + " --dir " + child + " sessions"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor --check said %q; want %q in it", out, want)
+		}
+	}
+	both := mustRun(t, "--dir", dir, "--dir", child, "sessions")
+	if !strings.Contains(both, "raced") || !strings.Contains(both, "qwen3") {
+		t.Errorf("the two stores read as one:\n%s\nwant the raced session beside the store's own", both)
+	}
+	if out := mustRun(t, "--dir", writeStore(t), "doctor", "--check"); strings.Contains(out, "second store") {
+		t.Errorf("doctor --check on a store without one inside: %q", out)
 	}
 }
