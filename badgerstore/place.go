@@ -90,10 +90,12 @@ func Place(dir string) (string, error) {
 	if isStore(child) {
 		return child, nil
 	}
-	if asked {
-		// Nothing but a waiter's request: another writer holds dir while
-		// it creates a store there, before its first file.
-		return dir, checkOwned(dir, fi, false)
+	if asked && fi.Mode().Perm()&0o077 == 0 {
+		// Nothing but a waiter's request or a spool, in a directory no
+		// other user can enter: another writer holds dir while it creates
+		// a store there, before its first file, or set records aside for
+		// it before there was one.
+		return dir, checkOwned(dir, fi, true)
 	}
 	if empty && fi.Mode().Perm()&0o077 == 0 {
 		// An empty directory no other user can enter: one made for the
@@ -137,13 +139,18 @@ func isStore(dir string) bool {
 }
 
 // waitingMarker is the file an opener waiting for the store leaves in it
-// (internal/store/turns).
-const waitingMarker = "otelrecords.waiting"
+// (internal/store/turns), and spoolDir the directory of the records set
+// aside for it (internal/store/spool).
+const (
+	waitingMarker = "otelrecords.waiting"
+	spoolDir      = "spool"
+)
 
 // storeOrEmpty reads dir once, and reports whether it holds a store (as
-// isStore), whether it holds nothing but a waiter's request for one (a
-// store another writer is creating, before its first file), and whether
-// it holds nothing at all.
+// isStore), whether it holds nothing but a waiter's request for one or a
+// spool (a store another writer is creating, before its first file, or
+// records set aside before there was a store), and whether it holds
+// nothing at all.
 func storeOrEmpty(dir string) (holds, asked, empty bool) {
 	if _, err := os.Lstat(filepath.Join(dir, badger.ManifestFilename)); err == nil {
 		return true, false, false
@@ -158,7 +165,7 @@ func storeOrEmpty(dir string) (holds, asked, empty bool) {
 		names, err := d.Readdirnames(256)
 		for _, n := range names {
 			switch {
-			case n == waitingMarker:
+			case n == waitingMarker, n == spoolDir:
 				asked = true
 			case storeFile(n):
 				return true, false, false

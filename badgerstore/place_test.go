@@ -196,3 +196,28 @@ func TestWaitingReaderAsksWhereTheStoreIs(t *testing.T) {
 		t.Error("the request was left behind once the reader gave up")
 	}
 }
+
+// A request or a spool alone marks a store being created only in a
+// directory no other user can enter, where a writer made it: in a shared
+// one (a stale request from an older reader, or one another user put
+// there), the store still goes in ChildDir, not beside other users.
+func TestARequestInASharedDirectoryIsNoStore(t *testing.T) {
+	for _, name := range []string{"otelrecords.waiting", "spool"} {
+		dir := t.TempDir()
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("4242\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := badgerstore.Place(dir); err != nil || got != filepath.Join(dir, badgerstore.ChildDir) {
+			t.Errorf("%s alone in a 0755 directory: Place = %s, %v; want its ChildDir", name, got, err)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := badgerstore.Place(dir); err != nil || got != dir {
+			t.Errorf("%s alone in a 0700 directory: Place = %s, %v; want the directory, a store being created", name, got, err)
+		}
+	}
+}

@@ -229,6 +229,12 @@ func DefaultDir() (string, error) {
 // Dir returns the directory the store was opened in, as given to Open.
 func (s *Store) Dir() string { return s.dir }
 
+// Path returns the directory the store's files are in: Dir with its links
+// followed, or its ChildDir where a writer put the store (Place). It is
+// where a process asking for the store leaves its request, and where the
+// store's spool is.
+func (s *Store) Path() string { return s.path }
+
 // Unmerged returns how many spooled entries (records and session rows a
 // writer set aside while the store was busy) a read-only Store from
 // OpenWait yields from memory because it could not write them into the

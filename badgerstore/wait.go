@@ -62,10 +62,9 @@ func OpenWait(ctx context.Context, dir string, onWait func(error), opts ...Optio
 	// The request goes where the store is: in ChildDir when dir is the
 	// directory a writer put it in (resolve), not beside the user's files
 	// in dir, where a marker would look like a store to the next writer.
+	// The store may move there while this waits: each request is left
+	// where it is then.
 	marker := dir
-	if path, err := resolve(dir); err == nil {
-		marker = path
-	}
 	for {
 		st, err := openMerged(dir, c, opts)
 		if err == nil || !errors.Is(err, ErrLocked) {
@@ -76,6 +75,12 @@ func OpenWait(ctx context.Context, dir string, onWait func(error), opts ...Optio
 		}
 		// A store that cannot be written cannot be asked for, nor can one
 		// whose marker is not a regular file: say so if the wait fails.
+		if path, err := resolve(dir); err == nil && path != marker {
+			if waited {
+				turns.Withdraw(marker, turns.ReaderToken())
+			}
+			marker = path
+		}
 		askErr := turns.Ask(marker, turns.ReaderToken())
 		if !waited && onWait != nil {
 			onWait(err)

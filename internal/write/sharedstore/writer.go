@@ -56,6 +56,7 @@ type Writer struct {
 	timer    *time.Timer
 	closed   bool
 	stats    recorder.StoreStats
+	askedIn  string // where this Writer's request waits, if it left one
 }
 
 var _ recorder.BusyStore = (*Writer)(nil)
@@ -113,10 +114,10 @@ func (w *Writer) use() (*badgerstore.Store, error) {
 	st, err := badgerstore.Open(w.dir, w.opts...)
 	switch {
 	case errors.Is(err, badgerstore.ErrLocked):
-		turns.Ask(w.dir, w.token)
+		w.ask()
 	case err == nil:
 		// Its turn came: the request it may have left is answered.
-		turns.Withdraw(w.dir, w.token)
+		w.withdraw()
 	}
 
 	w.mu.Lock()
@@ -139,6 +140,42 @@ func (w *Writer) use() (*badgerstore.Store, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// where returns the directory the store is in, or is to be created in,
+// now (badgerstore.Place): dir itself, or its ChildDir. A directory dir
+// another process made since New, or filled with the user's files, puts
+// the store in ChildDir, and the requests and spool go where the store
+// is, for its holder and its next opener to find.
+func (w *Writer) where() string {
+	if p, err := badgerstore.Place(w.dir); err == nil {
+		return p
+	}
+	return w.dir
+}
+
+// ask leaves this Writer's request for the store where the store is.
+func (w *Writer) ask() {
+	in := w.where()
+	turns.Ask(in, w.token)
+	w.mu.Lock()
+	prev := w.askedIn
+	w.askedIn = in
+	w.mu.Unlock()
+	if prev != "" && prev != in {
+		turns.Withdraw(prev, w.token)
+	}
+}
+
+// withdraw takes back the request this Writer left, if any.
+func (w *Writer) withdraw() {
+	w.mu.Lock()
+	in := w.askedIn
+	w.askedIn = ""
+	w.mu.Unlock()
+	if in != "" {
+		turns.Withdraw(in, w.token)
+	}
 }
 
 // turn marks the store as being opened or closed outside mu, which must
@@ -166,7 +203,7 @@ func (w *Writer) done(st *badgerstore.Store) {
 	since := w.openedAt
 	w.mu.Unlock()
 
-	if turns.Asked(w.dir, w.token, since) {
+	if turns.Asked(st.Path(), w.token, since) {
 		w.letGo(st, releaseYield)
 		return
 	}
@@ -327,7 +364,7 @@ func (w *Writer) waitTurn(ctx context.Context, try func() error) (time.Duration,
 			w.count(func(s *recorder.StoreStats) { s.BusyWaits++ })
 		}
 		if b.Wait(ctx) != nil {
-			turns.Withdraw(w.dir, w.token) // it no longer waits
+			w.withdraw() // it no longer waits
 			return time.Since(began), err
 		}
 	}
@@ -398,7 +435,7 @@ func (w *Writer) spill(entries []sessions.Entry, cause error) (int, error) {
 // does, once recorder.SpillBytes of them wait or at its Close. A busy
 // store's entries WriteContext spools by itself.
 func (w *Writer) Spool(entries []sessions.Entry) error {
-	if err := spool.Write(w.dir, entries); err != nil {
+	if err := spool.Write(w.where(), entries); err != nil {
 		return err
 	}
 	w.count(func(s *recorder.StoreStats) { s.Spooled += int64(len(entries)) })

@@ -1,0 +1,63 @@
+package sharedstore_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
+)
+
+// Records a writer set aside before there was a store (its first open
+// failed: a full disk) are in the store the next opener makes: the spool
+// in a new directory marks it as a store's, not as a directory of the
+// user's files whose store goes in ChildDir.
+func TestSpoolBeforeTheStoreIsMerged(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	w := sharedstore.New(dir, nil)
+	if err := w.Spool(entries("a", "1")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	st, err := badgerstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := contents(t, st); got != "a=1" {
+		t.Errorf("store holds %q, want a=1 (in %s)", got, st.Path())
+	}
+}
+
+// A writer whose directory did not exist when it was made, and which the
+// user then made (mode 0755, so the store goes in its ChildDir), spools
+// where the store is, for the next opener to merge: not into the
+// directory it was given, where no opener looks.
+func TestSpoolFollowsTheStoreIntoChildDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	w := sharedstore.New(dir, nil)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other, err := badgerstore.Open(dir) // another process's writer
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Spool(entries("a", "1")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	st, err := badgerstore.OpenWait(context.Background(), dir, nil, badgerstore.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := contents(t, st); got != "a=1" {
+		t.Errorf("readers see %q, want a=1 (the store is in %s)", got, st.Path())
+	}
+}
