@@ -86,6 +86,7 @@ func doctorDir(dir string) string {
 // directory (docs/FORMAT.md, "Where a store lives"), with the records of
 // its session, or of its first writes.
 func noteSecondStore(w io.Writer, dir string) {
+	noteStrandedSpool(w, dir)
 	child := filepath.Join(dir, badgerstore.ChildDir)
 	for _, d := range []string{dir, child} {
 		if _, err := os.Lstat(filepath.Join(d, "MANIFEST")); err != nil {
@@ -94,6 +95,29 @@ func noteSecondStore(w io.Writer, dir string) {
 	}
 	fmt.Fprintf(w, "\nNote: %s holds a second store, which readers of %s do not read. An earlier otelrecords put it there when two writers created the store at once. Read the two as one with\n  records --dir %s --dir %s sessions\n",
 		clean(child), clean(dir), clean(dir), clean(child))
+}
+
+// noteStrandedSpool says so when the store in dir is its parent's
+// ChildDir and the parent holds a spool: records an earlier otelrecords
+// set aside in the directory it was given rather than where the store is,
+// which no opener merges; moved into the store, the next open merges them.
+func noteStrandedSpool(w io.Writer, dir string) {
+	if filepath.Base(dir) != badgerstore.ChildDir {
+		return
+	}
+	stranded := filepath.Join(filepath.Dir(dir), "spool")
+	if fi, err := os.Lstat(stranded); err != nil || !fi.IsDir() {
+		return
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "MANIFEST")); err != nil {
+		return
+	}
+	into := filepath.Join(dir, "spool")
+	how := fmt.Sprintf("mv %s %s", clean(stranded), clean(into))
+	if _, err := os.Lstat(into); err == nil {
+		how = fmt.Sprintf("mv %s/* %s/", clean(stranded), clean(into))
+	}
+	fmt.Fprintf(w, "\nNote: %s may hold records set aside for this store by an earlier otelrecords, outside it, where no program reads them. Move them into the store, and the next program to open it writes them in:\n  %s\n", clean(stranded), how)
 }
 
 // doctorError says why the doctor could not work on the store in dir.

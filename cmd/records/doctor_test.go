@@ -4,10 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/store/spool"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -205,5 +207,54 @@ func TestDoctorNamesASecondStoreInside(t *testing.T) {
 	}
 	if out := mustRun(t, "--dir", writeStore(t), "doctor", "--check"); strings.Contains(out, "second store") {
 		t.Errorf("doctor --check on a store without one inside: %q", out)
+	}
+}
+
+// A spool an earlier writer left in the directory it was given, beside
+// the store it put in ChildDir, is named by the doctor with how to move it
+// in; moved, the next open merges it.
+func TestDoctorNamesAStrandedSpool(t *testing.T) {
+	parent := t.TempDir()
+	if err := os.Chmod(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(parent, "notes.txt"), []byte("the user's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	child := filepath.Join(parent, badgerstore.ChildDir)
+	buildOnRunner(t, parent, "kept") // the store goes in ChildDir
+	// What an earlier writer set aside in parent: another session's
+	// entries, spooled there.
+	src := filepath.Join(t.TempDir(), "src")
+	buildOnRunner(t, src, "stranded")
+	st, err := badgerstore.Open(src, badgerstore.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var es []sessions.Entry
+	for e, err := range st.Scan(nil, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, sessions.Entry{Key: slices.Clone(e.Key), Value: slices.Clone(e.Value)})
+	}
+	st.Close()
+	if err := spool.Write(parent, es); err != nil {
+		t.Fatal(err)
+	}
+
+	out := mustRun(t, "--dir", parent, "doctor", "--check")
+	mv := "mv " + filepath.Join(parent, "spool") + " " + filepath.Join(child, "spool")
+	if !strings.Contains(out, "Note: "+filepath.Join(parent, "spool")+" may hold records") || !strings.Contains(out, mv) {
+		t.Fatalf("doctor --check said %q; want the stranded spool named, and %q", out, mv)
+	}
+	if err := os.Rename(filepath.Join(parent, "spool"), filepath.Join(child, "spool")); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRun(t, "--dir", parent, "sessions"); !strings.Contains(got, "stranded") || !strings.Contains(got, "kept") {
+		t.Errorf("sessions once the spool was moved in:\n%s\nwant both", got)
+	}
+	if out := mustRun(t, "--dir", parent, "doctor", "--check"); strings.Contains(out, "may hold records") {
+		t.Errorf("doctor --check once the spool was moved in: %q", out)
 	}
 }
