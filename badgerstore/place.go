@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -138,6 +139,42 @@ func isStore(dir string) bool {
 	return holds
 }
 
+// regular reports whether path is a regular file (not a link to one).
+func regular(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// spoolFile matches the names of a spool's files: what internal/store/spool
+// writes (<20-digit stamp>-<pid>.cbor), its temporary files, and the files
+// it set aside (.bad).
+var spoolFile = regexp.MustCompile(`^(\d{20}-\d+\.cbor(\.bad)?|\.tmp-\d+-\d+)$`)
+
+// ourSpool reports whether path is a spool a writer made: a directory
+// (not a link) holding files, every one named as a spool's are. A folder
+// of the user's named spool is not one, and draws no store beside it.
+func ourSpool(path string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	d, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil || len(names) == 0 {
+		return false
+	}
+	for _, n := range names {
+		if !spoolFile.MatchString(n) {
+			return false
+		}
+	}
+	return true
+}
+
 // waitingMarker is the file an opener waiting for the store leaves in it
 // (internal/store/turns), and spoolDir the directory of the records set
 // aside for it (internal/store/spool).
@@ -166,7 +203,13 @@ func storeOrEmpty(dir string) (holds, asked, empty bool) {
 		for _, n := range names {
 			switch {
 			case n == waitingMarker, n == spoolDir:
-				asked = true
+				// A writer's only: a request that is a regular file, a
+				// spool of a writer's files.
+				ours := regular(filepath.Join(dir, n))
+				if n == spoolDir {
+					ours = ourSpool(filepath.Join(dir, n))
+				}
+				asked, other = asked || ours, other || !ours
 			case storeFile(n):
 				return true, false, false
 			default:

@@ -200,24 +200,54 @@ func TestWaitingReaderAsksWhereTheStoreIs(t *testing.T) {
 // A request or a spool alone marks a store being created only in a
 // directory no other user can enter, where a writer made it: in a shared
 // one (a stale request from an older reader, or one another user put
-// there), the store still goes in ChildDir, not beside other users.
+// there), the store still goes in ChildDir, not beside other users. And
+// only a writer's: a folder of the user's named spool, or a link where
+// the request would be, is not one.
 func TestARequestInASharedDirectoryIsNoStore(t *testing.T) {
-	for _, name := range []string{"otelrecords.waiting", "spool"} {
+	for _, c := range []struct {
+		name  string
+		make  func(t *testing.T, dir string)
+		store bool // in a private directory, a store being created
+	}{
+		{"a request", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "otelrecords.waiting"), "4242\n")
+		}, true},
+		{"a writer's spool", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "spool", "01764989000000000000-4242.cbor"), "")
+		}, true},
+		{"a folder of the user's named spool", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "spool", "data.cbor"), "the user's\n")
+		}, false},
+		{"a link where the request would be", func(t *testing.T, dir string) {
+			if err := os.Symlink("/etc/hostname", filepath.Join(dir, "otelrecords.waiting")); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	} {
 		dir := t.TempDir()
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
+		c.make(t, dir)
+		for _, mode := range []fs.FileMode{0o755, 0o700} {
+			if err := os.Chmod(dir, mode); err != nil {
+				t.Fatal(err)
+			}
+			want := filepath.Join(dir, badgerstore.ChildDir)
+			if mode == 0o700 && c.store {
+				want = dir
+			}
+			if got, err := badgerstore.Place(dir); err != nil || got != want {
+				t.Errorf("%s alone in a %o directory: Place = %s, %v; want %s", c.name, mode, got, err, want)
+			}
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("4242\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := badgerstore.Place(dir); err != nil || got != filepath.Join(dir, badgerstore.ChildDir) {
-			t.Errorf("%s alone in a 0755 directory: Place = %s, %v; want its ChildDir", name, got, err)
-		}
-		if err := os.Chmod(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := badgerstore.Place(dir); err != nil || got != dir {
-			t.Errorf("%s alone in a 0700 directory: Place = %s, %v; want the directory, a store being created", name, got, err)
-		}
+	}
+}
+
+// write writes a file at path, and the directories it needs.
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -61,3 +61,42 @@ func TestSpoolFollowsTheStoreIntoChildDir(t *testing.T) {
 		t.Errorf("readers see %q, want a=1 (the store is in %s)", got, st.Path())
 	}
 }
+
+// A directory named through a link and "..", as a build script may name
+// it, is where Open puts the store (its links followed), and the spool goes
+// there too: read as text, the path names another directory.
+func TestSpoolFollowsLinksAsTheStoreDoes(t *testing.T) {
+	base := t.TempDir()
+	records := filepath.Join(base, "real", "records")
+	for _, d := range []string{filepath.Join(base, "real", "sub"), records, filepath.Join(base, "home")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(records, "notes.txt"), []byte("the user's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "real", "sub"), filepath.Join(base, "home", "link")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "home", "link") + "/../records" // real/records, through the link
+	st, err := badgerstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w := sharedstore.New(dir, nil)
+	if err := w.Spool(entries("a", "1")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if st, err = badgerstore.Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := contents(t, st); got != "a=1" {
+		t.Errorf("the store in %s holds %q, want a=1", st.Path(), got)
+	}
+}

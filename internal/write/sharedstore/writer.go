@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -148,7 +149,13 @@ func (w *Writer) use() (*badgerstore.Store, error) {
 // the store in ChildDir, and the requests and spool go where the store
 // is, for its holder and its next opener to find.
 func (w *Writer) where() string {
-	if p, err := badgerstore.Place(w.dir); err == nil {
+	dir := badgerstore.ExpandHome(w.dir)
+	// Where its links lead, as Open places the store: a path through a
+	// link and ".." names another directory read as text.
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if p, err := badgerstore.Place(dir); err == nil {
 		return p
 	}
 	return w.dir
