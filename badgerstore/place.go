@@ -151,8 +151,10 @@ func regular(path string) bool {
 var spoolFile = regexp.MustCompile(`^(\d{20}-\d+\.cbor(\.bad)?|\.tmp-\d+-\d+)$`)
 
 // ourSpool reports whether path is a spool a writer made: a directory
-// (not a link) holding files, every one named as a spool's are. A folder
-// of the user's named spool is not one, and draws no store beside it.
+// (not a link) whose files, if any yet (a writer makes the directory, then
+// its first file), are all named as a spool's are. A folder of the user's
+// named spool, holding the user's files, is not one, and draws no store
+// beside them.
 func ourSpool(path string) bool {
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.IsDir() {
@@ -164,7 +166,7 @@ func ourSpool(path string) bool {
 	}
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
-	if err != nil || len(names) == 0 {
+	if err != nil {
 		return false
 	}
 	for _, n := range names {
