@@ -122,6 +122,20 @@ func Place(dir string) (string, error) {
 	return child, checkOwned(child, cfi, true)
 }
 
+// WriterPath returns the directory a writer given dir opens the store in,
+// now: dir with its "~" expanded and its links followed, as Open reads it,
+// and then Place's answer for it. A process that leaves something for the
+// store's next opener (a request for it, a spool) leaves it there, where
+// that opener looks; Place alone reads a path through a link and ".." as
+// text, which may name another directory.
+func WriterPath(dir string) (string, error) {
+	path, err := resolve(dir)
+	if err != nil {
+		return "", err
+	}
+	return Place(path)
+}
+
 // missing reports whether err says a path does not exist, or cannot,
 // since a file stands where a directory of it would be.
 func missing(err error) bool {
@@ -204,15 +218,12 @@ func storeOrEmpty(dir string) (holds, asked, empty bool) {
 		names, err := d.Readdirnames(256)
 		for _, n := range names {
 			switch {
-			case n == waitingMarker, n == spoolDir:
-				// A writer's only: a request that is a regular file, a
-				// spool of a writer's files.
-				ours := regular(filepath.Join(dir, n))
-				if n == spoolDir {
-					ours = ourSpool(filepath.Join(dir, n))
-				}
-				asked, other = asked || ours, other || !ours
-			case storeFile(n):
+			case n == waitingMarker && regular(filepath.Join(dir, n)),
+				n == spoolDir && ourSpool(filepath.Join(dir, n)):
+				// A writer's: a request that is a regular file, a spool
+				// of a writer's files.
+				asked = true
+			case storeFile(n) && n != waitingMarker:
 				return true, false, false
 			default:
 				other = true

@@ -87,17 +87,18 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("otelrecords: open store: empty directory name")
 	}
-	path, err := resolve(dir)
-	if err != nil {
-		return nil, err
-	}
-	if !c.readOnly {
+	var path string
+	var err error
+	if c.readOnly {
+		path, err = resolve(dir)
+	} else {
 		// Where the store is, or is to be (place.go): never beside the
 		// user's own files, never in a directory another user could
 		// replace, never a file or a socket.
-		if path, err = Place(path); err != nil {
-			return nil, err
-		}
+		path, err = WriterPath(dir)
+	}
+	if err != nil {
+		return nil, err
 	}
 	_, err = os.Lstat(filepath.Join(path, badger.ManifestFilename))
 	if errors.Is(err, fs.ErrNotExist) {

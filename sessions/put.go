@@ -23,9 +23,9 @@ import (
 // decodes (more attributes, events or array elements than its limits, or
 // past its decoding budget: docs/FORMAT.md, "Decode limits"), which a
 // reader would skip. The error says which. Each row and record is decoded
-// back as a reader decodes it to tell, so Put costs about twice what
-// encoding does. Put is as durable as Store.Write: on error, putting the
-// same again is harmless.
+// back as a reader decodes it to tell: Put costs a decode of each value
+// besides its encoding. Put is as durable as Store.Write: on error,
+// putting the same again is harmless.
 func (r *Records) Put(rows []Session, records []KindRecord) error {
 	entries := make([]Entry, 0, len(rows)+len(records))
 	for _, s := range rows {

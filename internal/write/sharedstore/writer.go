@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -144,18 +143,12 @@ func (w *Writer) use() (*badgerstore.Store, error) {
 }
 
 // where returns the directory the store is in, or is to be created in,
-// now (badgerstore.Place): dir itself, or its ChildDir. A directory dir
+// now (badgerstore.WriterPath): dir itself, or its ChildDir. A directory
 // another process made since New, or filled with the user's files, puts
 // the store in ChildDir, and the requests and spool go where the store
 // is, for its holder and its next opener to find.
 func (w *Writer) where() string {
-	dir := badgerstore.ExpandHome(w.dir)
-	// Where its links lead, as Open places the store: a path through a
-	// link and ".." names another directory read as text.
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	if p, err := badgerstore.Place(dir); err == nil {
+	if p, err := badgerstore.WriterPath(w.dir); err == nil {
 		return p
 	}
 	return w.dir
