@@ -61,6 +61,7 @@ type faultRun struct {
 	cmd     *exec.Cmd
 	mu      sync.Mutex
 	last    faultStats
+	lines   int // stats lines read so far: a later line was sampled later
 	done    *faultStats
 	stderr  []string
 	peak    atomic.Int64 // bytes: the largest RssAnon seen
@@ -97,6 +98,7 @@ func startFault(t *testing.T, args ...string) *faultRun {
 			}
 			r.mu.Lock()
 			r.last = s
+			r.lines++
 			if what == "done" {
 				r.done = &s
 			}
@@ -177,6 +179,32 @@ func (r *faultRun) stats() faultStats {
 	return r.last
 }
 
+// after waits for a stats line read after this call that satisfies ok,
+// and returns it: the writer samples its stats every 200 ms, so the last
+// line read may be that old.
+func (r *faultRun) after(t *testing.T, d time.Duration, ok func(faultStats) bool) faultStats {
+	t.Helper()
+	r.mu.Lock()
+	seen := r.lines
+	r.mu.Unlock()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		r.mu.Lock()
+		s, fresh := r.last, r.lines > seen
+		r.mu.Unlock()
+		if fresh && ok(s) {
+			return s
+		}
+		select {
+		case <-r.exited:
+			t.Fatalf("faultwriter exited before a stats line came that the test waits for; stderr %q", r.errors())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no stats line within %v that the test waits for; last %+v", d, r.stats())
+	return faultStats{}
+}
+
 func (r *faultRun) errors() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -238,6 +266,12 @@ func TestWriterOnAFullDiskStaysBounded(t *testing.T) {
 	// And more: what the writer ends in the rest of the run (up to 20 s
 	// of it, at a few MB a second) must not fill the disk again.
 	testsupport.Remount(t, mnt, "size=2g")
+	// The space is back for the writer once it writes after the remount:
+	// a line sampled after the remount, then one with more written. Spans
+	// ended before that may still be shed with the streak that was failing
+	// (oldest first, as documented), so "after" counts from there.
+	remounted := w.after(t, time.Minute, func(faultStats) bool { return true })
+	back := w.after(t, time.Minute, func(s faultStats) bool { return s.Written > remounted.Written })
 	done := w.wait(t, run+2*time.Minute)
 	errs := w.errors()
 	peak := w.peak.Load()
@@ -266,12 +300,12 @@ func TestWriterOnAFullDiskStaysBounded(t *testing.T) {
 	got := readWork(t, dir)["full"]
 	after := 0
 	for _, i := range got {
-		if i >= atFree.Made {
+		if i >= back.Made {
 			after++
 		}
 	}
-	if want := done.Made - atFree.Made; int64(after) != want {
-		t.Errorf("%d records of the %d spans ended after the space came back are in the store", after, want)
+	if want := done.Made - back.Made; int64(after) != want {
+		t.Errorf("%d records of the %d spans ended after the writer wrote again are in the store", after, want)
 	}
 	// And a new session is kept.
 	next := startFault(t, "-dir", dir, "-label", "next", "-n", "100")
