@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/internal/ground/version"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -234,5 +236,19 @@ func TestFleetCache(t *testing.T) {
 	}
 	if strings.Contains(out, "forgotten") {
 		t.Errorf("why, as a fleet, blames a cache:\n%s", out)
+	}
+
+	// VERSION is the service's, whichever path recorded it; --json keeps
+	// the otelrecords version apart.
+	for _, store := range []string{"a-process", "a-gateway"} {
+		if out := mustRun(t, "sessions", "--dir", dir(store)); !regexp.MustCompile(`(?m)^\d+ .* 1\.4\.2 +cache=`).MatchString(out) {
+			t.Errorf("%s: sessions does not show the service's version, 1.4.2:\n%s", store, out)
+		}
+		for _, s := range decodeLines(t, mustRun(t, "sessions", "--dir", dir(store), "--json")) {
+			if s["service_version"] != "1.4.2" || s["otelrecords_version"] != version.Module() {
+				t.Errorf("%s: sessions --json: service_version %v, otelrecords_version %v; want 1.4.2, %s",
+					store, s["service_version"], s["otelrecords_version"], version.Module())
+			}
+		}
 	}
 }

@@ -66,8 +66,8 @@ what it came out as, before and after: "came out differently: winner:
 tiled → simd" when an outcome differs (the work was not redundant: the
 answer changed), "came out the same: winner=tiled" when none does.
 
-With --json, one JSON object per record and line: session, seq, kind,
-name, wall_ns, effect
+With --json, one JSON object per record and line: session (a string, as
+every session id the JSON output prints), seq, kind, name, wall_ns, effect
 ("changed", "observed", or null for a record that does not say), verdict
 ("changed", "missed", "hit", or null where the effect is not known),
 reason (one of the words above), inside (of a miss, the first record
@@ -105,7 +105,7 @@ outcome_changed (whether one of them differs).`,
 
 // whyJSON is a record as `records why --json` prints it.
 type whyJSON struct {
-	Session     sessions.SessionID `json:"session"`
+	Session     sessions.SessionID `json:"session,string"`
 	Seq         uint64             `json:"seq"`
 	Kind        string             `json:"kind"`
 	Name        string             `json:"name"`
@@ -144,7 +144,7 @@ func keyAttributes(attrs sessions.Attrs) sessions.Attrs {
 }
 
 type stampJSON struct {
-	Session sessions.SessionID `json:"session"`
+	Session sessions.SessionID `json:"session,string"`
 	Seq     uint64             `json:"seq"`
 }
 
