@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otelrecords/otelrecords/explain/internal/keyhistory"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -74,7 +75,7 @@ type keyTally struct {
 	KeyWork
 	index int32 // in Rework.list
 	add   int
-	h     history[struct{}]
+	h     keyhistory.History[struct{}]
 }
 
 // ChildWork is what the records of one kind spent in their children of
@@ -210,17 +211,16 @@ func (w *Rework) count() {
 		if v.IsWork() {
 			k.Misses++
 		}
-		switch j := k.h.judge(inst, t.ID, n.Offset, n.Wall, v, struct{}{}); j.cause {
-		case Observed:
+		switch k.h.Judge(inst, uint64(t.ID), n.Offset, n.Wall, v == Hit, struct{}{}).Cause {
+		case keyhistory.Hit:
 			k.Hits++
 			k.HitWall = addSat(k.HitWall, wall)
-		case NewHere:
+		case keyhistory.NewHere:
 			k.NewHere++
-		case Raced:
+		case keyhistory.Raced:
 			k.Raced++
 			k.RacedWall = addSat(k.RacedWall, wall)
-		case New:
-		default:
+		case keyhistory.Again:
 			k.Redos++
 			k.Redone = addSat(k.Redone, wall)
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/otelrecords/otelrecords/explain/internal/keyhistory"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -49,6 +50,10 @@ const (
 	// environment on the same instance: the cache lost what it had.
 	Forgotten Cause = "forgotten"
 )
+
+// causes are the Causes of the rule's (keyhistory.Cause), but Again,
+// which Why tells apart by comparing the records.
+var causes = [...]Cause{keyhistory.Hit: Observed, keyhistory.New: New, keyhistory.NewHere: NewHere, keyhistory.Raced: Raced}
 
 // Reason is a record and why it was done.
 type Reason struct {
@@ -219,7 +224,7 @@ func Why(r *sessions.Records, kind, key string, value sessions.Value) iter.Seq2[
 func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Value) iter.Seq2[Reason, error] {
 	return func(yield func(Reason, error) bool) {
 		var (
-			h     history[*sessions.KindRecord]
+			h     keyhistory.History[*sessions.KindRecord]
 			names instances
 			rows  = map[sessions.SessionID]*sessions.Session{}
 		)
@@ -260,21 +265,21 @@ func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Va
 				yield(Reason{}, err)
 				return
 			}
-			j := h.judge(names.id(instanceOf(after)), kr.Stamp.Session, kr.Stamp.Offset, kr.Record.Wall, reason.Verdict, kr)
-			reason.Cause, reason.AtOnce = j.cause, j.atOnce
-			if j.hasPrev {
-				reason.Previous, reason.HasPrevious = j.prev.Stamp, true
+			j := h.Judge(names.id(instanceOf(after)), uint64(kr.Stamp.Session), kr.Stamp.Offset, kr.Record.Wall, reason.Verdict == Hit, kr)
+			reason.Cause, reason.AtOnce = causes[j.Cause], j.AtOnce
+			if j.HasPrev {
+				reason.Previous, reason.HasPrevious = j.Prev.Stamp, true
 			}
-			switch j.cause {
-			case NewHere:
-				before, err := row(j.prev.Stamp.Session)
+			switch j.Cause {
+			case keyhistory.NewHere:
+				before, err := row(j.Prev.Stamp.Session)
 				if err != nil {
 					yield(Reason{}, err)
 					return
 				}
 				reason.Differences = instanceDifferences(before, after)
-			case "":
-				prev := j.prev
+			case keyhistory.Again:
+				prev := j.Prev
 				if reason.Differences = inputDifferences(body, &prev.Record, &kr.Record); len(reason.Differences) > 0 {
 					reason.Cause = Inputs
 					break
