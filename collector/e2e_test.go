@@ -227,7 +227,7 @@ func jsonLines[T any](t *testing.T, bin, dir string, args ...string) []T {
 }
 
 type sessionLine struct {
-	ID       uint64                     `json:"id"`
+	ID       uint64                     `json:"id,string"`
 	Process  int                        `json:"process"`
 	OS       string                     `json:"os"`
 	Arch     string                     `json:"arch"`
@@ -236,7 +236,7 @@ type sessionLine struct {
 }
 
 type timelineLine struct {
-	Session   uint64  `json:"session"`
+	Session   uint64  `json:"session,string"`
 	Seq       uint64  `json:"seq"`
 	ParentSeq *uint64 `json:"parent_seq"`
 	Depth     int     `json:"depth"`

@@ -29,7 +29,18 @@
 // Every answer counts what a record did the same way (Verdict): a record
 // is a hit only when it changed nothing and nothing inside it, at any
 // depth, changed anything; an observed lookup inside which a compile
-// changed something is a miss, which is work.
+// changed something is a miss, which is work. A lookup that changed
+// something (it filled the cache) and the lookups after it that found
+// the key are work, then hits.
+//
+// Why work was done is one rule too (Cause), which Why tells record by
+// record and Rework counts: new, the first of its key in the store; new
+// here, the first on its instance (InstanceKeys: service.instance.id,
+// host.name), another instance having done it with a cache of its own;
+// raced, done while the same session was still doing it; or done again
+// on its instance, for other inputs, in another environment, or
+// forgotten. A fleet's stores read as one are told apart by instance, so
+// one instance's cache is never blamed for another's work.
 //
 // A tree holds a Node of 48 bytes per record, and each kind and name
 // once: its seq, times and effect, and where it hangs, not the record,

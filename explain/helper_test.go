@@ -28,6 +28,9 @@ type span struct {
 	attrs      sessions.Attrs
 	observed   bool   // changed nothing (a cache hit); else changed
 	spanKind   string // its span's kind, when given
+	// otlp: the span crossed OTLP (through a Collector, or pulled from a
+	// backend): its record does not say its inputs, and has a span kind.
+	otlp bool
 }
 
 // addSessions adds the records of each session to w, in stamp order.
@@ -111,6 +114,12 @@ func recordWith(store sessions.Store, start time.Time, cfg recorder.Config, span
 			effect, body.Inputs = sessions.Observed, []string{}
 		}
 		body.Effect = effect
+		if s.otlp {
+			body.Inputs = nil
+			if body.SpanKind == "" {
+				body.SpanKind = "internal"
+			}
+		}
 		if err := rec.Record(s.kind, effect, st, body); err != nil {
 			panic(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otelrecords/otelrecords/explain/internal/keyhistory"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -19,18 +20,23 @@ import (
 // it changed nothing and nothing inside it did. ChildWork.Unchanged is
 // the time in children that were hits — candidates benchmarked and not
 // kept — and is unknown (UnchangedKnown false) for records that do not
-// store their effect. A record of a key (KeyWork) that was a hit is the
-// work found done, never work redone; a miss (a lookup inside which the
-// work was done) is work. Work is redone when a key that had already done
-// work (earlier in the session or in an earlier session added) does it
-// again; a record whose effect is not known counts as work, as stores
-// written before effects were kept cannot tell.
+// store their effect. Why each record of a key (KeyWork) was done is
+// Why's rule, counted: a hit is the work found done, never work redone;
+// every other record (a miss — a lookup inside which the work was done —
+// among them) is work, and is new (the first of its key, or the first on
+// its instance: Begin says which instance a session ran as), raced
+// (computed while the same session was still computing the key), or
+// redone: done again on its instance, after it had done it (earlier in
+// the session or in an earlier session added). A record whose effect is
+// not known counts as work, as stores written before effects were kept
+// cannot tell.
 //
-// Give it the records of each session in stamp order (Add); a record of
+// Give it the records of each session in stamp order (Add), the sessions
+// in the order of their ids, each after its row (Begin); a record of
 // another session, or asking for the answers, counts the session read so
 // far. The zero Rework is ready to use. It holds a few words per pair of
-// parent and child kinds and per key seen, and the tree of the session
-// being read (a Node and a word per record).
+// parent and child kinds and per key and instance seen, and the tree of
+// the session being read (a Node and a word per record).
 type Rework struct {
 	// Body reads a record's effect; nil means StoredBody.
 	Body Body
@@ -48,6 +54,11 @@ type Rework struct {
 	open bool           // b holds a session not yet counted
 	ids  chunked[int32] // each record's key in list, in the order added
 	list []*keyTally
+
+	names instances
+	// row and inst are the session Begin was told of, and its instance.
+	row  sessions.SessionID
+	inst int32
 }
 
 // childTally is a ChildWork, and the parent (in which Add) that last
@@ -64,7 +75,7 @@ type keyTally struct {
 	KeyWork
 	index int32 // in Rework.list
 	add   int
-	done  bool // a record of the key did the work
+	h     keyhistory.History[struct{}]
 }
 
 // ChildWork is what the records of one kind spent in their children of
@@ -109,21 +120,45 @@ type KeyWork struct {
 	Sessions int
 	// Wall is the sum of its records' walls.
 	Wall time.Duration
-	// Redos is how many of its records did the work again (changed
+	// Redos is how many of its records did the work again on their
+	// instance (Why's Inputs, Environment or Forgotten: changed
 	// something, missed, or do not say), after an earlier record of the
-	// key had: the same work done again; Redone is the sum of their
+	// key there had: the same work done again; Redone is the sum of their
 	// walls.
 	Redos  int
 	Redone time.Duration
+	// Raced is how many of its records did the work while a record of
+	// the key in the same session was still doing it (Why's Raced), and
+	// RacedWall the sum of their walls: work done twice at once, not
+	// counted in Redos.
+	Raced     int
+	RacedWall time.Duration
+	// NewHere is how many of its records were the first of the key on
+	// their instance, after another instance had done the work (Why's
+	// NewHere): work of a cache of its own, neither new to the store nor
+	// redone.
+	NewHere int
 	// Hits is how many of its records were hits (the work found done:
 	// nothing changed, in them or inside them), and HitWall the sum of
 	// their walls. A hit is never redone work.
 	Hits    int
 	HitWall time.Duration
-	// Misses is how many of its records were misses: they changed
-	// nothing themselves, but the work was done inside them. A miss is
-	// work, counted as done or redone as any other.
+	// Misses is how many of its records were not hits: the work was not
+	// found done, and was done — by the record (it changed something: a
+	// lookup that filled the cache), inside it (a lookup inside which a
+	// compute changed something: a Miss verdict), or it does not say.
+	// Records is Hits plus Misses, as a cache counts its lookups; each
+	// miss is also new, new here, raced or redone.
 	Misses int
+}
+
+// Begin tells Rework the row of the session whose records Add is given
+// next, for the instance it ran as (InstanceKeys), and counts the session
+// read so far. Records of a session it was not told of are of a session
+// without a row: on the instance of rows without InstanceKeys.
+func (w *Rework) Begin(row sessions.Session) {
+	w.count()
+	w.row, w.inst = row.ID, w.names.id(instanceOf(&row))
 }
 
 // Add counts one record, given in stamp order with the rest of its
@@ -162,25 +197,32 @@ func (w *Rework) count() {
 	}
 	t := w.b.Tree()
 	ids := w.ids
+	inst := w.names.id(instanceOf(nil))
+	if w.row == t.ID {
+		inst = w.inst
+	}
 	w.open, w.ids = false, chunked[int32]{}
 	w.adds++
 	for i := range int32(t.nodes.n) {
 		n := t.nodes.at(i)
 		wall := max(n.Wall, 0)
 		k := w.list[*ids.at(i)]
-		switch v := n.Verdict(); {
-		case v == Hit:
+		v := n.Verdict()
+		if v.IsWork() {
+			k.Misses++
+		}
+		switch k.h.Judge(inst, uint64(t.ID), n.Offset, n.Wall, v == Hit, struct{}{}).Cause {
+		case keyhistory.Hit:
 			k.Hits++
 			k.HitWall = addSat(k.HitWall, wall)
-		default:
-			if v == Miss {
-				k.Misses++
-			}
-			if k.done {
-				k.Redos++
-				k.Redone = addSat(k.Redone, wall)
-			}
-			k.done = true
+		case keyhistory.NewHere:
+			k.NewHere++
+		case keyhistory.Raced:
+			k.Raced++
+			k.RacedWall = addSat(k.RacedWall, wall)
+		case keyhistory.Again:
+			k.Redos++
+			k.Redone = addSat(k.Redone, wall)
 		}
 		k.Records++
 		k.Wall = addSat(k.Wall, wall)

@@ -14,7 +14,10 @@ import (
 
 // Two sessions tune keys, two at a time, their candidates interleaved;
 // the second tunes one key again. Rework adds up, from the spans
-// themselves, what the tunes spent in candidates and what was redone.
+// themselves, what the tunes spent in candidates and what was redone —
+// and what raced: a candidate that starts while the other tune's
+// candidate of the same name (the same work, as far as names tell) still
+// runs.
 func TestRework(t *testing.T) {
 	store := &sliceStore{}
 	type tune struct {
@@ -53,17 +56,27 @@ func TestRework(t *testing.T) {
 	var want explain.ChildWork
 	want.Parent, want.Child = "autotune", "candidate"
 	keys := map[[2]string]*explain.KeyWork{}
-	count := func(kind, name string, wall time.Duration, seen map[[2]string]bool) {
+	// running are the ends of each key's records in the session being
+	// counted: one that starts before an earlier one ends raced it.
+	var running map[[2]string][]time.Duration
+	count := func(kind, name string, at, wall time.Duration, seen map[[2]string]bool) {
 		k := keys[[2]string{kind, name}]
 		if k == nil {
 			k = &explain.KeyWork{Kind: kind, Name: name}
 			keys[[2]string{kind, name}] = k
 		}
-		if k.Records > 0 { // every test record changed something
+		raced := slices.ContainsFunc(running[[2]string{kind, name}], func(end time.Duration) bool { return end > at })
+		running[[2]string{kind, name}] = append(running[[2]string{kind, name}], at+wall)
+		switch {
+		case raced:
+			k.Raced++
+			k.RacedWall += wall
+		case k.Records > 0: // every test record changed something
 			k.Redos++
 			k.Redone += wall
 		}
 		k.Records++
+		k.Misses++ // every test record changed something: none was found done
 		k.Wall += wall
 		if !seen[[2]string{kind, name}] {
 			seen[[2]string{kind, name}] = true
@@ -72,16 +85,22 @@ func TestRework(t *testing.T) {
 	}
 	for _, tunes := range sessionsOf {
 		seen := map[[2]string]bool{}
-		for _, tu := range tunes {
+		running = map[[2]string][]time.Duration{}
+		for i, tu := range tunes {
 			want.Parents++
-			count("autotune", tu.key, 100, seen)
-			for c, wall := range tu.candidates {
-				want.Children++
-				want.Wall += wall
-				count("candidate", fmt.Sprint("candidate ", c), wall, seen)
+			count("autotune", tu.key, time.Duration(i), 100, seen)
+		}
+		// In the order they were recorded: one candidate of each in turn.
+		for c := range 4 {
+			for i, tu := range tunes {
+				if c < len(tu.candidates) {
+					want.Children++
+					want.Wall += tu.candidates[c]
+					count("candidate", fmt.Sprint("candidate ", c), time.Duration(10+10*c+i), tu.candidates[c], seen)
+				}
 			}
 		}
-		count("marks", "save", 1, seen)
+		count("marks", "save", 200, 1, seen)
 	}
 	want.UnchangedKnown = true // every test record stores its effect: changed
 	if got := w.Children(); !slices.Equal(got, []explain.ChildWork{want}) {

@@ -1,11 +1,11 @@
 package explain
 
 import (
-	"cmp"
 	"iter"
 	"slices"
 	"strings"
 
+	"github.com/otelrecords/otelrecords/explain/internal/keyhistory"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -13,17 +13,31 @@ import (
 // answering, or one of the reasons work already done was done again.
 type Cause string
 
-// The causes Why gives, in the order it tells them apart.
+// The causes Why gives, in the order it tells them apart. A hit is
+// Observed; every other record (work done, a miss, a record that does not
+// say) has one of the others: a miss, though its own span changed
+// nothing, is work done on its watch, and why it was done is asked of it
+// as of any work (Reason.Verdict and Reason.Inside say it missed).
 const (
+	// Observed is a hit: a record that changed nothing, and inside which
+	// nothing changed: the cache answered. A lookup that finds what an
+	// earlier lookup of the key filled (the earlier one changed
+	// something, or computed inside) is a hit.
+	Observed Cause = "observed"
 	// New is the first record of its key in the store.
 	New Cause = "new"
-	// Observed is a hit: a record that changed nothing, and inside which
-	// nothing changed: the cache answered.
-	Observed Cause = "observed"
-	// Missed is a miss: a record that changed nothing itself, but inside
-	// which a record changed something (Reason.Inside): the cache did not
-	// answer, and the work was done inside it.
-	Missed Cause = "missed"
+	// NewHere is the first record of its key on its instance, when
+	// another instance (InstanceKeys: another service.instance.id or
+	// host.name) did the work before: each instance has a cache of its
+	// own, and this one never held the key. Reason.Differences are the
+	// instance keys that differ.
+	NewHere Cause = "new_here"
+	// Raced is work done while a record of the same key, in the same
+	// session, was still running: requests that computed the key at once,
+	// neither finding the other's work because it was not done yet.
+	// Reason.AtOnce says how many; Reason.Previous is the one still
+	// running that started last.
+	Raced Cause = "raced"
 	// Inputs is work done again because an input attribute differs from
 	// the previous record of the key: the work asked was not the same.
 	Inputs Cause = "inputs"
@@ -33,9 +47,13 @@ const (
 	// of a Resource attribute (service.version, say).
 	Environment Cause = "environment"
 	// Forgotten is work done again with the same inputs in the same
-	// environment: the cache lost what it had.
+	// environment on the same instance: the cache lost what it had.
 	Forgotten Cause = "forgotten"
 )
+
+// causes are the Causes of the rule's (keyhistory.Cause), but Again,
+// which Why tells apart by comparing the records.
+var causes = [...]Cause{keyhistory.Hit: Observed, keyhistory.New: New, keyhistory.NewHere: NewHere, keyhistory.Raced: Raced}
 
 // Reason is a record and why it was done.
 type Reason struct {
@@ -48,13 +66,18 @@ type Reason struct {
 	// something; nil otherwise.
 	Inside *sessions.KindRecord
 	// Previous is the stamp of the record it was compared with: the
-	// latest before it that did the work (not Observed), else the latest
-	// before it. Zero, with HasPrevious false, for New.
+	// latest before it on its instance that did the work (not Observed),
+	// else the latest before it there; for NewHere, the latest of another
+	// instance; for Raced, the one still running that started last. Zero,
+	// with HasPrevious false, for New.
 	Previous    sessions.Stamp
 	HasPrevious bool
+	// AtOnce is, for Raced, how many records of the key were running when
+	// this one started, this one included; 0 otherwise.
+	AtOnce int
 	// Differences are what differs from the previous record, in key
 	// order: its inputs for Inputs, its session's environment for
-	// Environment; none otherwise.
+	// Environment, the instance keys for NewHere; none otherwise.
 	Differences []Difference
 	// Outcome is, for work done again with the same inputs (Environment
 	// and Forgotten), every outcome attribute (not an input) of either
@@ -96,12 +119,22 @@ type Body interface {
 
 // StoredBody is the Body of records as stores hold them.
 //
-// Records written from spans by this version carry their effect and input
-// keys (sessions.Record.Effect and Inputs), and it reads them. Records
-// written before say neither: their effect is not known (Why then never
-// answers Observed for them), and every attribute is taken for an input
-// except the outcomes, those whose key, or its last dot-separated part, is
-// one of OutcomeKeys (winner, autotune.winner, speedup, ...).
+// A record says its effect when it was written by a writer that stores
+// effects: every record made from a span since records kept their span
+// kind, effect and inputs (they came together) — a span of this process's
+// SDK, or one imported through the Collector or pulled from a backend,
+// whose span said records.effect=changed, or said nothing and so observed
+// (the default). A record that is changed, or has inputs or a span kind,
+// says; one with none of them (written before, or by code rather than
+// from a span) does not: its effect is not known (Why then never answers
+// Observed for it), whatever it did.
+//
+// Records made from spans of this process say which attributes the span
+// started with (sessions.Record.Inputs), and StoredBody reads them;
+// records that do not (older ones, and spans that crossed OTLP, which
+// does not say) have every attribute taken for an input except the
+// outcomes, those whose key, or its last dot-separated part, is one of
+// OutcomeKeys (winner, autotune.winner, speedup, result, hit, ...).
 var StoredBody Body = storedBody{}
 
 // OutcomeKeys are the attribute names StoredBody takes for outcomes, not
@@ -116,11 +149,10 @@ var OutcomeKeys = []string{
 type storedBody struct{}
 
 // Effect is the record's own when it says it: a changed record always
-// does; an observed one does when it lists its inputs (records written by
-// this version from spans), since an old record reads as observed whatever
-// it did.
+// does; an observed one does when it has inputs or a span kind (see
+// StoredBody), since an older record reads as observed whatever it did.
 func (storedBody) Effect(rec *sessions.Record) (sessions.Effect, bool) {
-	if rec.Effect == sessions.Changed || rec.Inputs != nil {
+	if rec.Effect == sessions.Changed || rec.Inputs != nil || rec.SpanKind != "" {
 		return rec.Effect, true
 	}
 	return sessions.Observed, false
@@ -168,27 +200,33 @@ func Why(r *sessions.Records, kind, key string, value sessions.Value) iter.Seq2[
 //
 // A record is Observed when it is a hit: body says it changed nothing,
 // and no record inside it (by parent span, at any depth, of any kind)
-// changed anything. An observed record inside which a record changed
-// something is Missed, with that record. Otherwise it is New when no
-// record of the key came before it, and else it is compared with the
-// latest record of the key before it that did the work (or, when none
-// did, the latest before it): Inputs when an input attribute differs (an
-// input of either record, absent on one side counting as a difference),
-// Environment when the inputs agree but the sessions' environments differ
-// (their version, os, arch, and Resource attributes but
-// VaryingResourceKeys; a session without a row has no known environment,
-// and differs in none), and Forgotten when neither differs.
+// changed anything. Every other record is work (a miss — an observed
+// record inside which a record changed something, Reason.Inside — among
+// them), and is: New when no record of the key came before it; NewHere
+// when none came before it on its instance (InstanceKeys), though another
+// instance's did; Raced when a record of the key that did the work, in
+// the same session, was still running when it started. Otherwise it is
+// compared with the latest record of the key before it on its instance
+// that did the work (or, when none did, the latest there): Inputs when an
+// input attribute differs (an input of either record, absent on one side
+// counting as a difference), Environment when the inputs agree but the
+// sessions' environments differ (their version, os, arch, and Resource
+// attributes but VaryingResourceKeys; a session without a row has no
+// known environment, and differs in none), and Forgotten when neither
+// differs.
 //
 // It reads the kind once, in stamp order, and the rows of the sessions it
 // meets; to tell a hit from a miss, it reads the tree of each session with
-// an observed record of the key (every kind of it, once). It holds two
-// records, the rows read, and one session's tree. An error from the store
-// ends the sequence with that error.
+// an observed record of the key (every kind of it, once). It holds, per
+// instance, two records, the rows read, the records of the key running at
+// once, and one session's tree. An error from the store ends the sequence
+// with that error.
 func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Value) iter.Seq2[Reason, error] {
 	return func(yield func(Reason, error) bool) {
 		var (
-			last, lastDone *sessions.KindRecord
-			rows           = map[sessions.SessionID]*sessions.Session{}
+			h     keyhistory.History[*sessions.KindRecord]
+			names instances
+			rows  = map[sessions.SessionID]*sessions.Session{}
 		)
 		row := func(id sessions.SessionID) (*sessions.Session, error) {
 			if s, ok := rows[id]; ok {
@@ -215,35 +253,38 @@ func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Va
 			if !ok || !(v.Equal(value) || v.String() == value.String()) {
 				continue
 			}
-			kr := sessions.KindRecord{Kind: kind, Stamped: rec}
-			reason := Reason{KindRecord: kr}
-			prev := cmp.Or(lastDone, last)
-			if prev != nil {
-				reason.Previous, reason.HasPrevious = prev.Stamp, true
-			}
+			kr := &sessions.KindRecord{Kind: kind, Stamped: rec}
+			reason := Reason{KindRecord: *kr}
 			var err error
-			if reason.Verdict, reason.Inside, err = trees.verdict(r, body, kr); err != nil {
+			if reason.Verdict, reason.Inside, err = trees.verdict(r, body, *kr); err != nil {
 				yield(Reason{}, err)
 				return
 			}
-			switch {
-			case reason.Verdict == Hit:
-				reason.Cause = Observed
-			case reason.Verdict == Miss:
-				reason.Cause = Missed
-			case prev == nil:
-				reason.Cause = New
-			default:
+			after, err := row(kr.Stamp.Session)
+			if err != nil {
+				yield(Reason{}, err)
+				return
+			}
+			j := h.Judge(names.id(instanceOf(after)), uint64(kr.Stamp.Session), kr.Stamp.Offset, kr.Record.Wall, reason.Verdict == Hit, kr)
+			reason.Cause, reason.AtOnce = causes[j.Cause], j.AtOnce
+			if j.HasPrev {
+				reason.Previous, reason.HasPrevious = j.Prev.Stamp, true
+			}
+			switch j.Cause {
+			case keyhistory.NewHere:
+				before, err := row(j.Prev.Stamp.Session)
+				if err != nil {
+					yield(Reason{}, err)
+					return
+				}
+				reason.Differences = instanceDifferences(before, after)
+			case keyhistory.Again:
+				prev := j.Prev
 				if reason.Differences = inputDifferences(body, &prev.Record, &kr.Record); len(reason.Differences) > 0 {
 					reason.Cause = Inputs
 					break
 				}
 				before, err := row(prev.Stamp.Session)
-				if err != nil {
-					yield(Reason{}, err)
-					return
-				}
-				after, err := row(kr.Stamp.Session)
 				if err != nil {
 					yield(Reason{}, err)
 					return
@@ -254,10 +295,6 @@ func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Va
 					reason.Cause = Forgotten
 				}
 				reason.Outcome = outcomes(body, &prev.Record, &kr.Record)
-			}
-			last = &kr
-			if reason.Verdict.IsWork() {
-				lastDone = &kr
 			}
 			if !yield(reason, nil) {
 				return

@@ -6,7 +6,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	cw "github.com/otelrecords/otelrecords/internal/ground/cborwire"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
@@ -93,10 +92,7 @@ func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp)
 		return dst, "", 0, false
 	}
 	parent := s.Parent().SpanID()
-	spanKind := ""
-	if k := s.SpanKind(); k != trace.SpanKindUnspecified {
-		spanKind = k.String()
-	}
+	spanKind := s.SpanKind().String() // "unspecified" too, as spanbridge.MapTo
 	traceID, spanID := sc.TraceID(), sc.SpanID()
 	hasScope := scope.Name != "" || scope.Version != ""
 	// The attribute map's keys in encoded order, a later duplicate winning

@@ -8,7 +8,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -137,9 +136,11 @@ func MapTo(m *Mapped, s Source, level sessions.Level, inputs int) {
 	if m.attrs = appendAttrs(m.attrs, attrs, level); len(m.attrs) > 0 {
 		m.Record.Attributes = m.attrs
 	}
-	if k := s.SpanKind(); k != trace.SpanKindUnspecified {
-		m.Record.SpanKind = k.String()
-	}
+	// Every span says its kind, "unspecified" too (an OTLP span of
+	// SPAN_KIND_UNSPECIFIED; the SDK starts spans internal): a record with
+	// a span kind was made from a span by a writer that stores its
+	// effect, so an observed one says it is observed (FORMAT.md 3.2).
+	m.Record.SpanKind = s.SpanKind().String()
 	if inputs >= 0 && len(m.Record.Attributes) > 0 {
 		m.inputs = appendInputKeys(m.inputs, attrs[:min(inputs, len(attrs))], level)
 		// Started with none (its inputs all control attributes) is

@@ -38,26 +38,33 @@ kept their effect.
 
 Work and hits: each piece of work (a kind, a name and its key attributes,
 "key" and those ending in ".key") recorded more than once: how many times,
-in how many sessions, the time in all of them; then how many times the
-work was redone, and the time in it: a record that did the work for a
-key that had already done it, earlier in the session or in an earlier
-session (a key tuned in one session and tuned again in the next, a server
-compiling after a restart what it compiled before); then the hits, and
-the time in them: records that changed nothing, and inside which nothing
-changed (the work found done, a cache hit), which are never redone work;
-then the misses: records that changed nothing themselves, but inside
-which a record changed something (a lookup that did not find its key and
-compiled it inside), which are work, done or redone as any other. A
-record whose effect is not known counts as work. Marks are left out: they are phases a program names,
-which every run has again. records why KIND KEY=VALUE says why each was
-done.
+in how many sessions, the time in all of them; then how many times, and
+the time in them, the work was redone: a record that did the work for a
+key its instance had already done, earlier in the session or in an
+earlier session (a key tuned in one session and tuned again in the next,
+a server compiling after a restart what it compiled before); then how
+many raced: did the work while another record of the key in the same
+session was still doing it (requests that computed it at once); then the
+hits, and the time in them: records that changed nothing, and inside
+which nothing changed (the work found done, a cache hit, a lookup finding
+what an earlier lookup filled), which are never redone work; then the
+misses: every record that was not a hit, as a cache counts its lookups —
+the work was done, by the record (it changed something: a lookup that
+filled the cache) or inside it (a lookup that did not find its key and
+compiled it inside) — so that times are hits plus misses. The first
+record of a key on an instance (another service.instance.id or host.name)
+is new there, not redone: each instance has a cache of its own. A record
+whose effect is not known counts as work, a miss. Marks are left out:
+they are phases a program names, which every run has again. records why
+KIND KEY=VALUE says why each was done, by the same rule.
 
 Each table lists the --top rows with the most time, 20 by default (0 for
 all). With --json, one JSON object per row and line: for children, table
 "children", parent, child, parents, children, wall_ns and
 changed_nothing_ns (null when not known); for work, table "redone", kind,
 name, key (the key attributes), records, sessions, wall_ns, redone (how
-many records redid the work), redone_ns, hits, hit_ns and misses.`,
+many records redid the work), redone_ns, raced, raced_ns, new_here (how
+many were the first on another instance), hits, hit_ns and misses.`,
 		Example: `  records cost
   records cost --top 0 --json | jq -c 'select(.table == "redone")'`,
 		Args: cobra.NoArgs,
@@ -91,7 +98,7 @@ func rework(r *sessions.Records) (*explain.Rework, error) {
 	}
 	var w explain.Rework
 	err = eachSession(rows, inStampOrder(r, kinds), sessionVisitor{
-		begin:  func(sessions.Session) error { return nil },
+		begin:  func(s sessions.Session) error { w.Begin(s); return nil },
 		record: w.Add,
 		end:    func(sessions.Session) error { return nil },
 	})
@@ -118,6 +125,9 @@ type redoneJSON struct {
 	WallNs   int64          `json:"wall_ns"`
 	Redone   int            `json:"redone"`
 	RedoneNs int64          `json:"redone_ns"`
+	Raced    int            `json:"raced"`
+	RacedNs  int64          `json:"raced_ns"`
+	NewHere  int            `json:"new_here"`
 	Hits     int            `json:"hits"`
 	HitNs    int64          `json:"hit_ns"`
 	Misses   int            `json:"misses"`
@@ -151,7 +161,7 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 				key = sessions.Attrs{}
 			}
 			if err := enc.Encode(redoneJSON{"redone", k.Kind, k.Name, key, k.Records, k.Sessions, int64(k.Wall),
-				k.Redos, int64(k.Redone), k.Hits, int64(k.HitWall), k.Misses}); err != nil {
+				k.Redos, int64(k.Redone), k.Raced, int64(k.RacedWall), k.NewHere, k.Hits, int64(k.HitWall), k.Misses}); err != nil {
 				return err
 			}
 		}
@@ -188,7 +198,7 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 	} else {
 		fmt.Fprintln(out, "Work and hits: work recorded more than once, redone (changed again) or found done (hits)")
 		t := newTable(out)
-		if err := t.row("KIND", "RECORD", "TIMES", "SESSIONS", "TIME", "REDONE", "REDONE TIME", "HITS", "HIT TIME", "MISSES"); err != nil {
+		if err := t.row("KIND", "RECORD", "TIMES", "SESSIONS", "TIME", "REDONE", "REDONE TIME", "RACED", "HITS", "HIT TIME", "MISSES"); err != nil {
 			return err
 		}
 		for _, k := range redone {
@@ -197,7 +207,7 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 				name += " " + formatAttrs(k.Key)
 			}
 			if err := t.row(k.Kind, name, strconv.Itoa(k.Records), strconv.Itoa(k.Sessions),
-				formatDuration(k.Wall), strconv.Itoa(k.Redos), formatDuration(k.Redone), strconv.Itoa(k.Hits), formatDuration(k.HitWall),
+				formatDuration(k.Wall), strconv.Itoa(k.Redos), formatDuration(k.Redone), strconv.Itoa(k.Raced), strconv.Itoa(k.Hits), formatDuration(k.HitWall),
 				strconv.Itoa(k.Misses)); err != nil {
 				return err
 			}

@@ -81,7 +81,7 @@ func TestDoctorReportsLoss(t *testing.T) {
 		}
 	}
 	got := decodeLines(t, mustRun(t, "--dir", dir, "sessions", "--json"))
-	if len(got) != 1 || got[0]["id"] != num(id1.String()) {
+	if len(got) != 1 || got[0]["id"] != id1.String() {
 		t.Errorf("sessions after the doctor: %v, want session %d only", got, id1)
 	}
 }

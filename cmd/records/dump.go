@@ -73,7 +73,7 @@ stores, which do not say), and the attributes as key=value.`,
 // part of the documented output (docs/FORMAT.md).
 type recordJSON struct {
 	Kind         string             `json:"kind"`
-	Session      sessions.SessionID `json:"session"`
+	Session      sessions.SessionID `json:"session,string"`
 	Seq          uint64             `json:"seq"`
 	OffsetNs     int64              `json:"offset_ns"`
 	Name         string             `json:"name"`

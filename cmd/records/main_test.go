@@ -173,28 +173,29 @@ func TestSessionsJSON(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("got %d sessions, want 2", len(got))
 	}
-	wantKeys := []string{"arch", "id", "label", "os", "process", "records", "resource", "started_unix_ms", "version"}
+	wantKeys := []string{"arch", "id", "label", "os", "otelrecords_version", "process", "records", "resource", "service_version", "started_unix_ms"}
 	for _, s := range got {
 		if k := keysOf(s); !slices.Equal(k, wantKeys) {
 			t.Errorf("session fields %v, want %v", k, wantKeys)
 		}
 	}
 	host := map[string]any{
-		"process": num(strconv.Itoa(os.Getpid())),
-		"os":      runtime.GOOS,
-		"arch":    runtime.GOARCH,
-		"version": version.Module(),
+		"process":             num(strconv.Itoa(os.Getpid())),
+		"os":                  runtime.GOOS,
+		"arch":                runtime.GOARCH,
+		"otelrecords_version": version.Module(),
+		"service_version":     "", // the Resource has no service.version
 	}
 	want := []map[string]any{
 		{
-			"id":              num(id1.String()),
+			"id":              id1.String(),
 			"started_unix_ms": num(strconv.FormatInt(start1.UnixMilli(), 10)),
 			"label":           "models build qwen3-8b",
 			"resource":        map[string]any{"service.name": "builder"},
 			"records":         map[string]any{"autotune": num("1"), "compile": num("1"), "marks": num("1")},
 		},
 		{
-			"id":              num(id2.String()),
+			"id":              id2.String(),
 			"started_unix_ms": num(strconv.FormatInt(start2.UnixMilli(), 10)),
 			"label":           "",
 			"resource":        map[string]any{},
@@ -271,7 +272,7 @@ func TestDumpJSONOrderAndFields(t *testing.T) {
 	tune := got[1]
 	wantTune := map[string]any{
 		"kind":      "autotune",
-		"session":   num(id1.String()),
+		"session":   id1.String(),
 		"seq":       num("1"),
 		"offset_ns": num("1000000"),
 		"name":      "tune matmul",
@@ -314,7 +315,7 @@ func TestDumpJSONOrderAndFields(t *testing.T) {
 	// never missing or null.
 	wantMark := map[string]any{
 		"kind":           "marks",
-		"session":        num(id2.String()),
+		"session":        id2.String(),
 		"seq":            num("1"),
 		"offset_ns":      num("2000000000"),
 		"name":           "plan turn 7",
@@ -342,7 +343,8 @@ func TestDumpJSONOrderAndFields(t *testing.T) {
 
 func sessionOf(t *testing.T, r map[string]any) sessions.SessionID {
 	t.Helper()
-	n, err := r["session"].(json.Number).Int64()
+	s, _ := r["session"].(string) // ids are strings (FORMAT.md 8)
+	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		t.Fatalf("session %v: %v", r["session"], err)
 	}

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"time"
 
@@ -121,11 +120,11 @@ is a terminal.`,
 func (f *replayFlags) options() (replay.Options, error) {
 	var o replay.Options
 	for _, s := range f.sessions {
-		id, err := strconv.ParseUint(s, 10, 64)
+		id, err := parseSessionID(s)
 		if err != nil {
-			return o, usageError{fmt.Errorf("--session %q: not a session id (a decimal number, as `records sessions` prints it)", s)}
+			return o, usageError{fmt.Errorf("--session %q: %w", s, err)}
 		}
-		o.Sessions = append(o.Sessions, sessions.SessionID(id))
+		o.Sessions = append(o.Sessions, id)
 	}
 	if f.timeout <= 0 {
 		return o, usageError{errors.New("--timeout must be positive")}

@@ -19,8 +19,16 @@ func (a *app) sessionsCommand() *cobra.Command {
 		Use:   "sessions",
 		Short: "List the sessions in the store, oldest first",
 		Long: `List the sessions in the store, oldest first: each one's id, start (UTC),
-label, process id, operating system, architecture, the otelrecords version
-that wrote it, and how many records of each kind it left.
+label, process id, operating system, architecture, version (the service's:
+its Resource's service.version, "-" when it has none; through a Collector,
+the sender's), and how many records of each kind it left.
+
+With --json, one JSON object per session and line: id (a string: session
+ids are beyond what a JavaScript number, or jq 1.6, holds exactly),
+started_unix_ms, label, process, os, arch, service_version (the Resource's
+service.version, "" when none), otelrecords_version (the otelrecords
+version that wrote the session: the program's own, or the Collector's for
+a sender's session), resource and records (kind → count).
 
 Only sessions that changed something are in a store: a run that found
 everything cached left nothing.`,
@@ -41,15 +49,28 @@ everything cached left nothing.`,
 // sessionJSON is a session as `records sessions --json` prints it; its
 // fields are part of the documented output (docs/FORMAT.md).
 type sessionJSON struct {
-	ID            sessions.SessionID `json:"id"`
-	StartedUnixMs int64              `json:"started_unix_ms"`
-	Label         string             `json:"label"`
-	Process       int                `json:"process"`
-	OS            string             `json:"os"`
-	Arch          string             `json:"arch"`
-	Version       string             `json:"version"`
-	Resource      sessions.Attrs     `json:"resource"`
-	Records       map[string]int     `json:"records"`
+	ID                 sessions.SessionID `json:"id,string"`
+	StartedUnixMs      int64              `json:"started_unix_ms"`
+	Label              string             `json:"label"`
+	Process            int                `json:"process"`
+	OS                 string             `json:"os"`
+	Arch               string             `json:"arch"`
+	ServiceVersion     string             `json:"service_version"`
+	OtelrecordsVersion string             `json:"otelrecords_version"`
+	Resource           sessions.Attrs     `json:"resource"`
+	Records            map[string]int     `json:"records"`
+}
+
+// serviceVersion returns the version of the service a session ran: its
+// Resource's service.version, "" when it has none. For a sender's session
+// (through a Collector, or pulled) it is the sender's; the row's Version
+// is the otelrecords that wrote the session, which there is the
+// Collector's.
+func serviceVersion(s sessions.Session) string {
+	if v, ok := s.Resource.Get("service.version"); ok {
+		return v.String()
+	}
+	return ""
 }
 
 func listSessions(cmd *cobra.Command, r *sessions.Records, asJSON bool) error {
@@ -88,7 +109,7 @@ func listSessions(cmd *cobra.Command, r *sessions.Records, asJSON bool) error {
 			strconv.Itoa(s.Process),
 			orDash(s.OS),
 			orDash(s.Arch),
-			orDash(s.Version),
+			orDash(serviceVersion(s)),
 			orDash(formatCounts(counts[s.ID])),
 		); err != nil {
 			return err
@@ -121,14 +142,15 @@ func toSessionJSON(s sessions.Session, counts map[string]int) sessionJSON {
 		counts = map[string]int{}
 	}
 	return sessionJSON{
-		ID:            s.ID,
-		StartedUnixMs: s.StartedUnixMs,
-		Label:         s.Label,
-		Process:       s.Process,
-		OS:            s.OS,
-		Arch:          s.Arch,
-		Version:       s.Version,
-		Resource:      s.Resource,
-		Records:       counts,
+		ID:                 s.ID,
+		StartedUnixMs:      s.StartedUnixMs,
+		Label:              s.Label,
+		Process:            s.Process,
+		OS:                 s.OS,
+		Arch:               s.Arch,
+		ServiceVersion:     serviceVersion(s),
+		OtelrecordsVersion: s.Version,
+		Resource:           s.Resource,
+		Records:            counts,
 	}
 }

@@ -187,7 +187,7 @@ func bySlowest(a, b kindRecord) int {
 
 // summaryJSON is a session as `records summary --json` prints it.
 type summaryJSON struct {
-	ID            sessions.SessionID   `json:"id"`
+	ID            sessions.SessionID   `json:"id,string"`
 	StartedUnixMs int64                `json:"started_unix_ms"`
 	Label         string               `json:"label"`
 	Process       int                  `json:"process"`

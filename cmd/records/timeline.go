@@ -257,7 +257,7 @@ func branches(more []bool, depth int, next bool) string {
 
 // timelineRecordJSON is a record as `records timeline --json` prints it.
 type timelineRecordJSON struct {
-	Session   sessions.SessionID `json:"session"`
+	Session   sessions.SessionID `json:"session,string"`
 	Seq       uint64             `json:"seq"`
 	ParentSeq *uint64            `json:"parent_seq"`
 	Depth     int                `json:"depth"`

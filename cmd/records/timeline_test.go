@@ -11,7 +11,7 @@ import (
 
 // timelineLine is a line of timeline --json.
 type timelineLine struct {
-	Session   uint64  `json:"session"`
+	Session   uint64  `json:"session,string"`
 	Seq       uint64  `json:"seq"`
 	ParentSeq *uint64 `json:"parent_seq"`
 	Depth     int     `json:"depth"`

@@ -37,12 +37,26 @@ func (f *sessionFlag) parse(cmd *cobra.Command) { f.set = cmd.Flags().Changed("s
 
 // Set takes the flag's value: a session id, as records sessions prints it.
 func (f *sessionFlag) Set(s string) error {
+	id, err := parseSessionID(s)
+	if err != nil {
+		return err
+	}
+	f.id, f.set = uint64(id), true
+	return nil
+}
+
+// parseSessionID reads a session id as the commands print it: in decimal,
+// in a table or as a JSON string ("1735787045006000000", quotes and all,
+// as jq prints it without -r).
+func parseSessionID(s string) (sessions.SessionID, error) {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return errors.New("not a session id (a decimal number, as records sessions prints it)")
+		return 0, errors.New("not a session id (a decimal number, as records sessions prints it)")
 	}
-	f.id, f.set = id, true
-	return nil
+	return sessions.SessionID(id), nil
 }
 
 func (f *sessionFlag) String() string {

@@ -24,42 +24,60 @@ done:
 
   new          the first record of this key in the store
   observed     a hit: an observed record inside which nothing changed
-               either: the cache answered
-  missed       an observed record inside which a record (a child, at any
-               depth, of any kind) changed something: the cache did not
-               answer, and the work was done inside it; the first record
-               that changed is named
+               either: the cache answered (a lookup that finds what an
+               earlier one filled, by changing something or computing
+               inside, is a hit)
+  new_here     new here — another instance: the first record of this key
+               on its instance, after another instance (another
+               service.instance.id or host.name) did the work with a
+               cache of its own
+  raced        work done while another record of the key, in the same
+               session, was still doing it: requests that computed the
+               key at once, neither waiting for the other
   inputs       an input attribute differs from the record before: the work
                asked was not the same
   environment  the same inputs, but the session's environment differs from
                the one before: otelrecords' version, os, arch, or a
                Resource attribute such as service.version
-  forgotten    the same inputs in the same environment, done again: the
-               cache lost what it had
+  forgotten    the same inputs in the same environment on the same
+               instance, done again: the cache lost what it had
 
-A record is compared with the latest record of the key before it that did
-the work (not observed). A record says which attributes its span started
-with (its inputs: what it was asked to do) and which were set while it ran
-(its outcome: the winner), and whether it changed anything; records of
-stores written before they said so read every attribute as an input but
-outcomes, the keys named (or ending in .) winner, result, outcome, status,
-error, speedup, tried, hit, cached, bytes, size, elapsed or duration, and
-are never observed (see explain.StoredBody). Resource attributes that
-differ from one process to the next (process.*, service.instance.id) are
-not the environment.
+Every record but a hit is work, and has one of the reasons after
+observed: a miss too — an observed record inside which a record (a child,
+at any depth, of any kind) changed something: the cache did not answer,
+and the work was done inside it. Its line says so, and names the first
+record inside that changed ("missed: compile compile.key=k3 inside
+changed").
+
+A record is compared with the latest record of the key before it, on the
+same instance, that did the work (not observed). A record says which
+attributes its span started with (its inputs: what it was asked to do)
+and which were set while it ran (its outcome: the winner), and whether it
+changed anything; records that do not say their inputs (spans that
+crossed OTLP, and records of stores written before records said them)
+read every attribute as an input but outcomes, the keys named (or ending
+in .) winner, result, outcome, status, error, speedup, tried, hit,
+cached, bytes, size, elapsed or duration (see explain.StoredBody).
+Resource attributes that differ from one process to the next (process.*,
+service.instance.id) are not the environment.
 
 Work done again with the same inputs (environment, forgotten) also says
 what it came out as, before and after: "came out differently: winner:
 tiled → simd" when an outcome differs (the work was not redundant: the
 answer changed), "came out the same: winner=tiled" when none does.
 
-With --json, one JSON object per record and line: session, seq, kind, name,
-wall_ns, effect ("changed", "observed", or null for a record that does not
-say), reason, inside (of a miss, the first record inside it that changed
-something: {seq, kind, name, key}; null otherwise), previous ({session,
-seq} of the record compared with, or null), differences ([{key, before, after}], a value or null where that
-side has none), outcome (for work done again with the same inputs, every
-outcome attribute as [{key, before, after}]; [] otherwise) and
+With --json, one JSON object per record and line: session (a string, as
+every session id the JSON output prints), seq, kind, name, wall_ns, effect
+("changed", "observed", or null for a record that does not say), verdict
+("changed", "missed", "hit", or null where the effect is not known),
+reason (one of the words above), inside (of a miss, the first record
+inside it that changed something: {seq, kind, name, key}; null
+otherwise), previous ({session, seq} of the record compared with, or
+null), at_once (for raced, how many records of the key ran at once, this
+one included; 0 otherwise), differences ([{key, before, after}], a value
+or null where that side has none: inputs, environment, or for new_here
+the instance keys), outcome (for work done again with the same inputs,
+every outcome attribute as [{key, before, after}]; [] otherwise) and
 outcome_changed (whether one of them differs).`,
 		Example: `  records why autotune autotune.key=matmul_1024
   records why compile kernel=softmax_f16 --json | jq -r .reason`,
@@ -87,15 +105,17 @@ outcome_changed (whether one of them differs).`,
 
 // whyJSON is a record as `records why --json` prints it.
 type whyJSON struct {
-	Session     sessions.SessionID `json:"session"`
+	Session     sessions.SessionID `json:"session,string"`
 	Seq         uint64             `json:"seq"`
 	Kind        string             `json:"kind"`
 	Name        string             `json:"name"`
 	WallNs      int64              `json:"wall_ns"`
 	Effect      *string            `json:"effect"`
+	Verdict     *string            `json:"verdict"`
 	Reason      explain.Cause      `json:"reason"`
 	Inside      *insideJSON        `json:"inside"`
 	Previous    *stampJSON         `json:"previous"`
+	AtOnce      int                `json:"at_once"`
 	Differences []differenceJSON   `json:"differences"`
 	Outcome     []differenceJSON   `json:"outcome"`
 	Changed     bool               `json:"outcome_changed"`
@@ -124,7 +144,7 @@ func keyAttributes(attrs sessions.Attrs) sessions.Attrs {
 }
 
 type stampJSON struct {
-	Session sessions.SessionID `json:"session"`
+	Session sessions.SessionID `json:"session,string"`
 	Seq     uint64             `json:"seq"`
 }
 
@@ -153,7 +173,9 @@ func why(cmd *cobra.Command, r *sessions.Records, kind, key, value string, asJSO
 				Name:        reason.Record.Name,
 				WallNs:      int64(reason.Record.Wall),
 				Effect:      effectOf(&reason.Record),
+				Verdict:     nullable(verdictName(reason.Verdict)),
 				Reason:      reason.Cause,
+				AtOnce:      reason.AtOnce,
 				Differences: make([]differenceJSON, len(reason.Differences)),
 				Outcome:     make([]differenceJSON, len(reason.Outcome)),
 				Changed:     reason.OutcomeChanged(),
@@ -219,30 +241,48 @@ func sayWhy(reason explain.Reason, key, value string) string {
 }
 
 // sayCause says why the record was done, naming the record it was
-// compared with as prev.
+// compared with as prev, and what a miss computed inside.
 func sayCause(reason explain.Reason, key, value, prev string) string {
+	what := formatString(key) + "=" + formatString(value)
+	var s string
 	switch reason.Cause {
 	case explain.New:
-		return "new: the first record of " + formatString(key) + "=" + formatString(value) + " in the store"
+		s = "new: the first record of " + what + " in the store"
 	case explain.Observed:
 		return "observed: the cache answered, nothing changed"
-	case explain.Missed:
-		if in := reason.Inside; in != nil {
-			what := orDash(in.Record.Name)
-			if key := keyAttributes(in.Record.Attributes); len(key) > 0 {
-				what += " " + formatAttrs(key)
-			}
-			return fmt.Sprintf("missed: %s inside changed (%s seq %d)", what, formatString(in.Kind), in.Stamp.Seq)
+	case explain.NewHere:
+		s = "new here — another instance: the first record of " + what + " on this instance, which has a cache of its own; " +
+			prev + " did it on another"
+		if len(reason.Differences) > 0 {
+			s += " (" + formatDifferences(reason.Differences) + ")"
 		}
-		return "missed: a record inside changed"
+	case explain.Raced:
+		s = fmt.Sprintf("raced: %d requests computed %s at once; %s was still running", reason.AtOnce, what, prev)
 	case explain.Inputs:
-		return "inputs differ from " + prev + ": " + formatDifferences(reason.Differences)
+		s = "inputs differ from " + prev + ": " + formatDifferences(reason.Differences)
 	case explain.Environment:
-		return "environment differs from " + prev + ": " + formatDifferences(reason.Differences)
+		s = "environment differs from " + prev + ": " + formatDifferences(reason.Differences)
 	case explain.Forgotten:
-		return "forgotten: the same inputs and environment as " + prev + ", done again: the cache lost it"
+		s = "forgotten: the same inputs and environment as " + prev + ", done again: the cache lost it"
+	default:
+		s = string(reason.Cause)
 	}
-	return string(reason.Cause)
+	if reason.Verdict == explain.Miss {
+		s += "; " + sayMissed(reason.Inside)
+	}
+	return s
+}
+
+// sayMissed says what a miss did inside: the first record that changed.
+func sayMissed(in *sessions.KindRecord) string {
+	if in == nil {
+		return "missed: a record inside changed"
+	}
+	what := orDash(in.Record.Name)
+	if key := keyAttributes(in.Record.Attributes); len(key) > 0 {
+		what += " " + formatAttrs(key)
+	}
+	return fmt.Sprintf("missed: %s inside changed (%s seq %d)", what, formatString(in.Kind), in.Stamp.Seq)
 }
 
 // formatDifferences formats differences as "key: before → after", comma

@@ -93,6 +93,8 @@ var layers = []layer{
 	{"bridge", 3, []string{"spanbridge"}, []string{badger}},
 	{"retention", 4, []string{"internal/write/recorder"}, []string{otel, badger}},
 	{"write path", 5, []string{"internal/write/sharedstore", "internal/write/forward"}, []string{badger}},
+	// The rules the answers share, each a room of its own beneath them.
+	{"reading rules", 4, []string{"explain/internal/..."}, []string{otel, badger}},
 	{"reading", 5, []string{"explain", "replay", "pull"}, []string{badger}},
 	{"entry points", 6, []string{"exporter", "cmd/records"}, nil},
 	// Tests' and benchmarks' helpers may stand on everything beneath;
