@@ -64,22 +64,23 @@ func main() {
 	var (
 		instance   = flag.String("instance", "cacheserver-1", "service.instance.id")
 		host       = flag.String("host", "localhost", "host.name")
+		version    = flag.String("version", "1.0.0", "service.version")
 		store      = flag.String("store", "", "record in process into this store, keeping by session")
 		storeTrace = flag.String("store-trace", "", "record in process into this store too, keeping by trace")
 		otlp       = flag.String("otlp", "", "comma list of OTLP/HTTP endpoints (host:port) to send every span to")
 	)
 	flag.Parse()
-	if err := run(*instance, *host, *store, *storeTrace, *otlp); err != nil {
+	if err := run(*instance, *host, *version, *store, *storeTrace, *otlp); err != nil {
 		fmt.Fprintln(os.Stderr, "cacheserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(instance, host, store, storeTrace, otlp string) error {
+func run(instance, host, version, store, storeTrace, otlp string) error {
 	ctx := context.Background()
 	res := resource.NewSchemaless(
 		attribute.String("service.name", "cacheserver"),
-		attribute.String("service.version", "1.0.0"),
+		attribute.String("service.version", version),
 		attribute.String("service.instance.id", instance),
 		attribute.String("host.name", host),
 		attribute.Int("process.pid", os.Getpid()),
