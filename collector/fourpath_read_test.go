@@ -197,7 +197,11 @@ func readAnswers(t *testing.T, bin string, p fourPathStore, truth map[string]ser
 		text := records(t, bin, p.args("why", q[0], "cache.key="+q[1])...)
 		words := map[[2]string]string{}
 		for _, m := range regexp.MustCompile(`(?m)^(\d+) +(\d+) +\S+ +(.*)$`).FindAllStringSubmatch(text, -1) {
-			words[[2]string{m[1], m[2]}] = strings.TrimSpace(m[3])
+			w := strings.TrimSpace(m[3])
+			for id, inst := range a.ids { // "environment differs from session ID"
+				w = strings.ReplaceAll(w, id, "<"+inst+">")
+			}
+			words[[2]string{m[1], m[2]}] = w
 		}
 		for _, l := range recordsJSON(t, bin, p.args("why", q[0], "cache.key="+q[1], "--json")) {
 			st := [2]string{id("why --json: session", l["session"]), fmt.Sprint(l["seq"])}
