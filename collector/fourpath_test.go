@@ -2,14 +2,14 @@ package collector
 
 // One program, four paths, one answer (issue 43): a Go HTTP server
 // (internal/cacheserver: otelhttp, a cache per instance, lookups that hit
-// and miss in the shapes servers write), run as two instances on two
-// "hosts", each recording every span at once
+// and miss in the shapes servers write), run as three instances, two on
+// one "host" and one on another, each recording every span at once
 //
 //	(a) in process, by exporter.New, into a store of its own;
 //	(b) through otelcol-records and its records exporter (one gateway
-//	    for both instances);
-//	(c) through the records processor (a gateway per instance) into
-//	    Jaeger, and back into one store by `records pull`;
+//	    for every instance);
+//	(c) through the records processor (a gateway per host) into Jaeger,
+//	    and back into one store by `records pull`;
 //	(d) the processor gateways' own stores, read together (--dir C1
 //	    --dir C2): the fleet read as it was recorded, store by store;
 //
@@ -69,14 +69,22 @@ var fourPathWorkload = []fourPathStep{
 	{1, "GET", "/get?key=k1", 1}, {1, "GET", "/get?key=k1", 1},
 	{1, "GET", "/get?key=k2", 1}, {1, "GET", "/get?key=k2", 1},
 	{1, "GET", "/render?key=p1", 1}, {1, "GET", "/render?key=p1", 1},
+	// Another instance on the first one's host: another cache all the
+	// same, for k3 too, which only the first instance computed before.
+	{2, "GET", "/get?key=k1", 1}, {2, "GET", "/get?key=k1", 1},
+	{2, "GET", "/get?key=k3", 1}, {2, "GET", "/get?key=k3", 1},
 }
 
 // fourPathServiceVersion is the service.version the cacheservers say.
 const fourPathServiceVersion = "1.0.0"
 
-// fourPathInstances are the two instances: service.instance.id and
-// host.name.
-var fourPathInstances = [2]struct{ id, host string }{{"cache-1", "host-a"}, {"cache-2", "host-b"}}
+// fourPathInstances are the instances: service.instance.id, host.name,
+// and the processor gateway of their host they send to. The third shares
+// the first's host, not its cache.
+var fourPathInstances = []struct {
+	id, host string
+	gateway  int
+}{{"cache-1", "host-a", 0}, {"cache-2", "host-b", 1}, {"cache-3", "host-a", 0}}
 
 // sessionIDSpread is how much later than another a session must start
 // to sort after it on every path: a session id is its start with 24
@@ -261,7 +269,7 @@ func TestOneAnswerOnFourPaths(t *testing.T) {
 	dir := func(name string) string { return filepath.Join(tmp, name) }
 
 	x := startCollectorConfig(t, bins["otelcol"], exporterGateway(dir("b"), dir("bt")))
-	var procs [2]*collectorProc
+	var procs [2]*collectorProc // a processor gateway per host
 	if jaeger {
 		for i := range procs {
 			procs[i] = startAt(t, bins["otelcol"], gatewayConfig(dir(fmt.Sprint("c", i+1)), otlp, "session"), freePorts(t))
@@ -271,7 +279,7 @@ func TestOneAnswerOnFourPaths(t *testing.T) {
 	for i, in := range fourPathInstances {
 		endpoints := []string{strings.TrimSuffix(strings.TrimPrefix(x.url, "http://"), "/v1/traces")}
 		if jaeger {
-			endpoints = append(endpoints, strings.TrimSuffix(strings.TrimPrefix(procs[i].url, "http://"), "/v1/traces"))
+			endpoints = append(endpoints, strings.TrimSuffix(strings.TrimPrefix(procs[in.gateway].url, "http://"), "/v1/traces"))
 		}
 		servers[i] = startCacheServer(t, bins["cacheserver"], "-instance", in.id, "-host", in.host, "-version", fourPathServiceVersion,
 			"-store", dir(fmt.Sprint("a", i+1)), "-store-trace", dir(fmt.Sprint("at", i+1)), "-otlp", strings.Join(endpoints, ","))
@@ -293,8 +301,12 @@ func TestOneAnswerOnFourPaths(t *testing.T) {
 	x.stop(t)
 	checkLog(t, "the exporter gateway", x)
 
+	var inProcess, inProcessByTrace []string
+	for i := range fourPathInstances {
+		inProcess, inProcessByTrace = append(inProcess, dir(fmt.Sprint("a", i+1))), append(inProcessByTrace, dir(fmt.Sprint("at", i+1)))
+	}
 	paths := []fourPathStore{
-		{name: "a", about: "(a) in process", dirs: []string{dir("a1"), dir("a2")}},
+		{name: "a", about: "(a) in process", dirs: inProcess},
 		{name: "b", about: "(b) exporter", dirs: []string{dir("b")}},
 	}
 	if jaeger {
@@ -319,7 +331,7 @@ func TestOneAnswerOnFourPaths(t *testing.T) {
 			fourPathStore{name: "d", about: "(d) processor gateways' stores", dirs: []string{dir("c1"), dir("c2")}})
 	}
 	byTrace := []fourPathStore{
-		{name: "a-trace", about: "(a) in process, by trace", dirs: []string{dir("at1"), dir("at2")}, byTrace: true},
+		{name: "a-trace", about: "(a) in process, by trace", dirs: inProcessByTrace, byTrace: true},
 		{name: "b-trace", about: "(b) exporter, by trace", dirs: []string{dir("bt")}, byTrace: true},
 	}
 
