@@ -40,10 +40,11 @@ var tools = sync.OnceValues(func() (map[string]string, error) {
 		return nil, err
 	}
 	toolsDir = dir
-	out := map[string]string{"otelcol": filepath.Join(dir, "otelcol-records"), "records": filepath.Join(dir, "records"), "sender": filepath.Join(dir, "otlpsender")}
+	out := map[string]string{"otelcol": filepath.Join(dir, "otelcol-records"), "records": filepath.Join(dir, "records"), "sender": filepath.Join(dir, "otlpsender"),
+		"cacheserver": filepath.Join(dir, "cacheserver")}
 	// The records command is a module of its own: built from its
 	// directory, through the workspace.
-	for name, at := range map[string]string{"otelcol": "cmd/otelcol-records", "records": "../cmd/records", "sender": "internal/otlpsender"} {
+	for name, at := range map[string]string{"otelcol": "cmd/otelcol-records", "records": "../cmd/records", "sender": "internal/otlpsender", "cacheserver": "internal/cacheserver"} {
 		cmd := exec.Command("go", "build", "-C", at, "-o", out[name], ".")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("go build %s: %v\n%s", at, err, b)
