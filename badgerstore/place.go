@@ -172,6 +172,7 @@ func listed(names []string) string {
 	return s
 }
 
+// isOrAre is the verb for n names.
 func isOrAre(n int) string {
 	if n == 1 {
 		return "is"

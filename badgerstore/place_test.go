@@ -46,13 +46,18 @@ func TestADirectoryOfTheUsersIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	fix := filepath.Join(dir, "records")
+	closed := func(st *badgerstore.Store, err error) error {
+		if err == nil {
+			st.Close()
+		}
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	for what, err := range map[string]error{
-		"Place": func() error { _, err := badgerstore.Place(dir); return err }(),
-		"Open":  func() error { _, err := badgerstore.Open(dir); return err }(),
-		"OpenWait": func() error {
-			_, err := badgerstore.OpenWait(context.Background(), dir, nil)
-			return err
-		}(),
+		"Place":    func() error { _, err := badgerstore.Place(dir); return err }(),
+		"Open":     closed(badgerstore.Open(dir)),
+		"OpenWait": closed(badgerstore.OpenWait(ctx, dir, nil)),
 	} {
 		if !errors.Is(err, badgerstore.ErrNotStoreDir) || !strings.Contains(err.Error(), `holds "notes.txt"`) || !strings.Contains(err.Error(), "use a subdirectory, e.g. "+fix) {
 			t.Errorf("%s(%s) = %v, want ErrNotStoreDir naming notes.txt and %s", what, dir, err, fix)
@@ -91,7 +96,11 @@ func TestSharedDirectoryKeepsItsMode(t *testing.T) {
 		if held != "" {
 			write(t, filepath.Join(dir, held), "mine")
 		}
-		if _, err := badgerstore.Open(dir); !errors.Is(err, badgerstore.ErrNotStoreDir) || !strings.Contains(err.Error(), "use a subdirectory, e.g. "+filepath.Join(dir, "records")) {
+		st, err := badgerstore.Open(dir)
+		if err == nil {
+			st.Close()
+		}
+		if !errors.Is(err, badgerstore.ErrNotStoreDir) || !strings.Contains(err.Error(), "use a subdirectory, e.g. "+filepath.Join(dir, "records")) {
 			t.Errorf("Open in a shared directory holding %q = %v, want ErrNotStoreDir naming a subdirectory", held, err)
 		}
 	}

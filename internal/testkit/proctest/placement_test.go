@@ -17,9 +17,10 @@ import (
 // starts its eight writers on a new directory (default placementRuns).
 const placementRunsEnv = "OTELRECORDS_TEST_PLACEMENT_RUNS"
 
-// placementRuns is the default: about a minute on CI's 2 cores. The
-// proof recorded in RELIABILITY.md ran 200.
-const placementRuns = 60
+// placementRuns is the default: 0.2 s a run on 2 idle cores, 1.1 s
+// beside other builds (a load of 5), so about a minute in CI. The proof
+// recorded in RELIABILITY.md ran 200.
+const placementRuns = 100
 
 // Eight short-lived writer processes started at once on one new
 // directory, as a build's parallel jobs are, leave one store, in that
