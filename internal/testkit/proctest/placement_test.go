@@ -17,10 +17,10 @@ import (
 // starts its eight writers on a new directory (default placementRuns).
 const placementRunsEnv = "OTELRECORDS_TEST_PLACEMENT_RUNS"
 
-// placementRuns is the default: 0.2 s a run on 2 idle cores, 1.1 s
-// beside other builds (a load of 5), so about a minute in CI. The proof
-// recorded in RELIABILITY.md ran 200.
-const placementRuns = 100
+// placementRuns is the default: 0.15 to 0.2 s a run on 2 cores (63 s
+// for 300 beside a load of 16), so a minute or so in CI. The proof
+// recorded in RELIABILITY.md ran 200, twice.
+const placementRuns = 300
 
 // Eight short-lived writer processes started at once on one new
 // directory, as a build's parallel jobs are, leave one store, in that
@@ -41,6 +41,7 @@ func TestShortLivedWritersLeaveOneStore(t *testing.T) {
 	}
 	const writers, n = 8, 5
 	base := t.TempDir()
+	bins(t) // built before the clock starts
 	began := time.Now()
 	spooled := 0
 	for r := range runs {
