@@ -52,16 +52,19 @@
 // Open of a store whose writer crashed fails with an error matching
 // [ErrNeedsRecovery]; [OpenWait] reads it all the same.
 //
-// Records carry whatever the host put in its spans, so the directory a
-// store is created in has mode 0700: one Open creates, and an existing
-// one (mkdir -p build/records) that holds no store yet. The directory's
-// mode is what keeps other users out. Badger creates some files inside
-// with mode 0666 less the umask (a umask of 000 makes them
-// world-writable), and the umask belongs to the host process; so every
-// read-write Open and Close of a store whose directory is private sets
-// its files to 0600, and a file Badger creates in between is 0600 from
-// the next Open or Close on. A directory that already holds a store keeps
-// its mode, and then so do its files.
+// The directory named is the store (see Place): created when missing,
+// an existing one used only if it holds nothing but a store's own files,
+// anything else refused with an error naming a subdirectory to use.
+//
+// Records carry whatever the host put in its spans, so the directory
+// Open creates has mode 0700; an existing one keeps the mode its owner
+// gave it. Badger creates some files inside with mode 0666 less the umask
+// (a umask of 000 makes them world-writable), and the umask belongs to
+// the host process; so every read-write Open and Close of a private
+// store (one that Open created, or whose directory or MANIFEST is
+// private) sets its files to 0600, and a file Badger creates in between
+// is 0600 from the next Open or Close on. A store whose owner opened up
+// its directory and MANIFEST (a group that reads it) keeps their modes.
 //
 // Open turns a panic of Badger in the calling goroutine (a corrupt file, a
 // bad option) into an error. Badger also opens tables in goroutines of its

@@ -1,9 +1,11 @@
 package badgerstore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/otelrecords/otelrecords/internal/ground/storefs"
 )
@@ -55,26 +57,56 @@ func checkFiles(dir string) error {
 	return nil
 }
 
-// resolve returns the directory the store in dir is in, with the links
-// in its path followed once, so that everything after works inside that
-// one directory: Badger, the spool and the marker, and the doctor, which
+// resolve returns the directory of the store in dir, with the links in
+// its path followed once, so that everything after works inside that one
+// directory: Badger, the spool and the marker, and the doctor, which
 // renames the store and must rename the directory, not a link to it. A
-// path that does not exist yet is returned as it is.
+// "~" at the start of dir is expanded (ExpandHome), and a part of the path
+// that does not exist yet is taken as written (realPath).
 //
-// A "~" at the start of dir is expanded (ExpandHome), and a directory
-// that holds no store but whose child ChildDir does is the store's parent,
-// where a writer put it (see Place): the child is returned.
+// A directory that holds no store but whose LegacyChild does is the
+// parent of a store an earlier version put there: the child is returned
+// (see Place).
 func resolve(dir string) (string, error) {
-	dir = ExpandHome(dir)
-	real, err := filepath.EvalSymlinks(dir)
-	if missing(err) {
-		return dir, nil
+	if dir == "" {
+		return "", errors.New("otelrecords: empty store directory name")
 	}
+	dir = ExpandHome(dir)
+	real, err := realPath(dir)
 	if err != nil {
 		return "", fmt.Errorf("otelrecords: store %s: %w", dir, err)
 	}
-	if child := filepath.Join(real, ChildDir); !isStore(real) && isStore(child) {
+	if child := filepath.Join(real, LegacyChild); !isStore(real) && isStore(child) {
 		return child, nil
 	}
 	return real, nil
+}
+
+// realPath returns dir, absolute, with the links of the part of it that
+// exists followed (filepath.EvalSymlinks); the part that does not exist
+// yet is joined to it as written, which is where the directories will be
+// once created (a new directory is no link, so ".." after it is its
+// parent). Read as text, "link/../x" names another directory than the
+// one the system creates or opens for it.
+func realPath(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = wd + string(filepath.Separator) + dir
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if !missing(err) {
+		return real, err
+	}
+	parent, base := filepath.Split(strings.TrimRight(dir, string(filepath.Separator)))
+	if parent == "" || parent == dir || base == "" {
+		return filepath.Clean(dir), nil
+	}
+	real, err = realPath(parent)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(real, base), nil
 }

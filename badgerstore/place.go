@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -15,29 +15,38 @@ import (
 	"github.com/otelrecords/otelrecords/internal/ground/storefs"
 )
 
-// Where a store lives.
+// Where a store lives (docs/FORMAT.md, "Where a store lives").
 //
-// A store directory is the user's, not ours to reshape: Open never
-// changes the mode of a directory it did not create. The store lives in a
-// directory Open created itself (mode 0700) — the one named, when it does
-// not exist yet; its child ChildDir when the one named exists, holds no
-// store and is not an empty private directory (a shared /tmp/x of mode
-// 1777, a build directory holding other files), so that Badger's files
-// never land beside the user's own, and the named directory keeps its
-// mode. A directory that already holds a store is used as it is, and so
-// is an empty one no other user can enter (os.MkdirTemp's). Readers find
-// the store in ChildDir as writers put it there.
+// One rule: the directory a user names is the store. It is created, mode
+// 0700, when it does not exist; an existing directory is used only if
+// everything in it is a store's own (Badger's files, otelrecords.* files,
+// the spool) or nothing is (an empty directory, or a volume holding only
+// its file system's lost+found, is a store to be); anything else is
+// refused, naming the fix: a directory of its own inside it. Place applies
+// the rule once, where a writer is set up; the path it returns is where
+// every open, request for the store and spool goes from then on, and
+// Place gives that path back for it (Place(Place(d)) is Place(d)), so
+// nothing that happens in the directory later sends a writer elsewhere.
+//
+// The one exception is kept for stores written before: earlier versions
+// put the store in a child LegacyChild of a directory holding other files.
+// A directory holding no store whose LegacyChild holds one names that
+// child, for writers and readers alike, found once where the path is
+// resolved; nothing creates such a child any more.
 
-// ChildDir is the directory a store is created in inside a directory that
-// exists, is not a store and is not an empty private directory.
-const ChildDir = "otelrecords"
+// LegacyChild is the child directory in which versions of otelrecords
+// before the one rule put a store when the directory named held other
+// files. A store found there, in a directory holding no store of its own,
+// is read and written where it is; no store is created there any more.
+const LegacyChild = "otelrecords"
 
 // ErrNotStoreDir is matched by the error Place and Open return for a path
-// where a store can never be written: a regular file, a socket or another
-// non-directory; a directory with no existing parent this user may write
-// in; or a directory another user could replace (writable by everyone
-// without the sticky bit, or owned by another user). The message names the
-// path and says what is wrong; nothing was changed.
+// where no store can be written: a regular file, a socket or another
+// non-directory; a directory holding files that are not a store's; a
+// directory with no existing parent this user may write in; or a
+// directory another user could replace or add files to (writable by
+// everyone, or owned by another user). The message names the path, says
+// what is wrong and how to fix it; nothing was changed.
 var ErrNotStoreDir = errors.New("otelrecords: not a directory a store can be written in")
 
 // ExpandHome returns dir with a leading "~" or "~/" replaced by the user's
@@ -55,85 +64,47 @@ func ExpandHome(dir string) string {
 	return filepath.Join(home, dir[1:])
 }
 
-// Place returns the directory where the store for dir lives, or will live
-// once a writer creates it: dir itself (its "~" expanded) when it holds a
-// store, does not exist yet, or is an empty directory no other user can
-// enter; otherwise its child ChildDir. It fails, with an error matching
-// ErrNotStoreDir, for a path where no store can ever be written (a file, a
-// socket, a read-only parent, a directory another user could replace), so
-// that a writer can say so when it is set up rather than lose a session
-// at its first write. It creates and changes nothing.
+// Place returns the directory of the store a writer given dir writes: dir
+// itself, its "~" expanded and its links followed (a part that does not
+// exist yet is taken as written), or, for a store an earlier version put
+// there, dir's LegacyChild. It fails, with an error matching
+// ErrNotStoreDir that says how to fix it, for a path where the rule
+// allows no store: a file or a socket, a directory holding anything but
+// a store's own files, a directory that cannot be written or created, or
+// one another user could replace or add files to. It creates and changes
+// nothing. A writer calls it once, when it is set up, and uses the path
+// it returns from then on.
 func Place(dir string) (string, error) {
-	if dir == "" {
-		return "", errors.New("otelrecords: empty store directory name")
-	}
-	dir = ExpandHome(dir)
-	fi, err := os.Stat(dir)
-	switch {
-	case missing(err):
-		return dir, creatable(dir)
-	case err != nil:
-		return "", fmt.Errorf("otelrecords: store directory %s: %w", dir, err)
-	case !fi.IsDir():
-		return "", notDir(dir, fi.Mode())
-	}
-	// What dir holds is read once, and the answer given from that one
-	// reading: writers of other processes may be creating a store in dir
-	// this instant, and a directory seen empty by one look and holding
-	// their first file at the next would send this writer's store into
-	// ChildDir, beside theirs, where no reader looks (both answers from
-	// one reading are dir itself).
-	holds, asked, empty := storeOrEmpty(dir)
-	if holds {
-		return dir, checkOwned(dir, fi, false)
-	}
-	child := filepath.Join(dir, ChildDir)
-	if isStore(child) {
-		return child, nil
-	}
-	if asked && fi.Mode().Perm()&0o077 == 0 {
-		// Nothing but a waiter's request or a spool, in a directory no
-		// other user can enter: another writer holds dir while it creates
-		// a store there, before its first file, or set records aside for
-		// it before there was one.
-		return dir, checkOwned(dir, fi, true)
-	}
-	if empty && fi.Mode().Perm()&0o077 == 0 {
-		// An empty directory no other user can enter: one made for the
-		// store (os.MkdirTemp's, a test's).
-		return dir, checkOwned(dir, fi, true)
-	}
-	// The store goes in a directory of its own inside dir.
-	if err := checkOwned(dir, fi, true); err != nil {
-		return "", err
-	}
-	cfi, err := os.Lstat(child)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if !writable(dir) {
-			return "", &placeError{dir, "is not writable: the store's directory " + ChildDir + " cannot be created in it"}
-		}
-		return child, nil
-	case err != nil:
-		return "", fmt.Errorf("otelrecords: store directory %s: %w", child, err)
-	case !cfi.IsDir():
-		return "", notDir(child, cfi.Mode())
-	}
-	return child, checkOwned(child, cfi, true)
-}
-
-// WriterPath returns the directory a writer given dir opens the store in,
-// now: dir with its "~" expanded and its links followed, as Open reads it,
-// and then Place's answer for it. A process that leaves something for the
-// store's next opener (a request for it, a spool) leaves it there, where
-// that opener looks; Place alone reads a path through a link and ".." as
-// text, which may name another directory.
-func WriterPath(dir string) (string, error) {
 	path, err := resolve(dir)
 	if err != nil {
 		return "", err
 	}
-	return Place(path)
+	fi, err := os.Stat(path)
+	switch {
+	case missing(err):
+		return path, creatable(path)
+	case err != nil:
+		return "", fmt.Errorf("otelrecords: store directory %s: %w", path, err)
+	case !fi.IsDir():
+		return "", notDir(path, fi.Mode())
+	}
+	held, err := contents(path)
+	if err != nil {
+		return "", fmt.Errorf("otelrecords: store directory %s: %w", path, err)
+	}
+	if err := checkOwned(path, fi, storeDir, !held.store, filepath.Join(dir, "records")); err != nil {
+		return "", err
+	}
+	switch {
+	case held.store:
+		return path, nil
+	case len(held.other) > 0:
+		return "", &placeError{path, fmt.Sprintf("holds %s, which %s not a store's: a store is a directory of its own; use a subdirectory, e.g. %s",
+			listed(held.other), isOrAre(len(held.other)), filepath.Join(dir, "records"))}
+	case !writable(path):
+		return "", &placeError{path, "is not writable: no store can be created in it"}
+	}
+	return path, nil
 }
 
 // missing reports whether err says a path does not exist, or cannot,
@@ -142,99 +113,71 @@ func missing(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
-// isStore reports whether dir holds a store: its manifest, or any file
-// Badger or otelrecords keeps in one (a store whose manifest is lost is a
-// damaged store, for Open to report, not a directory to put another in;
-// a store being created holds Badger's lock file before its manifest).
-// A waiter's request alone is not one: a reader given a store's parent
-// left its request there before it asked where the store is.
+// isStore reports whether dir holds a store: its manifest, or any other
+// file Badger keeps in one (a store whose manifest is lost is a damaged
+// store, for Open to report; one being created holds Badger's lock file
+// before its manifest).
 func isStore(dir string) bool {
-	holds, _, _ := storeOrEmpty(dir)
-	return holds
+	held, _ := contents(dir)
+	return held.store
 }
 
-// regular reports whether path is a regular file (not a link to one).
-func regular(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.Mode().IsRegular()
+// held is what a directory holds, as contents read it.
+type held struct {
+	store bool     // Badger's files: a store, or one being created
+	other []string // the names of entries that are not a store's own
 }
 
-// spoolFile matches the names of a spool's files: what internal/store/spool
-// writes (<20-digit stamp>-<pid>.cbor), its temporary files, and the files
-// it set aside (.bad).
-var spoolFile = regexp.MustCompile(`^(\d{20}-\d+\.cbor(\.bad)?|\.tmp-\d+-\d+)$`)
-
-// ourSpool reports whether path is a spool a writer made: a directory
-// (not a link) whose files, if any yet (a writer makes the directory, then
-// its first file), are all named as a spool's are. A folder of the user's
-// named spool, holding the user's files, is not one, and draws no store
-// beside them.
-func ourSpool(path string) bool {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.IsDir() {
-		return false
+// contents reads dir once and says whether it holds a store, and which
+// of its entries are not a store's own: anything but Badger's files,
+// files named otelrecords.* (the waiting marker, the reserve), the spool,
+// and the lost+found of a file system mounted there.
+func contents(dir string) (held, error) {
+	if _, err := os.Lstat(filepath.Join(dir, badger.ManifestFilename)); err == nil {
+		return held{store: true}, nil
 	}
-	d, err := os.Open(path)
+	d, err := os.Open(dir)
 	if err != nil {
-		return false
+		return held{}, err
 	}
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return false
+		return held{}, err
 	}
+	var h held
 	for _, n := range names {
-		if !spoolFile.MatchString(n) {
-			return false
+		switch {
+		case badgerFile(n):
+			h.store = true
+		case strings.HasPrefix(n, "otelrecords."), n == spoolDir, n == "lost+found":
+		default:
+			h.other = append(h.other, n)
 		}
 	}
-	return true
+	slices.Sort(h.other)
+	return h, nil
 }
 
-// waitingMarker is the file an opener waiting for the store leaves in it
-// (internal/store/turns), and spoolDir the directory of the records set
-// aside for it (internal/store/spool).
-const (
-	waitingMarker = "otelrecords.waiting"
-	spoolDir      = "spool"
-)
+// spoolDir is the directory of the records set aside for the store
+// (internal/store/spool).
+const spoolDir = "spool"
 
-// storeOrEmpty reads dir once, and reports whether it holds a store (as
-// isStore), whether it holds nothing but a waiter's request for one or a
-// spool (a store another writer is creating, before its first file, or
-// records set aside before there was a store), and whether it holds
-// nothing at all.
-func storeOrEmpty(dir string) (holds, asked, empty bool) {
-	if _, err := os.Lstat(filepath.Join(dir, badger.ManifestFilename)); err == nil {
-		return true, false, false
+// listed names the first of names, and how many more there are.
+func listed(names []string) string {
+	s := fmt.Sprintf("%q", names[0])
+	if len(names) > 1 {
+		s += fmt.Sprintf(" and %d more", len(names)-1)
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return false, false, false
+	return s
+}
+
+// isOrAre is the verb for n names.
+func isOrAre(n int) string {
+	if n == 1 {
+		return "is"
 	}
-	defer d.Close()
-	other := false
-	for {
-		names, err := d.Readdirnames(256)
-		for _, n := range names {
-			switch {
-			case n == waitingMarker && regular(filepath.Join(dir, n)),
-				n == spoolDir && ourSpool(filepath.Join(dir, n)):
-				// A writer's: a request that is a regular file, a spool
-				// of a writer's files.
-				asked = true
-			case storeFile(n) && n != waitingMarker:
-				return true, false, false
-			default:
-				other = true
-			}
-		}
-		if err != nil {
-			// A request beside the user's own files is no store being
-			// created: a stale one, left by a reader given the parent.
-			return false, asked && !other, !asked && !other
-		}
-	}
+	return "are"
 }
 
 // creatable returns an error when dir, which does not exist, can never be
@@ -257,7 +200,7 @@ func creatable(dir string) error {
 		if !writable(parent) {
 			return &placeError{parent, "is not writable: the store directory " + dir + " cannot be created in it"}
 		}
-		return checkOwned(parent, fi, true)
+		return checkOwned(parent, fi, parentDir, true, "")
 	}
 }
 
@@ -275,3 +218,11 @@ func (e *placeError) Error() string {
 
 // Unwrap makes the error match ErrNotStoreDir.
 func (e *placeError) Unwrap() error { return ErrNotStoreDir }
+
+// What a directory checkOwned checks is to the store.
+type dirRole int
+
+const (
+	parentDir dirRole = iota // the store directory is to be created in it
+	storeDir                 // it is the store's directory
+)

@@ -6,4 +6,4 @@ import "io/fs"
 
 // checkOwned does nothing where file modes do not say who may replace a
 // directory's entries.
-func checkOwned(string, fs.FileInfo, bool) error { return nil }
+func checkOwned(string, fs.FileInfo, dirRole, bool, string) error { return nil }

@@ -10,14 +10,19 @@ import (
 )
 
 // checkOwned returns an error matching ErrNotStoreDir when another user
-// could replace what dir holds: dir is writable by everyone without the
-// sticky bit (anyone may rename the store away and put theirs in its
-// place), or is owned by another user (not root) — when the store is to
-// be created in it (creating) or dir is the store itself.
-func checkOwned(dir string, fi fs.FileInfo, creating bool) error {
+// could replace what dir holds, or add to it: dir is writable by everyone
+// — without the sticky bit, anyone may rename the store away and put
+// theirs in its place; with it (a shared /tmp), anyone may still put
+// files in a store that is dir itself (role storeDir; fix names the
+// subdirectory to use instead) — or dir is owned by another user (not
+// root) and the store is to be created (creating).
+func checkOwned(dir string, fi fs.FileInfo, role dirRole, creating bool, fix string) error {
 	m := fi.Mode()
-	if m.Perm()&0o002 != 0 && m&fs.ModeSticky == 0 {
+	switch {
+	case m.Perm()&0o002 != 0 && m&fs.ModeSticky == 0:
 		return &placeError{dir, fmt.Sprintf("is writable by every user and has no sticky bit (mode %o): another user could replace the store; use a directory of your own, or set the sticky bit (chmod +t)", m.Perm())}
+	case m.Perm()&0o002 != 0 && role == storeDir:
+		return &placeError{dir, fmt.Sprintf("is writable by every user (mode %o): another user could put files in the store; a store is a directory of its own; use a subdirectory, e.g. %s", m.Perm()|0o1000, fix)}
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {

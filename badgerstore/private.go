@@ -19,15 +19,25 @@ import (
 const fileMode = 0o600
 
 // privateFiles sets the files Badger and otelrecords keep in dir to
-// fileMode when dir is private (no permission for group or others), so
-// that a store stays unreadable to other users if its directory is opened
-// up later. Files Badger creates while the store is open are set at the
+// fileMode when the store is private: created by this open (created), or
+// in a directory that is private (no permission for group or others), or
+// with a private MANIFEST (which this sets at the store's creation, and
+// its owner opens up, with the rest, to share the store). So a store stays
+// unreadable to other users in a directory they may enter (an existing
+// one a user named, mkdir -p's 0755), or if its directory is opened up
+// later. Files Badger creates while the store is open are set at the
 // next Open or Close. A failure is returned; Open and Close report it to
-// their handler and go on, since the directory still keeps others out.
-func privateFiles(dir string) error {
+// their handler and go on.
+func privateFiles(dir string, created bool) error {
 	fi, err := os.Stat(dir)
-	if err != nil || fi.Mode().Perm()&0o077 != 0 {
+	if err != nil {
 		return err
+	}
+	if !created && fi.Mode().Perm()&0o077 != 0 {
+		mfi, err := os.Lstat(filepath.Join(dir, badger.ManifestFilename))
+		if err != nil || mfi.Mode().Perm()&0o077 != 0 {
+			return nil
+		}
 	}
 	des, err := os.ReadDir(dir)
 	if err != nil {
@@ -112,8 +122,19 @@ func rememberPrivateTables(dir string, tables map[string]bool) {
 // storeFile reports whether name is a file Badger or otelrecords keeps in
 // a store directory; other files there are not ours to change.
 func storeFile(name string) bool {
+	return badgerFile(name) || name == waitingMarker || name == reserveName
+}
+
+// waitingMarker is the file an opener waiting for the store leaves in it
+// (internal/store/turns).
+const waitingMarker = "otelrecords.waiting"
+
+// badgerFile reports whether name is a file Badger keeps in a store
+// directory: one of them there makes the directory a store, or a store
+// being created.
+func badgerFile(name string) bool {
 	switch name {
-	case badger.ManifestFilename, badger.KeyRegistryFileName, "DISCARD", "LOCK", waitingMarker, reserveName,
+	case badger.ManifestFilename, badger.KeyRegistryFileName, "DISCARD", "LOCK",
 		"MANIFEST-REWRITE", badger.KeyRegistryRewriteFileName: // Badger's, as it creates a store or rewrites them
 		return true
 	}

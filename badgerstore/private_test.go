@@ -66,12 +66,13 @@ func withUmask(mask int, f func()) {
 
 // TestStoreIsPrivate: a store created in a new directory, even under a
 // umask of 000, which makes what Badger creates world-writable, ends with
-// its directory 0700 and every file in it 0600. In a directory that
-// already existed (mkdir -p build/records, mode 0755) the store is
-// created in a child directory of its own, private, and the existing
-// directory keeps its mode; one writable by every user without the
-// sticky bit (mkdir under umask 000) is refused. Before, the existing
-// directory was chmod-ed to 0700.
+// its directory 0700 and every file in it 0600. In an empty directory
+// that already existed (mkdir -p build/records, mode 0755) the store is
+// created there, the directory keeps its mode, and the files are 0600 all
+// the same; one writable by every user without the sticky bit (mkdir
+// under umask 000) is refused. Before issue 21, the existing directory
+// was chmod-ed to 0700; until the one rule, the store went in a child of
+// its own.
 func TestStoreIsPrivate(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -84,13 +85,11 @@ func TestStoreIsPrivate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "build", "records")
-			store := dir
 			withUmask(tc.umask, func() {
 				if tc.exists {
 					if err := os.MkdirAll(dir, 0o777); err != nil {
 						t.Fatal(err)
 					}
-					store = filepath.Join(dir, badgerstore.ChildDir)
 				}
 				if tc.exists && tc.umask == 0 {
 					if _, err := badgerstore.Open(dir); !errors.Is(err, badgerstore.ErrNotStoreDir) || !strings.Contains(err.Error(), "sticky") {
@@ -110,9 +109,9 @@ func TestStoreIsPrivate(t *testing.T) {
 					return
 				}
 			}
-			got := modes(t, store)
-			if got["."] != 0o700 {
-				t.Errorf("directory mode %v, want 0700", got["."])
+			got := modes(t, dir)
+			if want := os.FileMode(0o700); !tc.exists && got["."] != want {
+				t.Errorf("directory mode %v, want %v", got["."], want)
 			}
 			tables := 0
 			for name, m := range got {

@@ -57,18 +57,20 @@ type Store struct {
 	released bool      // the first Close has closed Badger
 }
 
-// Open opens the store in dir, creating it for a read-write open. A
-// directory Open creates (parents included) has mode 0700; an existing
-// directory's mode is never changed: a read-write Open creates the store
-// in dir's child ChildDir when dir exists, holds no store and is not an
-// empty private directory, and readers find it there (see Place). The
-// files of a store whose directory is private are set to mode 0600 by
-// every read-write Open and Close (Badger creates some with 0666 less the
-// umask). A "~" at the start of dir is the user's home directory.
+// Open opens the store in dir, creating it for a read-write open. The
+// directory is the store (see Place): a read-write Open creates it, mode
+// 0700 with its parents, when it does not exist, and uses an existing one
+// only if it holds nothing but a store's own files, never changing its
+// mode; a store an earlier version put in dir's LegacyChild is opened
+// there. The files of a store this process created, or whose directory or
+// MANIFEST is private, are set to mode 0600 by every read-write Open and
+// Close (Badger creates some with 0666 less the umask). A "~" at the
+// start of dir is the user's home directory.
 //
-// A read-write Open fails with an error matching ErrNotStoreDir for a path
-// where no store can be written: a file, a socket, a directory with no
-// writable parent, one another user could replace.
+// A read-write Open fails with an error matching ErrNotStoreDir, which
+// says how to fix it, for a path where no store can be written: a file, a
+// socket, a directory holding the user's files, one with no writable
+// parent, one another user could replace.
 //
 // Open fails at once, with an error matching ErrLocked, when another Store
 // holds the directory; with one matching fs.ErrNotExist for a read-only
@@ -84,23 +86,28 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	if dir == "" {
-		return nil, errors.New("otelrecords: open store: empty directory name")
-	}
-	var path string
-	var err error
-	if c.readOnly {
-		path, err = resolve(dir)
-	} else {
-		// Where the store is, or is to be (place.go): never beside the
-		// user's own files, never in a directory another user could
-		// replace, never a file or a socket.
-		path, err = WriterPath(dir)
-	}
+	path, err := locate(dir, c.readOnly)
 	if err != nil {
 		return nil, err
 	}
-	_, err = os.Lstat(filepath.Join(path, badger.ManifestFilename))
+	return openAt(dir, path, c)
+}
+
+// locate returns the directory of the store in dir: for a writer, where
+// Place puts it; for a reader, dir resolved (resolve), which creates and
+// refuses nothing.
+func locate(dir string, readOnly bool) (string, error) {
+	if readOnly {
+		return resolve(dir)
+	}
+	return Place(dir)
+}
+
+// openAt opens the store at path, located for dir (as given, for
+// messages) by locate.
+func openAt(dir, path string, c config) (*Store, error) {
+	_, err := os.Lstat(filepath.Join(path, badger.ManifestFilename))
+	created := !c.readOnly && errors.Is(err, fs.ErrNotExist)
 	if errors.Is(err, fs.ErrNotExist) {
 		// No store here: perhaps because a doctor run was cut short while
 		// the store was moved, which neither a reader nor a new store
@@ -151,7 +158,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	s.handle = c.handle
 	s.progress = c.progress
 	if !c.readOnly {
-		if err := privateFiles(path); err != nil {
+		if err := privateFiles(path, created); err != nil {
 			c.handle(err)
 		}
 		// Records a writer set aside while another process held the store
@@ -230,10 +237,10 @@ func DefaultDir() (string, error) {
 // Dir returns the directory the store was opened in, as given to Open.
 func (s *Store) Dir() string { return s.dir }
 
-// Path returns the directory the store's files are in: Dir with its links
-// followed, or its ChildDir where a writer put the store (Place). It is
-// where a process asking for the store leaves its request, and where the
-// store's spool is.
+// Path returns the directory the store's files are in: Dir with its "~"
+// expanded and its links followed, or its LegacyChild where an earlier
+// version put the store (Place). It is where a process asking for the
+// store leaves its request, and where the store's spool is.
 func (s *Store) Path() string { return s.path }
 
 // Unmerged returns how many spooled entries (records and session rows a
@@ -414,7 +421,7 @@ func (s *Store) Close() error {
 	}
 	if !s.readOnly {
 		// Badger flushed its memtable into a table of 0666 less the umask.
-		if err := privateFiles(s.path); err != nil {
+		if err := privateFiles(s.path, false); err != nil {
 			s.handle(err)
 		}
 	}

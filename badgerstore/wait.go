@@ -57,37 +57,32 @@ func OpenWait(ctx context.Context, dir string, onWait func(error), opts ...Optio
 	for _, o := range opts {
 		o(&c)
 	}
+	// Where the store is, decided once: every try opens it there, and
+	// the request is left there, in the store's own directory, where its
+	// holder looks for it.
+	path, err := locate(dir, c.readOnly)
+	if err != nil {
+		return nil, err
+	}
 	b := backoff.Backoff{Min: minBackoff, Max: maxBackoff}
 	waited := false
-	// The request goes where the store is: in ChildDir when dir is the
-	// directory a writer put it in (resolve), not beside the user's files
-	// in dir, where a marker would look like a store to the next writer.
-	// The store may move there while this waits: each request is left
-	// where it is then.
-	marker := dir
 	for {
-		st, err := openMerged(dir, c, opts)
+		st, err := openMerged(dir, path, c)
 		if err == nil || !errors.Is(err, ErrLocked) {
 			if waited {
-				turns.Withdraw(marker, turns.ReaderToken())
+				turns.Withdraw(path, turns.ReaderToken())
 			}
 			return st, err
 		}
 		// A store that cannot be written cannot be asked for, nor can one
 		// whose marker is not a regular file: say so if the wait fails.
-		if path, err := resolve(dir); err == nil && path != marker {
-			if waited {
-				turns.Withdraw(marker, turns.ReaderToken())
-			}
-			marker = path
-		}
-		askErr := turns.Ask(marker, turns.ReaderToken())
+		askErr := turns.Ask(path, turns.ReaderToken())
 		if !waited && onWait != nil {
 			onWait(err)
 		}
 		waited = true
 		if werr := b.Wait(ctx); werr != nil {
-			turns.Withdraw(marker, turns.ReaderToken())
+			turns.Withdraw(path, turns.ReaderToken())
 			if askErr != nil {
 				return nil, fmt.Errorf("%w (gave up waiting: %w; could not ask the holder to let go: %w)", err, werr, askErr)
 			}
@@ -96,18 +91,15 @@ func OpenWait(ctx context.Context, dir string, onWait func(error), opts ...Optio
 	}
 }
 
-// openMerged opens dir; for a read-only open, it first recovers a crashed
-// store and merges a spool, or reads them without writing where the store
-// cannot be written (a read-write open merges itself).
-func openMerged(dir string, c config, opts []Option) (*Store, error) {
+// openMerged opens the store at path (dir, as given); for a read-only
+// open, it first recovers a crashed store and merges a spool, or reads
+// them without writing where the store cannot be written (a read-write
+// open merges itself).
+func openMerged(dir, path string, c config) (*Store, error) {
 	if !c.readOnly {
-		return Open(dir, opts...)
+		return openAt(dir, path, c)
 	}
 	removeStaleReplays(c.handle)
-	path, err := resolve(dir)
-	if err != nil {
-		return nil, err
-	}
 	// Badger's read-only open of a crashed store fails only after mapping
 	// its log, which it then never unmaps: go around it when the log is
 	// known to be there.
@@ -116,29 +108,30 @@ func openMerged(dir string, c config, opts []Option) (*Store, error) {
 	if canWrite && (crashed || spool.Has(path)) {
 		// A file system too full for Badger to write safely is one this
 		// reader cannot write either.
-		if err := mergeWith(dir, opts); errors.Is(err, ErrNoSpace) {
+		if err := mergeAt(dir, path, c); errors.Is(err, ErrNoSpace) {
 			canWrite = false
 		} else if err != nil {
 			return nil, err
 		}
 	}
 	var st *Store
+	var err error
 	if crashed && !canWrite {
 		st, err = openReplayed(dir, path, c)
 	} else {
-		st, err = Open(dir, opts...)
+		st, err = openAt(dir, path, c)
 	}
 	if errors.Is(err, ErrNeedsRecovery) {
 		// A writer crashed since hasLogs looked.
 		if canWrite {
-			if err := mergeWith(dir, opts); errors.Is(err, ErrNoSpace) {
+			if err := mergeAt(dir, path, c); errors.Is(err, ErrNoSpace) {
 				canWrite = false
 			} else if err != nil {
 				return nil, err
 			}
 		}
 		if canWrite {
-			st, err = Open(dir, opts...)
+			st, err = openAt(dir, path, c)
 		} else {
 			st, err = openReplayed(dir, path, c)
 		}
@@ -158,11 +151,12 @@ func hasLogs(path string) bool {
 	return len(logs) > 0
 }
 
-// mergeWith opens the existing store in dir read-write, which replays a
-// crashed writer's log and merges the spool, and closes it.
-func mergeWith(dir string, opts []Option) error {
-	rw := append(append([]Option(nil), opts...), func(c *config) { c.readOnly = false })
-	st, err := Open(dir, rw...)
+// mergeAt opens the existing store at path (dir, as given) read-write,
+// which replays a crashed writer's log and merges the spool, and closes
+// it.
+func mergeAt(dir, path string, c config) error {
+	c.readOnly = false
+	st, err := openAt(dir, path, c)
 	if err != nil {
 		return err
 	}

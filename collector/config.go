@@ -35,9 +35,12 @@ type Config struct {
 // RecordsConfig is where and how sessions are recorded: the exporter's
 // and the processor's in common.
 type RecordsConfig struct {
-	// Directory is the store's directory. For the exporter, empty means
-	// the library's default store ($OTELRECORDS_DIR, else the user's
-	// cache directory); for the processor, no store: it only hands on.
+	// Directory is the store's directory: the directory is the store,
+	// created when missing; an existing one holding anything but a
+	// store's own files fails Start, naming a subdirectory to use. For
+	// the exporter, empty means the library's default store
+	// ($OTELRECORDS_DIR, else the user's cache directory); for the
+	// processor, no store: it only hands on.
 	Directory string `mapstructure:"directory"`
 	// KeepBy is the retention rule: "session" (the default: a session is
 	// kept from its first change on, with what it held before) or "trace"

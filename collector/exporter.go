@@ -40,8 +40,9 @@ type recordsExporter struct {
 const rejectLogEvery = time.Minute
 
 // start creates the Importer: where the store goes is settled now (a
-// directory that is a file, a socket, read-only or replaceable by another
-// user fails the start), but nothing is created until a session is kept.
+// directory holding the user's files, a file, a socket, a read-only place
+// or one another user could replace fails the start), but nothing is
+// created until a session is kept.
 func (r *recordsExporter) start(context.Context, component.Host) error {
 	im, err := exporter.NewImporter(r.dir, r.ic, r.opts...)
 	if err != nil {

@@ -18,7 +18,8 @@ import (
 )
 
 // A directory no store can be written in — a file, a socket, a directory
-// in a file, one every user may write without the sticky bit — fails the
+// in a file, one every user may write without the sticky bit, one holding
+// the user's files (the error names the subdirectory to use) — fails the
 // Collector's start, naming it, for the exporter and for a processor that
 // records locally; exporter.New checks a path the same way. Before, the
 // exporter started, acknowledged every span and failed every export.

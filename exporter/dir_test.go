@@ -36,9 +36,60 @@ func TestNewRefusesPathsNoStoreCanBeWrittenIn(t *testing.T) {
 	}
 }
 
-// OTELRECORDS_DIR set to a shared directory (mode 1777) leaves its mode
-// alone: the store goes in its child otelrecords/, which the exporter
-// names, and "~" is the home directory.
+// A directory holding the user's files is refused at New, with an error
+// naming the subdirectory to use, and nothing is written beside the
+// user's files: not at New, not at the session's first write (there is
+// none), not at Shutdown. So is one set in OTELRECORDS_DIR. Before, the
+// store went in the directory's child otelrecords/.
+func TestNewRefusesADirectoryOfTheUsers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "build")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fix := "use a subdirectory, e.g. " + filepath.Join(dir, "records")
+	exp, err := exporter.New(dir)
+	if err == nil {
+		exp.Shutdown(context.Background())
+	}
+	if !errors.Is(err, badgerstore.ErrNotStoreDir) || !strings.Contains(err.Error(), fix) || !strings.Contains(err.Error(), "main.go") {
+		t.Errorf("New(%s) = %v, want ErrNotStoreDir naming main.go and saying %q", dir, err, fix)
+	}
+	t.Setenv(exporter.EnvDir, dir)
+	exp, err = exporter.New("")
+	if err == nil {
+		exp.Shutdown(context.Background())
+	}
+	if !errors.Is(err, badgerstore.ErrNotStoreDir) || !strings.Contains(err.Error(), fix) {
+		t.Errorf("New with %s=%s: %v, want ErrNotStoreDir saying %q", exporter.EnvDir, dir, err, fix)
+	}
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(des) != 1 || des[0].Name() != "main.go" {
+		t.Errorf("the user's directory holds %v, want main.go alone", des)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("the user's directory: %v, %v; want mode 0755 as it was", fi.Mode(), err)
+	}
+
+	// The subdirectory the error names is a store.
+	p := newProvider(t, filepath.Join(dir, "records"))
+	p.do("c", spanbridge.Kind("compile"), spanbridge.Changed())
+	p.shutdown(t)
+	r, done := readAll(t, filepath.Join(dir, "records"))
+	defer done()
+	if got := names(t, r, "compile"); len(got) != 1 {
+		t.Errorf("records %v in the subdirectory, want [c]", got)
+	}
+}
+
+// OTELRECORDS_DIR set to a shared directory (mode 1777) is refused,
+// naming a subdirectory, which takes the store; the shared directory
+// keeps its mode. "~" is the home directory.
 func TestNewInASharedDirectory(t *testing.T) {
 	shared := filepath.Join(t.TempDir(), "shared")
 	if err := os.Mkdir(shared, 0o700); err != nil {
@@ -48,8 +99,15 @@ func TestNewInASharedDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(exporter.EnvDir, shared)
+	if exp, err := exporter.New(""); err == nil {
+		exp.Shutdown(context.Background())
+		t.Errorf("New in the shared directory %s: no error", shared)
+	} else if want := filepath.Join(shared, "records"); !errors.Is(err, badgerstore.ErrNotStoreDir) || !strings.Contains(err.Error(), want) {
+		t.Errorf("New in the shared directory: %v, want ErrNotStoreDir naming %s", err, want)
+	}
+	t.Setenv(exporter.EnvDir, filepath.Join(shared, "records"))
 	p := newProvider(t, "")
-	if want := filepath.Join(shared, badgerstore.ChildDir); p.exp.Dir() != want {
+	if want := filepath.Join(shared, "records"); p.exp.Dir() != want {
 		t.Errorf("Dir() = %q, want %q", p.exp.Dir(), want)
 	}
 	p.do("c", spanbridge.Kind("compile"), spanbridge.Changed())
@@ -57,10 +115,10 @@ func TestNewInASharedDirectory(t *testing.T) {
 	if fi, err := os.Stat(shared); err != nil || fi.Mode().Perm() != 0o777 || fi.Mode()&os.ModeSticky == 0 {
 		t.Errorf("shared directory: %v, %v; want drwxrwxrwt as it was", fi.Mode(), err)
 	}
-	r, done := readAll(t, shared)
+	r, done := readAll(t, filepath.Join(shared, "records"))
 	defer done()
 	if got := names(t, r, "compile"); len(got) != 1 {
-		t.Errorf("records %v read through the shared directory, want [c]", got)
+		t.Errorf("records %v read in the store, want [c]", got)
 	}
 
 	home := t.TempDir()

@@ -81,12 +81,15 @@ var _ sdktrace.SpanProcessor = (*Exporter)(nil)
 
 // New returns a span processor recording into the Badger store in dir. An
 // empty dir means the default store: $OTELRECORDS_DIR, else
-// badgerstore.DefaultDir() (under os.UserCacheDir()). Nothing is opened or
-// created until the session is kept, but where the store goes is settled
-// at once (badgerstore.Place: "~" expanded, a child directory of its own
-// in an existing directory that is not a store): New fails for a path no
+// badgerstore.DefaultDir() (under os.UserCacheDir()). The directory is
+// the store: created (mode 0700) when the session is kept, and nothing is
+// opened or created before; an existing directory is used only if it
+// holds nothing but a store's own files. Where the store is, is settled
+// once, here (badgerstore.Place: "~" expanded, links followed), and every
+// write goes there: New fails, with an error saying how to fix it, for a
+// directory holding other files (use a subdirectory of it), a path no
 // store can be written in (a file, a socket, a read-only parent, a
-// directory another user could replace), and for a directory another
+// directory another user could replace), and a directory another
 // exporter of this process records into and has not shut down.
 //
 // The environment configures what the options leave unset:
@@ -118,9 +121,9 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Where the store is or will be, now: a path no store can be
-		// written in (a file, a socket, a read-only parent) fails New,
-		// not the session's first write.
+		// Where the store is or will be, decided once: a path no store
+		// can be written in (the user's files, a file, a socket, a
+		// read-only parent) fails New, not the session's first write.
 		placed, err := badgerstore.Place(dir)
 		if err != nil {
 			return nil, err

@@ -41,9 +41,11 @@ another process has the store open. A store reached through a symbolic
 link is recovered where the link points, and the link kept. --check only
 checks, and exits with 1 if a file is damaged.
 
-The doctor also names a second store inside the store's directory, in its
-otelrecords/ child, which no reader of the directory reads: an earlier
-otelrecords put one there when two writers created the store at once.`,
+The doctor also names a store an earlier otelrecords put in the otelrecords/
+child of a directory holding other files, and says how to move it (it is
+read and written where it is); and a second store in a store's otelrecords/
+child, which no reader of the store reads: an earlier otelrecords put one
+there when two writers created the store at once.`,
 		Example: `  records doctor
   records doctor --dir ./build/records --check`,
 		Args: cobra.NoArgs,
@@ -52,8 +54,11 @@ otelrecords put one there when two writers created the store at once.`,
 			if err != nil {
 				return err
 			}
-			dir = doctorDir(dir)
+			dir, legacy := doctorDir(dir)
 			defer noteSecondStore(cmd.OutOrStdout(), dir)
+			if legacy {
+				defer noteLegacyStore(cmd.OutOrStdout(), dir)
+			}
 			if checkOnly {
 				return doctorCheck(cmd.OutOrStdout(), dir)
 			}
@@ -65,29 +70,40 @@ otelrecords put one there when two writers created the store at once.`,
 }
 
 // doctorDir returns the directory the doctor works on for --dir dir: dir,
-// or, where dir holds no store and a writer put one in its child
-// badgerstore.ChildDir (dir is a directory of other files), that child, as
-// every reader finds it: so that what the doctor says names the directory
-// it checked (issue 33: it named dir).
-func doctorDir(dir string) string {
-	p, err := badgerstore.Place(dir)
-	if err != nil || p == dir {
-		return dir
+// or, where dir holds no store and an earlier otelrecords put one in its
+// child badgerstore.LegacyChild (dir is a directory of other files), that
+// child, as every reader and writer finds it (legacy): so that what the
+// doctor says names the directory it checked (issue 33: it named dir).
+func doctorDir(dir string) (_ string, legacy bool) {
+	child := filepath.Join(badgerstore.ExpandHome(dir), badgerstore.LegacyChild)
+	if !badgerstore.Exists(dir) && badgerstore.Exists(child) {
+		return child, true
 	}
-	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-		return p
+	return dir, false
+}
+
+// noteLegacyStore says where the store in dir, the LegacyChild of a
+// directory of other files, is, and how to give it a directory of its
+// own: programs given the parent go on using it there, but the one rule
+// (docs/FORMAT.md, "Where a store lives") names the store itself.
+func noteLegacyStore(w io.Writer, dir string) {
+	parent := filepath.Dir(dir)
+	to := filepath.Join(parent, "records")
+	if _, err := os.Lstat(to); err == nil {
+		to = filepath.Join(parent, "records-store")
 	}
-	return dir
+	fmt.Fprintf(w, "\nNote: the store is in %s, inside %s, which holds other files: an earlier otelrecords put it there. Programs given %s go on reading and writing it there. To give it a directory of its own, name %s itself from now on (--dir, OTELRECORDS_DIR, exporter.New, the Collector's directory); or, with no program writing it, move it and name where it went:\n  mv %s %s\n",
+		clean(dir), clean(parent), clean(parent), clean(dir), clean(dir), clean(to))
 }
 
 // noteSecondStore says so when the store in dir has a second store in its
-// child badgerstore.ChildDir, which no reader of dir reads: one a writer
-// put there, before this version, when it raced another writer for a new
+// child badgerstore.LegacyChild, which no reader of dir reads: one a writer
+// put there, before the one rule, when it raced another writer for a new
 // directory (docs/FORMAT.md, "Where a store lives"), with the records of
 // its session, or of its first writes.
 func noteSecondStore(w io.Writer, dir string) {
 	noteStrandedSpool(w, dir)
-	child := filepath.Join(dir, badgerstore.ChildDir)
+	child := filepath.Join(dir, badgerstore.LegacyChild)
 	for _, d := range []string{dir, child} {
 		if _, err := os.Lstat(filepath.Join(d, "MANIFEST")); err != nil {
 			return
@@ -98,11 +114,11 @@ func noteSecondStore(w io.Writer, dir string) {
 }
 
 // noteStrandedSpool says so when the store in dir is its parent's
-// ChildDir and the parent holds a spool: records an earlier otelrecords
+// LegacyChild and the parent holds a spool: records an earlier otelrecords
 // set aside in the directory it was given rather than where the store is,
 // which no opener merges; moved into the store, the next open merges them.
 func noteStrandedSpool(w io.Writer, dir string) {
-	if filepath.Base(dir) != badgerstore.ChildDir {
+	if filepath.Base(dir) != badgerstore.LegacyChild {
 		return
 	}
 	stranded := filepath.Join(filepath.Dir(dir), "spool")

@@ -159,23 +159,17 @@ func TestDoctorFinishesAnInterruptedRun(t *testing.T) {
 	}
 }
 
-// TestDoctorNamesTheDirectoryItChecked: a store a writer put in the child
-// otelrecords of a directory of other files is the store the doctor
-// checks, and names (issue 33: it named the directory given).
+// TestDoctorNamesTheDirectoryItChecked: a store an earlier writer put in
+// the child otelrecords of a directory of other files is the store the
+// doctor checks, and names (issue 33: it named the directory given).
 func TestDoctorNamesTheDirectoryItChecked(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "build")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte("all:\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	record(t, dir, goldenStart1, "build", nil, func(rec *testsupport.Session) {
+	store := filepath.Join(dir, "otelrecords")
+	record(t, store, goldenStart1, "build", nil, func(rec *testsupport.Session) {
 		rec.Put("compile", sessions.Changed, rec.Stamp(goldenStart1), sessions.Record{Name: "compile"})
 	})
-	store := filepath.Join(dir, "otelrecords")
-	if _, err := os.Stat(filepath.Join(store, "MANIFEST")); err != nil {
-		t.Fatalf("the writer did not put the store in %s: %v", store, err)
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte("all:\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"doctor", "--check"}, {"doctor"}} {
 		out := mustRun(t, append([]string{"--dir", dir}, args...)...)
@@ -185,12 +179,12 @@ func TestDoctorNamesTheDirectoryItChecked(t *testing.T) {
 	}
 }
 
-// A store with a second store in its ChildDir (left by a writer that raced
-// another for a new directory, before Place read the directory once) is
-// named by the doctor, with how to read the two as one.
+// A store with a second store in its otelrecords/ child (left by a
+// writer of an earlier version that raced another for a new directory)
+// is named by the doctor, with how to read the two as one.
 func TestDoctorNamesASecondStoreInside(t *testing.T) {
 	dir := writeStore(t)
-	child := filepath.Join(dir, badgerstore.ChildDir)
+	child := filepath.Join(dir, badgerstore.LegacyChild)
 	if err := os.Mkdir(child, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -211,8 +205,8 @@ func TestDoctorNamesASecondStoreInside(t *testing.T) {
 }
 
 // A spool an earlier writer left in the directory it was given, beside
-// the store it put in ChildDir, is named by the doctor with how to move it
-// in; moved, the next open merges it.
+// the store it put in the directory's otelrecords/ child, is named by the
+// doctor with how to move it in; moved, the next open merges it.
 func TestDoctorNamesAStrandedSpool(t *testing.T) {
 	parent := t.TempDir()
 	if err := os.Chmod(parent, 0o755); err != nil {
@@ -221,8 +215,8 @@ func TestDoctorNamesAStrandedSpool(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(parent, "notes.txt"), []byte("the user's\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	child := filepath.Join(parent, badgerstore.ChildDir)
-	buildOnRunner(t, parent, "kept") // the store goes in ChildDir
+	child := filepath.Join(parent, badgerstore.LegacyChild)
+	buildOnRunner(t, child, "kept") // where an earlier version put the store
 	// What an earlier writer set aside in parent: another session's
 	// entries, spooled there.
 	src := filepath.Join(t.TempDir(), "src")
@@ -256,5 +250,42 @@ func TestDoctorNamesAStrandedSpool(t *testing.T) {
 	}
 	if out := mustRun(t, "--dir", parent, "doctor", "--check"); strings.Contains(out, "may hold records") {
 		t.Errorf("doctor --check once the spool was moved in: %q", out)
+	}
+}
+
+// A store an earlier version put in the otelrecords/ child of a
+// directory of the user's files is used there (by readers and writers
+// given the directory), and the doctor says how to give it a directory of
+// its own; done as it says, the store is read where it went.
+func TestDoctorSaysHowToMoveALegacyStore(t *testing.T) {
+	parent := t.TempDir()
+	if err := os.WriteFile(filepath.Join(parent, "notes.txt"), []byte("the user's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	child := filepath.Join(parent, badgerstore.LegacyChild)
+	buildOnRunner(t, child, "old")  // where an earlier version put the store
+	buildOnRunner(t, parent, "new") // a writer given the directory: the same store
+	if got := mustRun(t, "--dir", parent, "sessions"); !strings.Contains(got, "old") || !strings.Contains(got, "new") {
+		t.Fatalf("sessions of %s:\n%s\nwant both, from the store in %s", parent, got, child)
+	}
+	out := mustRun(t, "--dir", parent, "doctor", "--check")
+	to := filepath.Join(parent, "records")
+	mv := "mv " + child + " " + to
+	for _, want := range []string{"The store at " + child + " is healthy", "Note: the store is in " + child, "name " + child + " itself", mv} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor --check said %q; want %q in it", out, want)
+		}
+	}
+	if err := os.Rename(child, to); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRun(t, "--dir", to, "sessions"); !strings.Contains(got, "old") || !strings.Contains(got, "new") {
+		t.Errorf("sessions once moved to %s:\n%s\nwant both", to, got)
+	}
+	if out := mustRun(t, "--dir", to, "doctor", "--check"); strings.Contains(out, "Note:") {
+		t.Errorf("doctor --check once moved: %q", out)
+	}
+	if out := mustRun(t, "--dir", writeStore(t), "doctor", "--check"); strings.Contains(out, "Note:") {
+		t.Errorf("doctor --check on a store of its own: %q", out)
 	}
 }

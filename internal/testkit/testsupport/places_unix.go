@@ -12,8 +12,9 @@ import (
 // NoStorePaths makes, under a new temporary directory, paths where no
 // store can ever be written, and returns each with what the refusal should
 // say: a regular file, a directory inside one, a listening Unix socket
-// (closed at the test's end), and a directory every user may write
-// without the sticky bit, with one inside it; run as root, also a
+// (closed at the test's end), a directory holding the user's file (the
+// refusal names the subdirectory to use), and a directory every user may
+// write without the sticky bit, with one inside it; run as root, also a
 // directory another user owns.
 func NoStorePaths(t testing.TB) map[string]string {
 	t.Helper()
@@ -35,7 +36,15 @@ func NoStorePaths(t testing.TB) map[string]string {
 	if err := os.Chmod(open, 0o777); err != nil {
 		t.Fatal(err)
 	}
+	users := filepath.Join(base, "users")
+	if err := os.Mkdir(users, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(users, "notes.txt"), []byte("the user's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	paths := map[string]string{
+		users:                        "use a subdirectory, e.g. " + filepath.Join(users, "records"),
 		file:                         "a regular file, not a directory",
 		filepath.Join(file, "below"): "a regular file, not a directory",
 		sock:                         "a socket, not a directory",

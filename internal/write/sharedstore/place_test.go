@@ -12,8 +12,7 @@ import (
 
 // Records a writer set aside before there was a store (its first open
 // failed: a full disk) are in the store the next opener makes: the spool
-// in a new directory marks it as a store's, not as a directory of the
-// user's files whose store goes in ChildDir.
+// is a store's own, and the directory holding it the store's.
 func TestSpoolBeforeTheStoreIsMerged(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	w := sharedstore.New(dir, nil)
@@ -31,12 +30,16 @@ func TestSpoolBeforeTheStoreIsMerged(t *testing.T) {
 	}
 }
 
-// A writer whose directory did not exist when it was made, and which the
-// user then made (mode 0755, so the store goes in its ChildDir), spools
-// where the store is, for the next opener to merge: not into the
-// directory it was given, where no opener looks.
-func TestSpoolFollowsTheStoreIntoChildDir(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
+// A writer whose directory did not exist when it was set up, and which
+// the user then made (mode 0755), spools there, for the next opener to
+// merge; another process's writer created the store there meanwhile.
+// Before the one rule, such a directory sent the store into a child of
+// its own, and the spool after it.
+func TestSpoolGoesWhereItWasPlaced(t *testing.T) {
+	dir, err := badgerstore.Place(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := sharedstore.New(dir, nil)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -57,14 +60,15 @@ func TestSpoolFollowsTheStoreIntoChildDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if got := contents(t, st); got != "a=1" {
-		t.Errorf("readers see %q, want a=1 (the store is in %s)", got, st.Path())
+	if got := contents(t, st); got != "a=1" || st.Path() != dir {
+		t.Errorf("readers see %q in %s, want a=1 in %s", got, st.Path(), dir)
 	}
 }
 
 // A directory named through a link and "..", as a build script may name
-// it, is where Open puts the store (its links followed), and the spool goes
-// there too: read as text, the path names another directory.
+// it, is placed where Open puts the store (its links followed), and the
+// Writer's spool goes there too: read as text, the path names another
+// directory.
 func TestSpoolFollowsLinksAsTheStoreDoes(t *testing.T) {
 	base := t.TempDir()
 	records := filepath.Join(base, "real", "records")
@@ -72,9 +76,6 @@ func TestSpoolFollowsLinksAsTheStoreDoes(t *testing.T) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := os.WriteFile(filepath.Join(records, "notes.txt"), []byte("the user's\n"), 0o644); err != nil {
-		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(base, "real", "sub"), filepath.Join(base, "home", "link")); err != nil {
 		t.Fatal(err)
@@ -87,7 +88,11 @@ func TestSpoolFollowsLinksAsTheStoreDoes(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	w := sharedstore.New(dir, nil)
+	placed, err := badgerstore.Place(dir)
+	if err != nil || placed != records {
+		t.Fatalf("Place(%s) = %s, %v; want %s", dir, placed, err, records)
+	}
+	w := sharedstore.New(placed, nil)
 	if err := w.Spool(entries("a", "1")); err != nil {
 		t.Fatal(err)
 	}

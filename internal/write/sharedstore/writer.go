@@ -56,12 +56,15 @@ type Writer struct {
 	timer    *time.Timer
 	closed   bool
 	stats    recorder.StoreStats
-	askedIn  string // where this Writer's request waits, if it left one
+	asked    bool // this Writer's request for the store may be waiting
 }
 
 var _ recorder.BusyStore = (*Writer)(nil)
 
-// New returns a Writer for the store in dir. handle receives Badger's
+// New returns a Writer for the store in dir, the store's directory as
+// badgerstore.Place returned it: the Writer opens the store there, and
+// leaves its requests for the store and its spool there, where the store's
+// holder and its next opener look, and nowhere else. handle receives Badger's
 // warnings and errors (badgerstore.WithErrorHandler), a spool file that
 // does not decode, and a failure to let the store go; it must be safe for
 // concurrent use. A nil handle logs them to slog.Default() at warn level,
@@ -142,39 +145,22 @@ func (w *Writer) use() (*badgerstore.Store, error) {
 	return st, nil
 }
 
-// where returns the directory the store is in, or is to be created in,
-// now (badgerstore.WriterPath): dir itself, or its ChildDir. A directory
-// another process made since New, or filled with the user's files, puts
-// the store in ChildDir, and the requests and spool go where the store
-// is, for its holder and its next opener to find.
-func (w *Writer) where() string {
-	if p, err := badgerstore.WriterPath(w.dir); err == nil {
-		return p
-	}
-	return w.dir
-}
-
-// ask leaves this Writer's request for the store where the store is.
+// ask leaves this Writer's request for the store in its directory.
 func (w *Writer) ask() {
-	in := w.where()
-	turns.Ask(in, w.token)
+	turns.Ask(w.dir, w.token)
 	w.mu.Lock()
-	prev := w.askedIn
-	w.askedIn = in
+	w.asked = true
 	w.mu.Unlock()
-	if prev != "" && prev != in {
-		turns.Withdraw(prev, w.token)
-	}
 }
 
 // withdraw takes back the request this Writer left, if any.
 func (w *Writer) withdraw() {
 	w.mu.Lock()
-	in := w.askedIn
-	w.askedIn = ""
+	asked := w.asked
+	w.asked = false
 	w.mu.Unlock()
-	if in != "" {
-		turns.Withdraw(in, w.token)
+	if asked {
+		turns.Withdraw(w.dir, w.token)
 	}
 }
 
@@ -203,7 +189,7 @@ func (w *Writer) done(st *badgerstore.Store) {
 	since := w.openedAt
 	w.mu.Unlock()
 
-	if turns.Asked(st.Path(), w.token, since) {
+	if turns.Asked(w.dir, w.token, since) {
 		w.letGo(st, releaseYield)
 		return
 	}
@@ -435,7 +421,7 @@ func (w *Writer) spill(entries []sessions.Entry, cause error) (int, error) {
 // does, once recorder.SpillBytes of them wait or at its Close. A busy
 // store's entries WriteContext spools by itself.
 func (w *Writer) Spool(entries []sessions.Entry) error {
-	if err := spool.Write(w.where(), entries); err != nil {
+	if err := spool.Write(w.dir, entries); err != nil {
 		return err
 	}
 	w.count(func(s *recorder.StoreStats) { s.Spooled += int64(len(entries)) })
