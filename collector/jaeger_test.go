@@ -131,7 +131,7 @@ processors:
     directory: %s
     keep_by: %s
 exporters:
-  otlp:
+  otlp_grpc:
     endpoint: %s
     tls:
       insecure: true
@@ -143,7 +143,7 @@ service:
     traces:
       receivers: [otlp]
       processors: [memory_limiter, records]
-      exporters: [otlp]
+      exporters: [otlp_grpc]
 `, dir, keepBy, jaeger)
 }
 

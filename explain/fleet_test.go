@@ -226,6 +226,32 @@ func TestWhyRaced(t *testing.T) {
 	}
 }
 
+// Of two requests computing a key at once, the one that started later
+// raced, whatever order they were stamped in: a gateway stamps requests
+// in the order their traces reached it (issue 43: through the Collector,
+// the request that started first was said to have raced the other).
+func TestWhyRacedStampedOutOfOrder(t *testing.T) {
+	ms := time.Millisecond
+	for _, enclose := range []bool{false, true} {
+		// The request started at 2ms came first to the gateway: seq 0.
+		spans := append(lookup(2*ms, 7*ms, "k2", true, enclose, 11), lookup(0, 10*ms, "k2", true, enclose, 1)...)
+		spans = append(spans, lookup(20*ms, 3*ms, "k2", false, enclose, 21)...)
+		r := fleetStore(fleetSession{"a", spans})
+		work := "changed"
+		if enclose {
+			work = "missed inside compute"
+		}
+		want := []string{"0/2 new " + work, "0/0 raced " + work + " prev 0/2 at once 2", "0/4 observed hit prev 0/0"}
+		if got := whyLines(t, r, "cache", "cache.key", "k2"); !slices.Equal(got, want) {
+			t.Errorf("enclose %v: why cache cache.key=k2:\n%q\nwant\n%q", enclose, got, want)
+		}
+		k := lookupWork(t, r, "k2")
+		if k.Records != 3 || k.Hits != 1 || k.Misses != 2 || k.Raced != 1 || k.RacedWall != 7*ms || k.Redos != 0 {
+			t.Errorf("enclose %v: cost of k2 %+v; want 3 records, 1 hit, 2 misses: 1 raced (7ms, the later one), none redone", enclose, k)
+		}
+	}
+}
+
 // A fleet's lookups of one key, as Why tells them: instance a computes
 // k2 (a miss that filled its cache), and two requests of instance b
 // compute it at once in b's own cache; then both hit; then b, restarted,

@@ -34,9 +34,11 @@ import (
 // Give it the records of each session in stamp order (Add), the sessions
 // in the order of their ids, each after its row (Begin); a record of
 // another session, or asking for the answers, counts the session read so
-// far. The zero Rework is ready to use. It holds a few words per pair of
+// far, its records in the order they started (as Why tells them), so
+// that the count does not depend on the order a path stamped them in.
+// The zero Rework is ready to use. It holds a few words per pair of
 // parent and child kinds and per key and instance seen, and the tree of
-// the session being read (a Node and a word per record).
+// the session being read (a Node and two words per record).
 type Rework struct {
 	// Body reads a record's effect; nil means StoredBody.
 	Body Body
@@ -203,7 +205,7 @@ func (w *Rework) count() {
 	}
 	w.open, w.ids = false, chunked[int32]{}
 	w.adds++
-	for i := range int32(t.nodes.n) {
+	for _, i := range startOrder(t) {
 		n := t.nodes.at(i)
 		wall := max(n.Wall, 0)
 		k := w.list[*ids.at(i)]
@@ -256,6 +258,21 @@ func (w *Rework) count() {
 			}
 		}
 	}
+}
+
+// startOrder returns the positions of t's records in the order they
+// started (offset, then seq), the order keyhistory judges them in: a
+// gateway stamps concurrent requests in the order their traces came, not
+// the order they started.
+func startOrder(t *SessionTree) []int32 {
+	order := make([]int32, t.nodes.n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(t.nodes.at(a).Offset, t.nodes.at(b).Offset), cmp.Compare(a, b))
+	})
+	return order
 }
 
 // Children returns the work done in children, per parent kind and child

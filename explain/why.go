@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"cmp"
 	"iter"
 	"slices"
 	"strings"
@@ -188,7 +189,11 @@ func varies(key string) bool {
 }
 
 // Why yields every record of kind whose attribute key equals value, across
-// sessions, oldest first, each with why it was done (see Cause). Values
+// sessions, oldest first — sessions in the order of their ids, a
+// session's records in the order they started (not their seq: a gateway
+// stamps concurrent requests in the order their traces came, so that
+// every path a record took tells it the same) — each with why it was
+// done (see Cause). Values
 // are equal when they are, or when they read the same as text (the
 // command line's 1024 finds an integer 1024). It reads records through
 // StoredBody; WhyWith takes another Body.
@@ -218,32 +223,32 @@ func Why(r *sessions.Records, kind, key string, value sessions.Value) iter.Seq2[
 // It reads the kind once, in stamp order, and the rows of the sessions it
 // meets; to tell a hit from a miss, it reads the tree of each session with
 // an observed record of the key (every kind of it, once). It holds, per
-// instance, two records, the rows read, the records of the key running at
-// once, and one session's tree. An error from the store ends the sequence
-// with that error.
+// instance, two records, the rows read, the records of the key in the
+// session being read (to tell them in the order they started), and one
+// session's tree. An error from the store ends the sequence with that
+// error.
 func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Value) iter.Seq2[Reason, error] {
 	return func(yield func(Reason, error) bool) {
-		var (
-			h     keyhistory.History[*sessions.KindRecord]
-			names instances
-			rows  = map[sessions.SessionID]*sessions.Session{}
-		)
-		row := func(id sessions.SessionID) (*sessions.Session, error) {
-			if s, ok := rows[id]; ok {
-				return s, nil
+		j := whyJudge{r: r, body: body, rows: map[sessions.SessionID]*sessions.Session{}}
+		// The records of the key in the session being read, told once it
+		// is read, in the order they started.
+		var session []*sessions.KindRecord
+		tell := func() bool {
+			slices.SortStableFunc(session, func(a, b *sessions.KindRecord) int { return cmp.Compare(a.Stamp.Offset, b.Stamp.Offset) })
+			for _, kr := range session {
+				reason, err := j.reason(kr)
+				if err != nil {
+					yield(Reason{}, err)
+					return false
+				}
+				if !yield(reason, nil) {
+					return false
+				}
 			}
-			s, ok, err := r.Session(id)
-			if err != nil {
-				return nil, err
-			}
-			var p *sessions.Session
-			if ok {
-				p = &s
-			}
-			rows[id] = p
-			return p, nil
+			clear(session)
+			session = session[:0]
+			return true
 		}
-		var trees sessionTrees
 		for rec, err := range r.All(kind) {
 			if err != nil {
 				yield(Reason{}, err)
@@ -253,54 +258,86 @@ func WhyWith(r *sessions.Records, body Body, kind, key string, value sessions.Va
 			if !ok || !(v.Equal(value) || v.String() == value.String()) {
 				continue
 			}
-			kr := &sessions.KindRecord{Kind: kind, Stamped: rec}
-			reason := Reason{KindRecord: *kr}
-			var err error
-			if reason.Verdict, reason.Inside, err = trees.verdict(r, body, *kr); err != nil {
-				yield(Reason{}, err)
+			if len(session) > 0 && session[0].Stamp.Session != rec.Stamp.Session && !tell() {
 				return
 			}
-			after, err := row(kr.Stamp.Session)
-			if err != nil {
-				yield(Reason{}, err)
-				return
-			}
-			j := h.Judge(names.id(instanceOf(after)), uint64(kr.Stamp.Session), kr.Stamp.Offset, kr.Record.Wall, reason.Verdict == Hit, kr)
-			reason.Cause, reason.AtOnce = causes[j.Cause], j.AtOnce
-			if j.HasPrev {
-				reason.Previous, reason.HasPrevious = j.Prev.Stamp, true
-			}
-			switch j.Cause {
-			case keyhistory.NewHere:
-				before, err := row(j.Prev.Stamp.Session)
-				if err != nil {
-					yield(Reason{}, err)
-					return
-				}
-				reason.Differences = instanceDifferences(before, after)
-			case keyhistory.Again:
-				prev := j.Prev
-				if reason.Differences = inputDifferences(body, &prev.Record, &kr.Record); len(reason.Differences) > 0 {
-					reason.Cause = Inputs
-					break
-				}
-				before, err := row(prev.Stamp.Session)
-				if err != nil {
-					yield(Reason{}, err)
-					return
-				}
-				if reason.Differences = environmentDifferences(before, after); len(reason.Differences) > 0 {
-					reason.Cause = Environment
-				} else {
-					reason.Cause = Forgotten
-				}
-				reason.Outcome = outcomes(body, &prev.Record, &kr.Record)
-			}
-			if !yield(reason, nil) {
-				return
-			}
+			session = append(session, &sessions.KindRecord{Kind: kind, Stamped: rec})
 		}
+		tell()
 	}
+}
+
+// whyJudge is what Why holds while it reads: the history of the key, the
+// instances and session rows met, and one session's tree.
+type whyJudge struct {
+	r     *sessions.Records
+	body  Body
+	h     keyhistory.History[*sessions.KindRecord]
+	names instances
+	rows  map[sessions.SessionID]*sessions.Session
+	trees sessionTrees
+}
+
+// row returns the row of session id, nil when it has none, read once.
+func (j *whyJudge) row(id sessions.SessionID) (*sessions.Session, error) {
+	if s, ok := j.rows[id]; ok {
+		return s, nil
+	}
+	s, ok, err := j.r.Session(id)
+	if err != nil {
+		return nil, err
+	}
+	var p *sessions.Session
+	if ok {
+		p = &s
+	}
+	j.rows[id] = p
+	return p, nil
+}
+
+// reason says why kr was done, given after every record of the key
+// before it (sessions in id order, a session's records in the order they
+// started), and adds it to the history.
+func (j *whyJudge) reason(kr *sessions.KindRecord) (Reason, error) {
+	reason := Reason{KindRecord: *kr}
+	var err error
+	if reason.Verdict, reason.Inside, err = j.trees.verdict(j.r, j.body, *kr); err != nil {
+		return Reason{}, err
+	}
+	after, err := j.row(kr.Stamp.Session)
+	if err != nil {
+		return Reason{}, err
+	}
+	jd := j.h.Judge(j.names.id(instanceOf(after)), uint64(kr.Stamp.Session), kr.Stamp.Offset, kr.Record.Wall, reason.Verdict == Hit, kr)
+	reason.Cause, reason.AtOnce = causes[jd.Cause], jd.AtOnce
+	if jd.HasPrev {
+		reason.Previous, reason.HasPrevious = jd.Prev.Stamp, true
+	}
+	switch jd.Cause {
+	case keyhistory.NewHere:
+		before, err := j.row(jd.Prev.Stamp.Session)
+		if err != nil {
+			return Reason{}, err
+		}
+		reason.Differences = instanceDifferences(before, after)
+	case keyhistory.Again:
+		prev := jd.Prev
+		if reason.Differences = inputDifferences(j.body, &prev.Record, &kr.Record); len(reason.Differences) > 0 {
+			reason.Cause = Inputs
+			break
+		}
+		before, err := j.row(prev.Stamp.Session)
+		if err != nil {
+			return Reason{}, err
+		}
+		if reason.Differences = environmentDifferences(before, after); len(reason.Differences) > 0 {
+			reason.Cause = Environment
+		} else {
+			reason.Cause = Forgotten
+		}
+		reason.Outcome = outcomes(j.body, &prev.Record, &kr.Record)
+	}
+	return reason, nil
 }
 
 // sessionTrees reads the tree of the session of the records it is asked

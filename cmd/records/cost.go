@@ -37,34 +37,49 @@ record stores; "unknown" for records of stores written before records
 kept their effect.
 
 Work and hits: each piece of work (a kind, a name and its key attributes,
-"key" and those ending in ".key") recorded more than once: how many times,
-in how many sessions, the time in all of them; then how many times, and
-the time in them, the work was redone: a record that did the work for a
-key its instance had already done, earlier in the session or in an
-earlier session (a key tuned in one session and tuned again in the next,
-a server compiling after a restart what it compiled before); then how
-many raced: did the work while another record of the key in the same
-session was still doing it (requests that computed it at once); then the
-hits, and the time in them: records that changed nothing, and inside
-which nothing changed (the work found done, a cache hit, a lookup finding
-what an earlier lookup filled), which are never redone work; then the
-misses: every record that was not a hit, as a cache counts its lookups —
-the work was done, by the record (it changed something: a lookup that
-filled the cache) or inside it (a lookup that did not find its key and
-compiled it inside) — so that times are hits plus misses. The first
-record of a key on an instance (another service.instance.id or host.name)
-is new there, not redone: each instance has a cache of its own. A record
-whose effect is not known counts as work, a miss. Marks are left out:
-they are phases a program names, which every run has again. records why
-KIND KEY=VALUE says why each was done, by the same rule.
+"key" and those ending in ".key") recorded more than once, a row each,
+counted by the rule records why KIND KEY=VALUE tells record by record.
+Its columns are what a cache counts itself, summed over its instances, so
+a row can be checked against the cache's own hit and miss counters:
+
+  TIMES        how many records of it: HITS + MISSES (a cache's lookups)
+  SESSIONS     how many sessions recorded it
+  TIME         the time in all of them
+  REDONE       misses of a key their instance had already done (or found
+               done), earlier in the session or in an earlier one:
+               the cache lost it (evicted, expired, a restart) or was
+               asked other inputs; REDONE TIME is their time
+  RACED        misses that did the work while another record of the key,
+               in the same session, was still doing it: of requests that
+               computed it at once, every one but the first to start
+  NEW HERE     misses that were the first of the key on their instance
+               (another service.instance.id or host.name) after another
+               instance had done it: a cache of its own, never redone
+  HITS         records that changed nothing, and inside which nothing
+               changed: the work found done (a cache hit, a lookup that
+               finds what an earlier lookup filled); HIT TIME their time
+  MISSES       every record that was not a hit: the work was done, by the
+               record (it changed something: a lookup that filled the
+               cache, a compile) or inside it (an observed lookup inside
+               which a compute changed something), or the record does not
+               say (a store written before records kept their effect)
+
+Every miss is one of: the first record of the key in the store (new),
+NEW HERE, RACED or REDONE; so MISSES = NEW HERE + RACED + REDONE, plus one
+when the key's first record was a miss. A lookup whose span is the record
+(changed on a miss, observed on a hit) and an observed lookup around a
+compute record count the same: a miss of either is a miss of the lookup,
+and in the second shape each compute is a row of its own, every record
+of it a miss. Marks are left out: they are phases a program names,
+which every run has again.
 
 Each table lists the --top rows with the most time, 20 by default (0 for
 all). With --json, one JSON object per row and line: for children, table
 "children", parent, child, parents, children, wall_ns and
 changed_nothing_ns (null when not known); for work, table "redone", kind,
-name, key (the key attributes), records, sessions, wall_ns, redone (how
-many records redid the work), redone_ns, raced, raced_ns, new_here (how
-many were the first on another instance), hits, hit_ns and misses.`,
+name, key (the key attributes), records (TIMES), sessions, wall_ns,
+redone, redone_ns, raced, raced_ns, new_here, hits, hit_ns and misses, as
+the columns above (docs/FORMAT.md §8.4).`,
 		Example: `  records cost
   records cost --top 0 --json | jq -c 'select(.table == "redone")'`,
 		Args: cobra.NoArgs,
@@ -198,7 +213,7 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 	} else {
 		fmt.Fprintln(out, "Work and hits: work recorded more than once, redone (changed again) or found done (hits)")
 		t := newTable(out)
-		if err := t.row("KIND", "RECORD", "TIMES", "SESSIONS", "TIME", "REDONE", "REDONE TIME", "RACED", "HITS", "HIT TIME", "MISSES"); err != nil {
+		if err := t.row("KIND", "RECORD", "TIMES", "SESSIONS", "TIME", "REDONE", "REDONE TIME", "RACED", "NEW HERE", "HITS", "HIT TIME", "MISSES"); err != nil {
 			return err
 		}
 		for _, k := range redone {
@@ -207,7 +222,8 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 				name += " " + formatAttrs(k.Key)
 			}
 			if err := t.row(k.Kind, name, strconv.Itoa(k.Records), strconv.Itoa(k.Sessions),
-				formatDuration(k.Wall), strconv.Itoa(k.Redos), formatDuration(k.Redone), strconv.Itoa(k.Raced), strconv.Itoa(k.Hits), formatDuration(k.HitWall),
+				formatDuration(k.Wall), strconv.Itoa(k.Redos), formatDuration(k.Redone), strconv.Itoa(k.Raced), strconv.Itoa(k.NewHere),
+				strconv.Itoa(k.Hits), formatDuration(k.HitWall),
 				strconv.Itoa(k.Misses)); err != nil {
 				return err
 			}

@@ -19,8 +19,9 @@ func (a *app) whyCommand() *cobra.Command {
 		Use:   "why KIND KEY=VALUE",
 		Short: "Say why each record of a key was done: new, cached, or done again and why",
 		Long: `List every record of KIND whose attribute KEY has VALUE (as records show
---where compares it), across sessions, oldest first, each with why it was
-done:
+--where compares it), across sessions, oldest first (a session's records
+in the order they started, which through a Collector need not be the
+order of their seqs), each with why it was done:
 
   new          the first record of this key in the store
   observed     a hit: an observed record inside which nothing changed

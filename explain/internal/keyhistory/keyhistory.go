@@ -1,9 +1,17 @@
 // Package keyhistory is the one rule by which package explain tells why a
 // record of a key was done: Why tells it record by record, Rework counts
-// it. A History holds what came before a record of one key, in stamp
-// order: the latest records of the key in the store and on each instance
-// of the service (a cache of its own), and the work of the key still
-// running in the session being read; Judge says what the next record is.
+// it. A History holds what came before a record of one key: the latest
+// records of the key in the store and on each instance of the service (a
+// cache of its own), and the work of the key still running in the session
+// being read; Judge says what the next record is.
+//
+// Records come session by session, and within a session in the order
+// they started (their offset, then their seq), not in the order they were
+// stamped: a gateway stamps the spans of concurrent requests in the order
+// their traces reached it, which need not be the order they started, and
+// the answer must not depend on the path a record took. Of two records of
+// a key running at once, the one that started later is the one that
+// raced.
 //
 // It knows records only as a caller gives them (a value of T: Why keeps
 // the records, to compare them; Rework nothing, so that a key it counts
@@ -108,8 +116,9 @@ func (h *History[T]) on(inst int32, make bool) *latest[T] {
 	return l
 }
 
-// Judge says why a record of the key was done, given in stamp order: on
-// instance inst, in session, started at offset on the session's clock,
+// Judge says why a record of the key was done, given session by session
+// and within a session in the order records started (see the package
+// doc): on instance inst, in session, started at offset on the session's clock,
 // running for wall, a hit or not; and adds it (val) to the history.
 //
 // A hit is Hit: the cache answered, compared with the latest work of its
@@ -145,7 +154,8 @@ func (h *History[T]) Judge(inst int32, session uint64, offset, wall time.Duratio
 		j.Prev, j.HasPrev = here.prev()
 		// Work still running at this one's start, in this session: what
 		// ended before is let go, as records come in the order they
-		// started.
+		// started (the caller's promise; a record given out of that
+		// order would find work that started after it "running").
 		kept := h.running[:0]
 		for _, r := range h.running {
 			if r.end > offset {
