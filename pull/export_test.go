@@ -7,3 +7,11 @@ func SetPutBatch(n int) (restore func()) {
 	putBatch = n
 	return func() { putBatch = old }
 }
+
+// SetMaxPage bounds the page of a query to n traces until restore is
+// called, so that a test reaches the bound with small answers.
+func SetMaxPage(n int) (restore func()) {
+	old := maxPageTraces
+	maxPageTraces = n
+	return func() { maxPageTraces = old }
+}

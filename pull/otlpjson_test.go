@@ -30,9 +30,8 @@ func TestOTLPJSONValues(t *testing.T) {
 		{"key": "empty", "value": {}}
 	]}, "scopeSpans": []}]}, "extra": 1}`
 	var got []attribute.KeyValue
-	err := readTraces(strings.NewReader(body), func(rs *resourceSpans) error {
-		got = attributes(rs.Resource.Attributes)
-		return nil
+	err := readTraces(strings.NewReader(body), 1<<20, traceSink{
+		resource: func(attrs []keyValue) error { got = attributes(attrs); return nil },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -72,11 +71,19 @@ func TestOTLPJSONValues(t *testing.T) {
 	// answer without spans is none.
 	for _, bad := range []string{`[]`, `{"result": {"resourceSpans": {}}}`, `{"result": {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "xyz"}]}]}]}}`,
 		`{"result": {"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": "-1"}]}]}]}}`} {
-		if err := readTraces(strings.NewReader(bad), func(*resourceSpans) error { return nil }); err == nil {
+		if err := readTraces(strings.NewReader(bad), 1<<20, anySink); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}
-	if err := readTraces(strings.NewReader(`{"result": {}}`), func(*resourceSpans) error { t.Error("called"); return nil }); err != nil {
+	called := func(*span) error { t.Error("called"); return nil }
+	if err := readTraces(strings.NewReader(`{"result": {}}`), 1<<20, traceSink{span: called}); err != nil {
 		t.Errorf("an answer without spans: %v", err)
 	}
+}
+
+// anySink takes every span, and steps over none.
+var anySink = traceSink{
+	resource: func([]keyValue) error { return nil },
+	span:     func(*span) error { return nil },
+	stepped:  func([16]byte, bool) error { return nil },
 }
