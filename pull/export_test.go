@@ -15,3 +15,12 @@ func SetMaxPage(n int) (restore func()) {
 	maxPageTraces = n
 	return func() { maxPageTraces = old }
 }
+
+// SetCaches makes what a pull remembers of sessions' rows, and of the
+// sessions it staged, hold n sessions until restore is called, so that a
+// test reads what it forgot again.
+func SetCaches(n int) (restore func()) {
+	rows, staged := maxRowsKnown, maxStagedKnown
+	maxRowsKnown, maxStagedKnown = n, n
+	return func() { maxRowsKnown, maxStagedKnown = rows, staged }
+}

@@ -154,14 +154,19 @@ func hugeSpan(size int64) hostile {
 }
 
 // fullPages answers every query with as many traces as it asks for, each
-// a record of a session of its own, starting across the window asked.
-func fullPages() hostile {
+// a record of a session of its own, starting across the window asked;
+// with instantsFull false, a window of one instant with one trace fewer
+// (so that the pull never asks a larger page, and goes on splitting).
+func fullPages(instantsFull bool) hostile {
 	var next atomic.Uint64
 	return hostile{traces: func(w io.Writer, r *http.Request) {
 		q := r.URL.Query()
 		n, _ := strconv.Atoi(q.Get("query.num_traces"))
 		from, _ := time.Parse(time.RFC3339Nano, q.Get("query.start_time_min"))
 		to, _ := time.Parse(time.RFC3339Nano, q.Get("query.start_time_max"))
+		if !instantsFull && from.Equal(to) {
+			n--
+		}
 		io.WriteString(w, `{"result": {"resourceSpans": [`)
 		for i := range n {
 			id := next.Add(1)
@@ -276,7 +281,7 @@ func TestPullStepsOverASpanPastTheLimit(t *testing.T) {
 // A query service whose every answer is full, whatever window is asked,
 // ends the pull at the query limit, and nothing is written.
 func TestPullEndsAgainstFullPagesForever(t *testing.T) {
-	url := serveHostile(t, fullPages())
+	url := serveHostile(t, fullPages(false))
 	p, err, mem := pullFromURL(t, url, pull.Options{PageTraces: 10, MaxQueries: 40})
 	if !errors.Is(err, pull.ErrTooManyQueries) || !strings.Contains(err.Error(), "more than 40, the limit on a pull") {
 		t.Errorf("%v; want the query limit named", err)
@@ -290,7 +295,7 @@ func TestPullEndsAgainstFullPagesForever(t *testing.T) {
 // a page twice as large, up to a bound: a query service that answers full
 // pages at one instant ends the pull.
 func TestPullBoundsThePageOfAnInstant(t *testing.T) {
-	h := fullPages()
+	h := fullPages(true)
 	all := h.traces
 	h.traces = func(w io.Writer, r *http.Request) {
 		q := r.URL.Query()

@@ -42,7 +42,7 @@ const (
 // maxPageTraces bounds how many traces a query may ask for: a window of
 // one instant holding more traces than a page is asked for again with a
 // page twice as large, up to this (a variable for the tests).
-var maxPageTraces = 1 << 17
+var maxPageTraces = 1 << 15
 
 // putBatch is how many records are written to the store at a time (a
 // variable for the tests, which make batches small); maxBatchBytes bounds
@@ -76,7 +76,7 @@ type Options struct {
 	Match func(kind string, rec sessions.Record) bool
 	// PageTraces is how many traces one query asks for; DefaultPageTraces
 	// when 0. It must not exceed what the query service allows (the
-	// memory storage's max_traces, say), nor 131,072.
+	// memory storage's max_traces, say), nor 32,768.
 	PageTraces int
 	// MaxQueries bounds how many queries the pull asks; DefaultMaxQueries
 	// when 0.

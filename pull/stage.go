@@ -125,8 +125,9 @@ func (p *puller) flush() error {
 		if fresh[id] {
 			p.sessionsTaken++
 		}
-		if len(p.staged) >= maxRowsKnown {
+		if len(p.staged) >= maxStagedKnown {
 			clear(p.staged)
+			p.stagedForgot = true
 		}
 		p.staged[id] = true
 	}
@@ -209,6 +210,10 @@ func (p *puller) freshSessions(take []sessions.KindRecord) (map[sessions.Session
 	fresh := map[sessions.SessionID]bool{}
 	check := func(id sessions.SessionID) error {
 		if _, seen := fresh[id]; seen || p.staged[id] {
+			return nil
+		}
+		if !p.stagedForgot {
+			fresh[id] = true // p.staged knows every session staged
 			return nil
 		}
 		_, has, err := p.stage.Session(id)

@@ -14,12 +14,20 @@ import (
 
 // The bounds of what a pull remembers of the sessions it reads, so that
 // what it holds does not follow what the query service sends. Each is a
-// cache of what the stores say, or of what makes the pull faster.
-const (
+// cache of what the stores say, or of what makes the pull faster
+// (variables for the tests, which make them small).
+var (
 	// maxRowsKnown is how many sessions' rows a pull remembers (what the
 	// store and the staging store hold of them); past it, it forgets them
 	// all and reads them again.
 	maxRowsKnown = 4096
+	// maxStagedKnown is how many sessions a pull remembers it staged
+	// something of (to count each once, without reading the staging
+	// store); past it, it forgets them and reads the staging store.
+	maxStagedKnown = 1 << 16
+)
+
+const (
 	// maxSpansTracked is how many sessions' times the first pass of a
 	// pull with Options.Match notes; past it, the second pass reads the
 	// whole time range.
@@ -42,9 +50,10 @@ type puller struct {
 	cur  current                           // the ResourceSpans being read
 	rows map[sessions.SessionID]*rowsKnown // what the stores hold of sessions' rows
 	// staged remembers sessions the staging store holds something of (at
-	// most maxRowsKnown), so that Progress.Sessions counts each once;
+	// most maxStagedKnown), so that Progress.Sessions counts each once;
 	// sessionsTaken counts them.
 	staged        map[sessions.SessionID]bool
+	stagedForgot  bool // staged is not all of them
 	sessionsTaken int
 	// Of sessions the store holds (so that these grow with the store,
 	// not with what the query service sends): those labelled otherwise in

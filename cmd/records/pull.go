@@ -72,14 +72,14 @@ The query service is read as untrusted input, within limits: --timeout
 bounds each answer, from asking to its last byte (30s); --max-answer-size
 its size (1GiB); --max-queries how many queries a pull asks (10000, some
 three million traces). A span larger than 8 MiB of OTLP JSON is stepped
-over and counted. Whatever the service sends, a pull ends, and holds
-about 100 MiB of memory at most. A limit reached ends the pull with an
-error naming it.
+over and counted. Whatever the service sends, a pull ends, and its memory
+stays bounded (under 130 MiB in the tests, RELIABILITY.md §10). A limit
+reached ends the pull with an error naming it.
 
 What a pull reads is written into the store only when it has read
 everything (it is staged in a directory beside the store until then): a
 pull that fails, or is cut off by a limit or an interrupt, writes
-nothing. A session is then never left with part of its records.
+nothing, so it leaves no session with part of what it read of it.
 
 Records are judged by the rules the Collector applies to its senders:
 spans of a session id no recorder gives (0, past 2262) or with a negative
@@ -335,14 +335,14 @@ func pullWith(ctx context.Context, cmd *cobra.Command, dir string, st *badgersto
 	if p.Present > 0 || p.NotRecords > 0 {
 		lines = append(lines, fmt.Sprintf("(%s read were in the store already; %s read carried no record)", plural(p.Present, "record"), plural(p.NotRecords, "span")))
 	}
-	if p.Conflicts > 0 {
-		lines = append(lines, fmt.Sprintf("(conflicts: %d records and session rows read the store holds otherwise, under the same session and seq, kept as the store holds them; sessions %s)", p.Conflicts, sessionList(p.ConflictSessions, p.Conflicts)))
+	if p.Conflicts > 0 || len(p.ConflictSessions) > 0 {
+		lines = append(lines, fmt.Sprintf("(conflicts: %s read that the store holds otherwise, under the same session and seq or of a session whose row says it is another, left as the store holds them: sessions %s)", plural(p.Conflicts, "record"), sessionList(p.ConflictSessions)))
 	}
 	if p.Refused > 0 {
 		lines = append(lines, fmt.Sprintf("(refused as implausible: %s, of a session id no recorder gives or with a negative seq)", plural(p.Refused, "span")))
 	}
 	if p.Corrected > 0 {
-		lines = append(lines, fmt.Sprintf("(corrected: %d records and session rows with implausible times, taken by the Collector's rules; a record keeps its span's own times in records.span.start and records.span.end)", p.Corrected))
+		lines = append(lines, fmt.Sprintf("(corrected by the Collector's rules: %d of the records and session rows taken, whose times were implausible; a record keeps its span's own in records.span.start and records.span.end)", p.Corrected))
 	}
 	if p.TooLarge > 0 {
 		lines = append(lines, fmt.Sprintf("(left out, larger than a store takes: %d of the records, session rows and spans read, which a reader would skip)", p.TooLarge))
@@ -355,16 +355,16 @@ func pullWith(ctx context.Context, cmd *cobra.Command, dir string, st *badgersto
 	return nil
 }
 
-// sessionList names the sessions of a count, and says when there are
-// more than it names.
-func sessionList(ids []sessions.SessionID, of int) string {
+// sessionList names sessions, and says there may be more when there are
+// as many as pull.Progress names.
+func sessionList(ids []sessions.SessionID) string {
 	names := make([]string, len(ids))
 	for i, id := range ids {
 		names[i] = id.String()
 	}
 	list := strings.Join(names, ", ")
-	if of > len(ids) && len(ids) == 8 {
-		list += ", ..."
+	if len(ids) == 8 {
+		list += " and perhaps more"
 	}
 	return list
 }
