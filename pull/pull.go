@@ -2,6 +2,7 @@ package pull
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"slices"
@@ -214,6 +215,9 @@ func Pull(ctx context.Context, j *Jaeger, r *sessions.Records, o Options) (Progr
 	if stage == nil {
 		stage = sessions.NewMemStore()
 	}
+	if err := empty(sessions.NewRecords(stage)); err != nil {
+		return Progress{}, err
+	}
 	p := &puller{j: j, r: r, stage: sessions.NewRecords(stage), o: o, seed: maphash.MakeSeed(),
 		lim:  answerLimits{timeout: o.AnswerTimeout, bytes: o.MaxAnswerBytes, span: o.MaxSpanBytes},
 		rows: map[sessions.SessionID]*rowsKnown{}, staged: map[sessions.SessionID]bool{},
@@ -244,6 +248,27 @@ func Pull(ctx context.Context, j *Jaeger, r *sessions.Records, o Options) (Progr
 		return p.progress, err
 	}
 	return p.progress, nil
+}
+
+// empty checks that the staging store holds nothing, which the pull
+// would write into the store.
+func empty(stage *sessions.Records) error {
+	kinds, err := stage.Kinds()
+	if err != nil {
+		return fmt.Errorf("the staging store: %w", err)
+	}
+	rows := false
+	for _, err := range stage.Sessions() {
+		if err != nil {
+			return fmt.Errorf("the staging store: %w", err)
+		}
+		rows = true
+		break
+	}
+	if len(kinds) > 0 || rows {
+		return errors.New("the staging store must hold nothing: it is written into the store at the end")
+	}
+	return nil
 }
 
 // withDefaults fills in the limits left 0, and the time range.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,5 +227,18 @@ func TestPullTwoSessionsUnderOneID(t *testing.T) {
 		if elsewhere := len(kr.Record.Name) > 10 && kr.Record.Name[len(kr.Record.Name)-10:] == " elsewhere"; elsewhere != other {
 			t.Errorf("record %q with the row of process %d: the two sessions mixed", kr.Record.Name, rows[0].Process)
 		}
+	}
+}
+
+// A staging store that holds something is refused: it would be written
+// into the store.
+func TestPullRefusesAStagingStoreInUse(t *testing.T) {
+	orig := buildStore(t, []string{"build-a"}, false)
+	fake, srv := newFakeJaeger(t)
+	replayTo(t, fake, orig)
+	target := sessions.NewMemStore()
+	_, err := pull.Pull(context.Background(), newJaeger(t, srv.URL), sessions.NewRecords(target), pull.Options{Staging: orig})
+	if err == nil || !strings.Contains(err.Error(), "must hold nothing") || target.Len() != 0 {
+		t.Errorf("%v, %d entries written; want the staging store refused", err, target.Len())
 	}
 }

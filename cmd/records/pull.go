@@ -372,8 +372,16 @@ func sessionList(ids []sessions.SessionID) string {
 // openStaging opens an empty store beside the one in dir (or in the
 // temporary directory, when its parent takes no new directory) for a
 // pull to stage what it reads in, and returns it with what removes it.
+// One a pull killed before it could remove it is removed first: the pull
+// holds the store, so no other pull into it is under way.
 func openStaging(dir string) (*badgerstore.Store, func() error, error) {
+	dir = filepath.Clean(dir)
 	pattern := "." + filepath.Base(dir) + ".pull-"
+	if stale, err := filepath.Glob(filepath.Join(filepath.Dir(dir), pattern+"*")); err == nil {
+		for _, old := range stale {
+			os.RemoveAll(old)
+		}
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), pattern)
 	if err != nil {
 		if tmp, err = os.MkdirTemp("", pattern); err != nil {

@@ -26,9 +26,9 @@ func pullAnswer(id int64) string {
 	return `{"result": {"resourceSpans": [` + rs(0, id) + `,` + rs(id, 0) + `]}}`
 }
 
-// records pull says what it refused and what it corrected, and leaves no
-// staging directory behind; http:// needs no --insecure; its limits are
-// flags, checked.
+// records pull says what it refused, what it corrected and what
+// conflicts, and leaves no staging directory behind (nor one a killed pull
+// left); http:// needs no --insecure; its limits are flags, checked.
 func TestPullSaysWhatItJudged(t *testing.T) {
 	id := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC).UnixNano()
 	var answer atomic.Pointer[string]
@@ -45,6 +45,10 @@ func TestPullSaysWhatItJudged(t *testing.T) {
 	defer srv.Close()
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "store")
+	// What a pull killed before it could clean up left.
+	if err := os.MkdirAll(filepath.Join(parent, ".store.pull-killed", "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	code, out, errOut := runRecords(t, "--dir", dir, "pull", "--from", srv.URL)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
