@@ -221,7 +221,8 @@ func Pull(ctx context.Context, j *Jaeger, r *sessions.Records, o Options) (Progr
 	p := &puller{j: j, r: r, stage: sessions.NewRecords(stage), o: o, seed: maphash.MakeSeed(),
 		lim:  answerLimits{timeout: o.AnswerTimeout, bytes: o.MaxAnswerBytes, span: o.MaxSpanBytes},
 		rows: map[sessions.SessionID]*rowsKnown{}, staged: map[sessions.SessionID]bool{},
-		relabels: map[sessions.SessionID]sessions.Session{}, conflicted: map[sessions.SessionID]bool{}}
+		relabels: map[sessions.SessionID]sessions.Session{}, conflicted: map[sessions.SessionID]bool{},
+		another: map[sessions.SessionID]bool{}}
 	from, to := o.Since, o.Until
 	if o.Match != nil {
 		// First pass: which sessions match, and when their spans start.

@@ -61,6 +61,9 @@ type puller struct {
 	// of which conflicts, whose rows are not.
 	relabels   map[sessions.SessionID]sessions.Session
 	conflicted map[sessions.SessionID]bool
+	// another holds those whose row in the backend says they are
+	// another session: nothing of them is taken, with a row or without.
+	another map[sessions.SessionID]bool
 
 	// The batch: rows and records to stage.
 	batchRows []sessions.Session
@@ -115,6 +118,9 @@ func (p *puller) resource(attrs []keyValue, take bool) error {
 		return nil
 	}
 	if !isRow {
+		if p.another[session.ID] {
+			p.cur.what = fateConflict // records without a row, of the other session
+		}
 		return nil
 	}
 	corrected := false
@@ -180,7 +186,7 @@ func (p *puller) takeRow(row sessions.Session) (ok, queued bool, err error) {
 	switch {
 	case held.has && held.ident != sig.ident:
 		if !known.stage.has {
-			p.conflicted[row.ID] = true
+			p.conflicted[row.ID], p.another[row.ID] = true, true
 		}
 		return false, false, nil
 	case held.has && held.full == sig.full:

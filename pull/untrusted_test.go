@@ -172,11 +172,17 @@ func TestPullConflictsKeepTheStores(t *testing.T) {
 	other := serveChanged(t, orig, func(s tracetest.SpanStub) []tracetest.SpanStub {
 		s = withResource(s, attribute.String("service.name", "another"), spanbridge.SessionLabelKey.String("another"))
 		s.Name += " elsewhere"
-		return []tracetest.SpanStub{s}
+		if s.Name != "tune elsewhere" {
+			return []tracetest.SpanStub{s}
+		}
+		// And a record of it without its row, at a seq the store lacks.
+		orphan := withAttribute(s, spanbridge.SeqKey.Int64(99))
+		orphan.Resource = resource.NewSchemaless(attribute.String("service.name", "another"), spanbridge.SessionIDKey.String(row.ID.String()))
+		return []tracetest.SpanStub{s, orphan}
 	})
 	p := pullInto(t, other, pulled)
-	if p.Conflicts != n || p.Records != 0 || p.Sessions != 0 || !slices.Equal(p.ConflictSessions, []sessions.SessionID{row.ID}) {
-		t.Errorf("another session under the id: %+v; want its %d records in conflict, nothing written", p, n)
+	if p.Conflicts != n+1 || p.Records != 0 || p.Sessions != 0 || !slices.Equal(p.ConflictSessions, []sessions.SessionID{row.ID}) {
+		t.Errorf("another session under the id: %+v; want its %d records in conflict, nothing written", p, n+1)
 	}
 	unchanged("another session under the id")
 
