@@ -29,7 +29,7 @@ const (
 	// larger ends the pull with an error matching ErrAnswerTooLarge.
 	DefaultMaxAnswerBytes = 1 << 30
 	// DefaultAnswerTimeout is how long a pull waits for an answer, from
-	// asking to its last byte read (its spans written, a batch at a time,
+	// asking to its last byte read (its spans staged, a batch at a time,
 	// as they are read): a query service that sends slowly, or never ends
 	// its answer, ends the pull with an error matching ErrAnswerTimeout.
 	DefaultAnswerTimeout = 30 * time.Second
