@@ -313,3 +313,46 @@ func TestPullBoundsThePageOfAnInstant(t *testing.T) {
 		t.Errorf("%d queries; want the page to reach its bound in 4 (10, 20, 40, 80)", p.Queries)
 	}
 }
+
+// rowsOnly answers with n ResourceSpans, each the row of a session of its
+// own, without a span.
+func rowsOnly(n int) hostile {
+	return hostile{traces: func(w io.Writer, r *http.Request) {
+		io.WriteString(w, `{"result": {"resourceSpans": [`)
+		for i := range n {
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(w, `%s{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}},`+
+				`{"key":"records.session.id","value":{"stringValue":"%d"}},{"key":"records.session.started_unix_ms","value":{"intValue":"%d"}}]},"scopeSpans":[]}`,
+				sep, hostileStart.UnixNano()+int64(i)*1e6, hostileStart.UnixMilli()+int64(i))
+		}
+		io.WriteString(w, `]}}`)
+	}}
+}
+
+// countingStore counts the writes into a MemStore.
+type countingStore struct {
+	*sessions.MemStore
+	writes atomic.Int64
+}
+
+func (c *countingStore) Write(entries []sessions.Entry) error {
+	c.writes.Add(1)
+	return c.MemStore.Write(entries)
+}
+
+// An answer of session rows alone is staged a batch at a time, as one of
+// records is (not held until the answer ends), and every row is written.
+func TestPullStagesRowsInBatches(t *testing.T) {
+	defer pull.SetPutBatch(7)()
+	stage := &countingStore{MemStore: sessions.NewMemStore()}
+	p, err, mem := pullFromURL(t, serveHostile(t, rowsOnly(100)), pull.Options{Staging: stage})
+	if err != nil || p.Sessions != 100 || mem.Len() != 100 {
+		t.Errorf("%+v, %v, %d entries; want 100 sessions' rows", p, err, mem.Len())
+	}
+	if n := stage.writes.Load(); n < 100/7 {
+		t.Errorf("%d writes into the staging store; want a batch of 7 at a time", n)
+	}
+}

@@ -53,7 +53,7 @@ func (p *puller) queue(kind string, rec sessions.Stamped[sessions.Record], corre
 	p.byStamp[key] = len(p.cands)
 	p.cands = append(p.cands, candidate{kind: kind, rec: rec, enc: enc, corrected: corrected})
 	p.candBytes += len(enc)
-	if len(p.cands) >= putBatch || p.candBytes >= maxBatchBytes {
+	if len(p.cands)+len(p.batchRows) >= putBatch || p.candBytes >= maxBatchBytes {
 		return p.flush()
 	}
 	return nil

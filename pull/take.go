@@ -148,6 +148,7 @@ func (p *puller) resource(attrs []keyValue, take bool) error {
 type rowSig struct {
 	has         bool
 	ident, full uint64
+	size        int // of the row, encoded
 }
 
 // rowsKnown is what the store pulled into and the staging store hold of
@@ -164,7 +165,7 @@ func (p *puller) sig(s sessions.Session) (rowSig, error) {
 	if err != nil {
 		return rowSig{}, err
 	}
-	return rowSig{has: true, ident: maphash.Bytes(p.seed, ident), full: maphash.Bytes(p.seed, full)}, nil
+	return rowSig{has: true, ident: maphash.Bytes(p.seed, ident), full: maphash.Bytes(p.seed, full), size: len(full)}, nil
 }
 
 // takeRow queues the row of a session unless the stores hold it already,
@@ -202,6 +203,11 @@ func (p *puller) takeRow(row sessions.Session) (ok, queued bool, err error) {
 	// read wins, as a session's later row does).
 	known.stage = sig
 	p.batchRows = append(p.batchRows, row)
+	// Rows count in the batch as records do: an answer of rows alone is
+	// staged a batch at a time too.
+	if p.candBytes += sig.size; len(p.batchRows) >= putBatch || p.candBytes >= maxBatchBytes {
+		return true, true, p.flush()
+	}
 	return true, true, nil
 }
 
