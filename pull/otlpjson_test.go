@@ -87,3 +87,30 @@ var anySink = traceSink{
 	span:     func(*span) error { return nil },
 	stepped:  func([16]byte, bool) error { return nil },
 }
+
+// Spans that come before their Resource or their scope wait for them, and
+// are handed on after the Resource with their scope set; a ScopeSpans
+// without a scope has the empty one. What waits is bounded by the limit.
+func TestOTLPJSONOutOfOrder(t *testing.T) {
+	spanJSON := func(name string) string {
+		return `{"traceId":"0000000000000000000000000000000a","spanId":"000000000000000b","name":"` + name + `"}`
+	}
+	body := `{"result": {"resourceSpans": [{"scopeSpans": [
+		{"spans": [` + spanJSON("a") + `], "scope": {"name": "first", "version": "1"}},
+		{"spans": [` + spanJSON("b") + `]},
+		{"scope": {"name": "third"}, "spans": [` + spanJSON("c") + `]}],
+	"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]}}]}}`
+	var got []string
+	err := readTraces(strings.NewReader(body), 1<<20, traceSink{
+		resource: func(attrs []keyValue) error { got = append(got, "resource "+attrs[0].Key); return nil },
+		span:     func(s *span) error { got = append(got, s.SpanName+" in "+s.scope.Name+" "+s.scope.Version); return nil },
+		stepped:  func([16]byte, bool) error { t.Error("stepped"); return nil },
+	})
+	want := []string{"resource service.name", "a in first 1", "b in  ", "c in third "}
+	if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("%q, %v; want %q", got, err, want)
+	}
+	if err := readTraces(strings.NewReader(body), 200, anySink); err == nil || !strings.Contains(err.Error(), "before their Resource or scope past 200 bytes") {
+		t.Errorf("spans waiting past the limit: %v", err)
+	}
+}

@@ -333,29 +333,32 @@ func readTraces(r io.Reader, limit int, sink traceSink) error {
 // waiting is a span read before what it belongs to: its Resource, or its
 // scope.
 type waiting struct {
-	s     *span
-	scope int // its ScopeSpans, within the ResourceSpans
+	s      *span
+	scopes int  // its ScopeSpans, counted within the ResourceSpans
+	scoped bool // its scope is set
 }
 
 // readResourceSpans reads one ResourceSpans, handing its Resource and
 // then its spans to sink. Spans that come before their Resource or their
-// scope (OTLP JSON writers put those first) wait, up to limit bytes.
+// scope (OTLP JSON writers put those first) wait, up to limit bytes. What
+// it holds besides is a ScopeSpans' scope at a time.
 func readResourceSpans(s *scanner, limit int, sink traceSink) error {
 	var (
 		resKnown  bool
-		scopes    []struct{ name, version string } // of the ScopeSpans read so far
-		known     []bool                           // whether each one's scope is known
+		scopes    int // the ScopeSpans read so far
 		held      []waiting
 		heldBytes int
 	)
 	release := func() error {
+		if !resKnown {
+			return nil
+		}
 		keep := held[:0]
 		for _, w := range held {
-			if !resKnown || !known[w.scope] {
+			if !w.scoped {
 				keep = append(keep, w)
 				continue
 			}
-			w.s.scope.Name, w.s.scope.Version = scopes[w.scope].name, scopes[w.scope].version
 			if err := sink.span(w.s); err != nil {
 				return err
 			}
@@ -367,13 +370,12 @@ func readResourceSpans(s *scanner, limit int, sink traceSink) error {
 		}
 		return nil
 	}
-	setResource := func(attrs []keyValue) error {
-		if resKnown {
-			return errors.New("OTLP JSON: a ResourceSpans with two resources")
-		}
-		resKnown = true
-		if err := sink.resource(attrs); err != nil {
-			return err
+	// setScope gives the spans of the ScopeSpans being read their scope.
+	setScope := func(name, version string) error {
+		for i := range held {
+			if w := &held[i]; w.scopes == scopes && !w.scoped {
+				w.s.scope.Name, w.s.scope.Version, w.scoped = name, version, true
+			}
 		}
 		return release()
 	}
@@ -386,31 +388,49 @@ func readResourceSpans(s *scanner, limit int, sink traceSink) error {
 			if err := s.decode(limit, "a Resource", &res); err != nil {
 				return err
 			}
-			return setResource(res.Attributes)
+			if resKnown {
+				return errors.New("OTLP JSON: a ResourceSpans with two resources")
+			}
+			resKnown = true
+			if err := sink.resource(res.Attributes); err != nil {
+				return err
+			}
+			return release()
 		case "scopeSpans":
 			return s.array(func() error {
-				i := len(scopes)
-				scopes, known = append(scopes, struct{ name, version string }{}), append(known, false)
+				scopes++
+				var scope *struct {
+					Name    string `json:"name"`
+					Version string `json:"version"`
+				}
 				err := s.object(func(key string) error {
 					switch key {
 					case "scope":
-						var sc struct {
-							Name    string `json:"name"`
-							Version string `json:"version"`
+						if scope != nil {
+							return errors.New("OTLP JSON: a ScopeSpans with two scopes")
 						}
-						if err := s.decode(limit, "a scope", &sc); err != nil {
+						if err := s.decode(limit, "a scope", &scope); err != nil {
 							return err
 						}
-						scopes[i].name, scopes[i].version, known[i] = sc.Name, sc.Version, true
-						return release()
+						if scope == nil { // null
+							scope = &struct {
+								Name    string `json:"name"`
+								Version string `json:"version"`
+							}{}
+						}
+						return setScope(scope.Name, scope.Version)
 					case "spans":
 						return s.array(func() error {
 							sp, size, err := s.span(limit, sink)
 							if err != nil || sp == nil {
 								return err
 							}
-							held = append(held, waiting{sp, i})
-							if resKnown && known[i] {
+							w := waiting{s: sp, scopes: scopes, scoped: scope != nil}
+							if w.scoped {
+								sp.scope.Name, sp.scope.Version = scope.Name, scope.Version
+							}
+							held = append(held, w)
+							if resKnown && w.scoped {
 								return release()
 							}
 							if heldBytes += size; heldBytes > limit {
@@ -421,11 +441,10 @@ func readResourceSpans(s *scanner, limit int, sink traceSink) error {
 					}
 					return s.skip()
 				})
-				if err != nil {
+				if err != nil || scope != nil {
 					return err
 				}
-				known[i] = true // a ScopeSpans without a scope has the empty one
-				return release()
+				return setScope("", "") // a ScopeSpans without a scope has the empty one
 			})
 		}
 		return s.skip()
@@ -434,7 +453,11 @@ func readResourceSpans(s *scanner, limit int, sink traceSink) error {
 		return err
 	}
 	if !resKnown {
-		return setResource(nil)
+		resKnown = true
+		if err := sink.resource(nil); err != nil {
+			return err
+		}
+		return release()
 	}
 	return nil
 }
