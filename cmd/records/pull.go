@@ -73,8 +73,8 @@ bounds each answer, from asking to its last byte (30s); --max-answer-size
 its size (1GiB); --max-queries how many queries a pull asks (10000, some
 three million traces). A span larger than 8 MiB of OTLP JSON is stepped
 over and counted. Whatever the service sends, a pull ends, and its memory
-stays bounded (about 130 MiB at most in the tests, RELIABILITY.md §10). A limit
-reached ends the pull with an error naming it.
+stays bounded (about 130 MiB at most in the tests, RELIABILITY.md §10).
+A limit reached ends the pull with an error naming it.
 
 What a pull reads is written into the store only when it has read
 everything (it is staged in a directory beside the store until then): a
