@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
-	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
@@ -39,7 +38,7 @@ const (
 // its span's own end time could not be taken (zero, before its start, or
 // far from when it arrived): the sender's end as it sent it, as RFC 3339
 // text with nanoseconds (docs/FORMAT.md §2.1).
-const SpanEndKey = "records.span.end"
+const SpanEndKey = spanbridge.SpanEndKey
 
 // senderClock maps a sender's clock onto the gateway's: skew is added to
 // every time the sender gives.
@@ -60,7 +59,7 @@ func measureClock(spans []ImportedSpan, recv time.Time, replayed bool) senderClo
 	}
 	var latest time.Time
 	for i := range spans {
-		if e := spans[i].End; recorder.Sane(e) && e.Unix() > 0 && e.After(latest) {
+		if e := spans[i].End; recorder.Plausible(e) && e.After(latest) {
 			latest = e
 		}
 	}
@@ -76,33 +75,27 @@ func measureClock(spans []ImportedSpan, recv time.Time, replayed bool) senderClo
 // times returns the start and end of s on the gateway's clock, and
 // whether either was taken from elsewhere than the span itself: a time
 // that is zero or not sane, an end before the start, a time ClockAhead
-// past recv (the span's arrival) or a start MaxSpanAge before it. An
-// implausible start becomes the end (or the reverse), and a span with no
-// plausible time at all is placed at recv with no duration: no record
-// lasts 56 years or less than nothing.
+// past recv (the span's arrival) or a start MaxSpanAge before it (the
+// rules of recorder.SpanTimes, within that window). An implausible start
+// becomes the end (or the reverse), and a span with no plausible time at
+// all is placed at recv with no duration: no record lasts 56 years or
+// less than nothing.
 func (c senderClock) times(s *ImportedSpan, recv time.Time) (start, end time.Time, odd bool) {
 	// It runs for every span: the window is taken once, and a clock
 	// without skew (most senders) adds nothing.
 	latest, earliest := recv.Add(ClockAhead), recv.Add(-MaxSpanAge)
 	plausible := func(t time.Time) bool {
-		if !recorder.Sane(t) || t.Unix() <= 0 {
+		if !recorder.Plausible(t) {
 			return false
 		}
 		g := c.on(t)
 		return !g.After(latest) && !g.Before(earliest)
 	}
-	okStart, okEnd := plausible(s.Start), plausible(s.End)
-	switch {
-	case okStart && okEnd && !s.End.Before(s.Start):
-		return c.on(s.Start), c.on(s.End), false
-	case okStart:
-		t := c.on(s.Start)
-		return t, t, true
-	case okEnd:
-		t := c.on(s.End)
-		return t, t, true
+	start, end, own, found := recorder.SpanTimes(s.Start, s.End, plausible)
+	if !found {
+		return recv, recv, true
 	}
-	return recv, recv, true
+	return c.on(start), c.on(end), !own
 }
 
 // on returns t, a time on the sender's clock, on the gateway's.
@@ -117,13 +110,5 @@ func (c senderClock) on(t time.Time) time.Time {
 // span whose times were taken from elsewhere (senderClock.times): what
 // the sender said, so that nothing it sent is lost.
 func keepSenderTimes(m *spanbridge.Mapped, s *ImportedSpan) {
-	text := func(t time.Time) sessions.Value {
-		if t.IsZero() {
-			return sessions.StringValue("")
-		}
-		return sessions.StringValue(t.UTC().Format(time.RFC3339Nano))
-	}
-	m.Record.Attributes = append(m.Record.Attributes,
-		sessions.Attr{Key: SpanStartKey, Value: text(s.Start)},
-		sessions.Attr{Key: SpanEndKey, Value: text(s.End)})
+	m.Record.Attributes = append(m.Record.Attributes, spanbridge.SenderTimes(s.Start, s.End)...)
 }

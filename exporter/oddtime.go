@@ -15,7 +15,7 @@ import (
 // clock's reading, so its session's id and its offset stay sane and
 // ordered, and its own start is kept here, as RFC 3339 text with
 // nanoseconds (docs/FORMAT.md §2.1).
-const SpanStartKey = "records.span.start"
+const SpanStartKey = spanbridge.SpanStartKey
 
 // keepOddStart adds SpanStartKey to the mapped record of a span whose
 // start the recorder replaced with the clock's reading (recorder.Sane).

@@ -29,7 +29,24 @@ var (
 	// ErrRefused is matched by the error of a request the query service
 	// refused (401, 403): it wants credentials, or other ones.
 	ErrRefused = errors.New("otelrecords: the query service refused the request")
+
+	// ErrAnswerTimeout is matched by the error of an answer not read whole
+	// within its deadline (Options.AnswerTimeout): a query service that
+	// sends slowly, or never ends its answer.
+	ErrAnswerTimeout = errors.New("otelrecords: the query service did not answer in time")
+	// ErrAnswerTooLarge is matched by the error of an answer larger than
+	// Options.MaxAnswerBytes, or holding a Resource or scope larger than
+	// Options.MaxSpanBytes.
+	ErrAnswerTooLarge = errors.New("otelrecords: the query service's answer is too large")
+	// ErrTooManyQueries is matched by the error of a pull that would ask
+	// more queries than Options.MaxQueries, or for more traces at one
+	// instant than a page may hold.
+	ErrTooManyQueries = errors.New("otelrecords: the pull needs too many queries")
 )
+
+// servicesMaxBytes bounds the answer listing the services: names, a few
+// kilobytes in practice.
+const servicesMaxBytes = 16 << 20
 
 // Jaeger is a Jaeger query service's api_v3 over HTTP (port 16686 by
 // default), which answers with OTLP: the services it knows, and the
@@ -68,9 +85,53 @@ func NewJaeger(base string, client *http.Client, header http.Header) (*Jaeger, e
 // String returns the query service's URL.
 func (j *Jaeger) String() string { return j.base.String() }
 
-// get sends a GET for path with query, and returns the answer when it is
-// 200 OK; else an error saying why, or (for 404) the body, with ok false,
-// for the caller to read.
+// within returns ctx with the deadline of one answer, from sending the
+// request to the answer's last byte: d, or the client's own Timeout when
+// it is shorter. The error of a request or a read past it is deadline's.
+func (j *Jaeger) within(ctx context.Context, path string, d time.Duration) (context.Context, context.CancelFunc, func(error) error) {
+	if t := j.client.Timeout; t > 0 && (d <= 0 || t < d) {
+		d = t
+	}
+	late := fmt.Errorf("%w: %s%s did not answer whole within %v, the deadline for each answer", ErrAnswerTimeout, j, path, d)
+	ctx, cancel := context.WithTimeoutCause(ctx, d, late)
+	deadline := func(err error) error {
+		if err == nil {
+			return nil
+		}
+		var ne interface{ Timeout() bool }
+		if context.Cause(ctx) == late || errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
+			return late // ours, or the client's Timeout
+		}
+		return err
+	}
+	return ctx, cancel, deadline
+}
+
+// answerReader reads an answer, and fails past max bytes.
+type answerReader struct {
+	r    io.Reader
+	n    int64
+	max  int64
+	what string
+}
+
+func (a *answerReader) Read(p []byte) (int, error) {
+	if a.n > a.max {
+		return 0, fmt.Errorf("%w: %s answered more than %d bytes, the limit on an answer", ErrAnswerTooLarge, a.what, a.max)
+	}
+	if rest := a.max + 1 - a.n; int64(len(p)) > rest {
+		p = p[:rest] // one byte past the limit says there is more
+	}
+	n, err := a.r.Read(p)
+	a.n += int64(n)
+	if a.n > a.max {
+		return n, fmt.Errorf("%w: %s answered more than %d bytes, the limit on an answer", ErrAnswerTooLarge, a.what, a.max)
+	}
+	return n, err
+}
+
+// get sends a GET for path with query, and returns the answer, whatever
+// its status.
 func (j *Jaeger) get(ctx context.Context, path string, query url.Values) (*http.Response, error) {
 	u := *j.base
 	u.Path += path
@@ -138,22 +199,32 @@ func (j *Jaeger) answerError(path string, resp *http.Response) error {
 
 // Services returns the services the query service knows, which also
 // checks that it is one: anything else at that address gives an error
-// matching ErrNotJaeger.
+// matching ErrNotJaeger. Its answer is read within DefaultAnswerTimeout
+// (or the client's Timeout, when shorter) and 16 MiB.
 func (j *Jaeger) Services(ctx context.Context) ([]string, error) {
+	return j.services(ctx, DefaultAnswerTimeout)
+}
+
+func (j *Jaeger) services(ctx context.Context, timeout time.Duration) ([]string, error) {
 	const path = "/api/v3/services"
+	ctx, cancel, deadline := j.within(ctx, path, timeout)
+	defer cancel()
 	resp, err := j.get(ctx, path, nil)
 	if err != nil {
-		return nil, err
+		return nil, deadline(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, j.answerError(path, resp)
+		return nil, deadline(j.answerError(path, resp))
 	}
 	// {"services": [...]}; {} when it knows none (empty lists are left
 	// out). Any other answer is something else's.
 	var v map[string]json.RawMessage
 	var services []string
-	err = json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&v)
+	err = json.NewDecoder(&answerReader{r: resp.Body, max: servicesMaxBytes, what: j.String() + path}).Decode(&v)
+	if err = deadline(err); errors.Is(err, ErrAnswerTimeout) || errors.Is(err, ErrAnswerTooLarge) {
+		return nil, err
+	}
 	if list, ok := v["services"]; err == nil && ok {
 		err = json.Unmarshal(list, &services)
 	}
@@ -170,11 +241,19 @@ type answer struct {
 	middle time.Time
 }
 
+// answerLimits are what one answer may take.
+type answerLimits struct {
+	timeout time.Duration // to read it whole
+	bytes   int64         // its size
+	span    int           // the size of a span, a Resource or a scope in it
+}
+
 // findTraces asks for at most n traces of service with a span starting in
 // [from, to] (both included), as stored (raw: Jaeger's adjustments, which
-// move spans in time and drop duplicates, are not made), and calls each
-// with every ResourceSpans of the answer, in order, as it is read.
-func (j *Jaeger) findTraces(ctx context.Context, service string, from, to time.Time, n int, each func(*resourceSpans) error) (answer, error) {
+// move spans in time and drop duplicates, are not made), and hands what
+// it reads to sink, a span at a time, as it is read. An answer holding
+// more than n traces is no query service's.
+func (j *Jaeger) findTraces(ctx context.Context, service string, from, to time.Time, n int, lim answerLimits, sink traceSink) (answer, error) {
 	const path = "/api/v3/traces"
 	q := url.Values{
 		"query.service_name":   {service},
@@ -183,43 +262,64 @@ func (j *Jaeger) findTraces(ctx context.Context, service string, from, to time.T
 		"query.num_traces":     {strconv.Itoa(n)},
 		"query.raw_traces":     {"true"},
 	}
+	ctx, cancel, deadline := j.within(ctx, path, lim.timeout)
+	defer cancel()
 	resp, err := j.get(ctx, path, q)
 	if err != nil {
-		return answer{}, err
+		return answer{}, deadline(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotFound {
 		// Jaeger says "No traces found" with a 404, which a path it does
 		// not serve answers too: tell them apart by what it says.
 		if err := j.answerError(path, resp); !strings.Contains(err.Error(), "No traces found") {
-			return answer{}, err
+			return answer{}, deadline(err)
 		}
 		return answer{}, nil
 	}
 	if resp.StatusCode != http.StatusOK {
-		return answer{}, j.answerError(path, resp)
+		return answer{}, deadline(j.answerError(path, resp))
 	}
 	// Each trace's first span in the window: zero for a trace whose
-	// spans there are another service's.
+	// spans there are another service's. At most n of them.
 	first := map[[16]byte]time.Time{}
-	err = readTraces(resp.Body, func(rs *resourceSpans) error {
-		for _, ss := range rs.ScopeSpans {
-			for _, s := range ss.Spans {
-				id, t := s.TraceID.trace(), s.StartTime()
-				f, seen := first[id]
-				if t.Before(from) || t.After(to) {
-					t = time.Time{}
-				}
-				if !seen || !t.IsZero() && (f.IsZero() || t.Before(f)) {
-					first[id] = t
+	note := func(id [16]byte, t time.Time) error {
+		f, seen := first[id]
+		if !seen && len(first) == n {
+			return fmt.Errorf("%w: %s%s answered more than the %d traces asked for", ErrNotJaeger, j, path, n)
+		}
+		if t.Before(from) || t.After(to) {
+			t = time.Time{}
+		}
+		if !seen || !t.IsZero() && (f.IsZero() || t.Before(f)) {
+			first[id] = t
+		}
+		return nil
+	}
+	counted := traceSink{
+		resource: sink.resource,
+		span: func(s *span) error {
+			if err := note(s.TraceID.trace(), s.StartTime()); err != nil {
+				return err
+			}
+			return sink.span(s)
+		},
+		stepped: func(id [16]byte, known bool) error {
+			if known {
+				if err := note(id, time.Time{}); err != nil {
+					return err
 				}
 			}
-		}
-		return each(rs)
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return answer{}, ctx.Err()
+			return sink.stepped(id, known)
+		},
+	}
+	body := &answerReader{r: resp.Body, max: lim.bytes, what: j.String() + path}
+	if err := deadline(readTraces(body, lim.span, counted)); err != nil {
+		switch {
+		case errors.Is(err, ErrAnswerTimeout), errors.Is(err, ErrAnswerTooLarge), errors.Is(err, ErrNotJaeger):
+			return answer{}, err
+		case ctx.Err() != nil:
+			return answer{}, context.Cause(ctx) // the caller's
 		}
 		return answer{}, fmt.Errorf("%s%s: %w", j, path, err)
 	}
@@ -235,57 +335,4 @@ func (j *Jaeger) findTraces(ctx context.Context, service string, from, to time.T
 		a.middle = starts[len(starts)/2]
 	}
 	return a, nil
-}
-
-// readTraces reads an api_v3 answer, {"result": {"resourceSpans": [...]}},
-// a ResourceSpans at a time, so that what is held is one of them, not the
-// whole answer.
-func readTraces(r io.Reader, each func(*resourceSpans) error) error {
-	dec := json.NewDecoder(r)
-	for _, key := range []string{"result", "resourceSpans"} {
-		if found, err := enter(dec, key); err != nil || !found {
-			return err // an answer without spans holds none
-		}
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		return fmt.Errorf("OTLP JSON: resourceSpans is not a list (%v)", err)
-	}
-	for dec.More() {
-		var rs resourceSpans
-		if err := dec.Decode(&rs); err != nil {
-			return fmt.Errorf("OTLP JSON: %w", err)
-		}
-		for _, ss := range rs.ScopeSpans {
-			for _, s := range ss.Spans {
-				s.scope.Name, s.scope.Version = ss.Scope.Name, ss.Scope.Version
-			}
-		}
-		if err := each(&rs); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// enter reads an object's opening brace and its keys up to key, skipping
-// the values of the others, and leaves the decoder at key's value; false
-// when the object has no such key.
-func enter(dec *json.Decoder, key string) (bool, error) {
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return false, fmt.Errorf("OTLP JSON: want an object holding %q (%v)", key, err)
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return false, fmt.Errorf("OTLP JSON: %w", err)
-		}
-		if t == key {
-			return true, nil
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return false, fmt.Errorf("OTLP JSON: %w", err)
-		}
-	}
-	return false, nil
 }

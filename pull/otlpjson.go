@@ -21,21 +21,7 @@ import (
 // records. It reads what spanbridge.Span and the official exporters
 // write, and OTLP JSON from any writer as the encoding allows it.
 
-// resourceSpans is one ResourceSpans: a Resource, and its spans by scope.
-type resourceSpans struct {
-	Resource struct {
-		Attributes []keyValue `json:"attributes"`
-	} `json:"resource"`
-	ScopeSpans []struct {
-		Scope struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"scope"`
-		Spans []*span `json:"spans"`
-	} `json:"scopeSpans"`
-}
-
-// span is one OTLP span. With its scope set (see resourceSpans), it is a
+// span is one OTLP span. With its scope set (readTraces sets it), it is a
 // spanbridge.Source.
 type span struct {
 	TraceID      hexID      `json:"traceId"`

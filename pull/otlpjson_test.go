@@ -30,9 +30,8 @@ func TestOTLPJSONValues(t *testing.T) {
 		{"key": "empty", "value": {}}
 	]}, "scopeSpans": []}]}, "extra": 1}`
 	var got []attribute.KeyValue
-	err := readTraces(strings.NewReader(body), func(rs *resourceSpans) error {
-		got = attributes(rs.Resource.Attributes)
-		return nil
+	err := readTraces(strings.NewReader(body), 1<<20, traceSink{
+		resource: func(attrs []keyValue) error { got = attributes(attrs); return nil },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -72,11 +71,46 @@ func TestOTLPJSONValues(t *testing.T) {
 	// answer without spans is none.
 	for _, bad := range []string{`[]`, `{"result": {"resourceSpans": {}}}`, `{"result": {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "xyz"}]}]}]}}`,
 		`{"result": {"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": "-1"}]}]}]}}`} {
-		if err := readTraces(strings.NewReader(bad), func(*resourceSpans) error { return nil }); err == nil {
+		if err := readTraces(strings.NewReader(bad), 1<<20, anySink); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}
-	if err := readTraces(strings.NewReader(`{"result": {}}`), func(*resourceSpans) error { t.Error("called"); return nil }); err != nil {
+	called := func(*span) error { t.Error("called"); return nil }
+	if err := readTraces(strings.NewReader(`{"result": {}}`), 1<<20, traceSink{span: called}); err != nil {
 		t.Errorf("an answer without spans: %v", err)
+	}
+}
+
+// anySink takes every span, and steps over none.
+var anySink = traceSink{
+	resource: func([]keyValue) error { return nil },
+	span:     func(*span) error { return nil },
+	stepped:  func([16]byte, bool) error { return nil },
+}
+
+// Spans that come before their Resource or their scope wait for them, and
+// are handed on after the Resource with their scope set; a ScopeSpans
+// without a scope has the empty one. What waits is bounded by the limit.
+func TestOTLPJSONOutOfOrder(t *testing.T) {
+	spanJSON := func(name string) string {
+		return `{"traceId":"0000000000000000000000000000000a","spanId":"000000000000000b","name":"` + name + `"}`
+	}
+	body := `{"result": {"resourceSpans": [{"scopeSpans": [
+		{"spans": [` + spanJSON("a") + `], "scope": {"name": "first", "version": "1"}},
+		{"spans": [` + spanJSON("b") + `]},
+		{"scope": {"name": "third"}, "spans": [` + spanJSON("c") + `]}],
+	"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]}}]}}`
+	var got []string
+	err := readTraces(strings.NewReader(body), 1<<20, traceSink{
+		resource: func(attrs []keyValue) error { got = append(got, "resource "+attrs[0].Key); return nil },
+		span:     func(s *span) error { got = append(got, s.SpanName+" in "+s.scope.Name+" "+s.scope.Version); return nil },
+		stepped:  func([16]byte, bool) error { t.Error("stepped"); return nil },
+	})
+	want := []string{"resource service.name", "a in first 1", "b in  ", "c in third "}
+	if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("%q, %v; want %q", got, err, want)
+	}
+	if err := readTraces(strings.NewReader(body), 200, anySink); err == nil || !strings.Contains(err.Error(), "before their Resource or scope past 200 bytes") {
+		t.Errorf("spans waiting past the limit: %v", err)
 	}
 }

@@ -4,26 +4,58 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"reflect"
+	"hash/maphash"
 	"slices"
 	"time"
 
 	"github.com/otelrecords/otelrecords/sessions"
-	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
-// DefaultPageTraces is how many traces one query asks for. A time window
-// whose answer holds as many may hold more, and is asked for again in two
-// halves, until every answer holds fewer: Jaeger's api_v3 has no pages.
-const DefaultPageTraces = 1000
+// The defaults of what a pull asks and reads (Options). A query service is
+// read as untrusted input: whatever it sends, a pull ends, and holds a
+// bounded amount of memory.
+const (
+	// DefaultPageTraces is how many traces one query asks for. A time
+	// window whose answer holds as many may hold more, and is asked for
+	// again in two halves, until every answer holds fewer: Jaeger's
+	// api_v3 has no pages.
+	DefaultPageTraces = 1000
+	// DefaultMaxQueries is how many queries one pull may ask: enough for
+	// some three million traces at DefaultPageTraces a query. A pull that
+	// needs more (or a query service whose every answer is full) ends with
+	// an error matching ErrTooManyQueries.
+	DefaultMaxQueries = 10_000
+	// DefaultMaxAnswerBytes is the largest answer a pull reads: an answer
+	// larger ends the pull with an error matching ErrAnswerTooLarge.
+	DefaultMaxAnswerBytes = 1 << 30
+	// DefaultAnswerTimeout is how long a pull waits for an answer, from
+	// asking to its last byte read (its spans staged, a batch at a time,
+	// as they are read): a query service that sends slowly, or never ends
+	// its answer, ends the pull with an error matching ErrAnswerTimeout.
+	DefaultAnswerTimeout = 30 * time.Second
+	// DefaultMaxSpanBytes is the largest span (in OTLP JSON) a pull
+	// reads; a larger one is stepped over and counted (Progress.TooLarge).
+	// A Resource or scope larger ends the pull (ErrAnswerTooLarge). With
+	// it, what a pull holds of an answer is bounded whatever the answer.
+	DefaultMaxSpanBytes = 8 << 20
+)
+
+// maxPageTraces bounds how many traces a query may ask for: a window of
+// one instant holding more traces than a page is asked for again with a
+// page twice as large, up to this (a variable for the tests).
+var maxPageTraces = 1 << 15
 
 // putBatch is how many records are written to the store at a time (a
-// variable for the tests, which make batches small).
-var putBatch = 1024
+// variable for the tests, which make batches small); maxBatchBytes bounds
+// their size (in OTLP JSON, about what they hold decoded).
+var (
+	putBatch      = 1024
+	maxBatchBytes = 8 << 20
+)
 
-// Options say what to pull. The zero Options pull every session of every
-// service the query service knows, whenever its spans started.
+// Options say what to pull, and bound what a pull asks and reads. The
+// zero Options pull every session of every service the query service
+// knows, whenever its spans started, within the Default limits.
 type Options struct {
 	// Services are the services whose traces are read (service.name); all
 	// those the query service knows when empty. A service it does not know
@@ -39,18 +71,43 @@ type Options struct {
 	// when Match is true for one of its records. The traces are then read
 	// twice: once to learn which sessions match, once (within the time
 	// their spans cover) to pull them; nothing but their ids and times is
-	// held in between.
+	// held in between (for at most 65,536 sessions: past that, the second
+	// pass reads the whole range again; and at most 262,144 matching
+	// sessions, past which the pull ends with an error).
 	Match func(kind string, rec sessions.Record) bool
 	// PageTraces is how many traces one query asks for; DefaultPageTraces
 	// when 0. It must not exceed what the query service allows (the
-	// memory storage's max_traces, say).
+	// memory storage's max_traces, say), nor 32,768.
 	PageTraces int
+	// MaxQueries bounds how many queries the pull asks; DefaultMaxQueries
+	// when 0.
+	MaxQueries int
+	// MaxAnswerBytes bounds the size of one answer;
+	// DefaultMaxAnswerBytes when 0.
+	MaxAnswerBytes int64
+	// AnswerTimeout bounds how long one answer takes, from the request to
+	// its last byte; DefaultAnswerTimeout when 0. An http.Client's
+	// Timeout, when shorter, bounds it too.
+	AnswerTimeout time.Duration
+	// MaxSpanBytes bounds the size of one span, Resource or scope of an
+	// answer; DefaultMaxSpanBytes when 0.
+	MaxSpanBytes int
+	// Staging is where the pull writes what it takes until it has read
+	// everything: it is copied into the store only when the pull ends
+	// without error, so that a pull cut off (by a limit, an error, its
+	// context) writes nothing into the store. It must hold nothing; nil is
+	// a store in memory, which then holds what the pull takes until it
+	// ends. (The records command stages in a Badger store on disk beside
+	// the one it pulls into.)
+	Staging sessions.Store
 	// Progress, when not nil, is called after each query with how far the
 	// pull got.
 	Progress func(Progress)
 }
 
-// Progress is how far a pull got.
+// Progress is how far a pull got, and what it made of what it read. A
+// window read again in halves (its answer was full) is counted from the
+// halves only.
 type Progress struct {
 	// Queries is how many queries the query service answered.
 	Queries int
@@ -59,19 +116,60 @@ type Progress struct {
 	// processor: records.session.id, records.kind and records.seq say one
 	// did). A trace with spans in two time windows is counted in each.
 	Spans, NotRecords int
-	// Sessions is how many sessions the pull wrote something of: records,
-	// or a row the store did not have.
-	Sessions int
-	// Records is how many records the pull wrote; Present how many it read
-	// that the store held already (pulled before, or read twice: a
-	// backend holds a session replayed twice twice), and did not write.
-	Records, Present int
+	// Taken is how many records, new to the store, the pull has taken so
+	// far, and will write when it ends.
+	Taken int
+	// Sessions and Records are how many sessions the pull wrote something
+	// of (records, or a row the store did not have) and how many records
+	// it wrote: 0 until the pull ends without error, and on error.
+	Sessions, Records int
+	// Present is how many records read the store held already, the same
+	// (pulled before), which were not written again.
+	Present int
+	// Repeated is how many records read this pull had read before (a
+	// window read again in halves, a trace in two windows, a span the
+	// backend holds twice), which it took once.
+	Repeated int
 	// TooLarge is how many records and session rows it read that no
 	// store takes (larger than a writer writes, or than a reader decodes:
-	// sessions.ErrTooLarge), which it stepped over rather than write for
-	// every reader to skip. A session whose row was stepped over has its
-	// records without it.
+	// sessions.ErrTooLarge), and spans past Options.MaxSpanBytes, which it
+	// stepped over rather than write for every reader to skip. A session
+	// whose row was stepped over has its records without it.
 	TooLarge int
+	// Refused is how many spans it refused as implausible: of a session
+	// whose id no Recorder gives (recorder.ValidID: 0, past 2262), or with
+	// a negative seq (which no record has).
+	Refused int
+	// Corrected is how many records and rows it took with times it
+	// corrected, by the rules the Collector applies to its senders
+	// (recorder.SpanTimes): a span starting in 1970 or before, ending
+	// before its start or more than a week after it (the record keeps the
+	// span's own times in spanbridge.SpanStartKey and SpanEndKey); a row
+	// starting at no plausible time (it then starts at its id's instant).
+	Corrected int
+	// Conflicts is how many records it read that the store (or this
+	// pull) holds with other content: another record under the same
+	// session and seq, or a session whose row says it is another session
+	// (another start, process, host, version or Resource) — another
+	// session under the same id, or a backend that changed what it was
+	// sent. The store's are kept, and nothing of a session whose row
+	// conflicts is taken. ConflictSessions names the first sessions in
+	// conflict, by their row or their records (at most 8).
+	Conflicts        int
+	ConflictSessions []sessions.SessionID
+}
+
+// maxConflictSessions is how many conflicting sessions Progress names.
+const maxConflictSessions = 8
+
+// noteConflicts adds ids to list, up to maxConflictSessions, once each.
+func noteConflicts(list []sessions.SessionID, ids ...sessions.SessionID) []sessions.SessionID {
+	for _, id := range ids {
+		if len(list) < maxConflictSessions && !slices.Contains(list, id) {
+			list = append(list, id)
+		}
+	}
+	return list
 }
 
 // Pull reads, from the Jaeger query service j, the records the options
@@ -79,26 +177,28 @@ type Progress struct {
 // with their original session ids, seqs and offsets, and the rows of their
 // sessions (sessions.Records.Put): a session that replay (or the records
 // processor) sent there comes back as it was in the store it came from.
-// A record the store holds (the same session and seq) is not written
-// again, so pulling again writes only what is new: sessions kept since,
-// or traces a long-running server session has kept since.
+// A record the store holds (the same session and seq, the same content)
+// is not written again, so pulling again writes only what is new:
+// sessions kept since, or traces a long-running server session has kept
+// since. One it holds with other content is a conflict (Progress).
 //
-// Spans that carry no record are counted and stepped over. It returns how
-// far it got, which on error is what it wrote before the error.
+// The query service is untrusted: what it sends is bounded (Options'
+// limits), and judged by the rules the Collector applies to its senders
+// (Progress.Refused, Corrected). Spans that carry no record are counted
+// and stepped over.
+//
+// Nothing is written into r until everything has been read (Staging):
+// on error, nothing was, and the Progress returned says how far the pull
+// got.
 func Pull(ctx context.Context, j *Jaeger, r *sessions.Records, o Options) (Progress, error) {
-	if o.PageTraces <= 0 {
-		o.PageTraces = DefaultPageTraces
-	}
-	if o.Since.IsZero() {
-		o.Since = time.Unix(0, 0)
-	}
-	if o.Until.IsZero() {
-		o.Until = time.Now().Add(24 * time.Hour)
-	}
-	if o.Until.Before(o.Since) {
+	o = o.withDefaults()
+	switch {
+	case o.Until.Before(o.Since):
 		return Progress{}, fmt.Errorf("the time range ends (%v) before it starts (%v)", o.Until, o.Since)
+	case o.PageTraces > maxPageTraces:
+		return Progress{}, fmt.Errorf("a page of %d traces: at most %d", o.PageTraces, maxPageTraces)
 	}
-	known, err := j.Services(ctx)
+	known, err := j.services(ctx, o.AnswerTimeout)
 	if err != nil {
 		return Progress{}, err
 	}
@@ -111,79 +211,106 @@ func Pull(ctx context.Context, j *Jaeger, r *sessions.Records, o Options) (Progr
 			return Progress{}, fmt.Errorf("%s knows no service %q (it knows %d: %q)", j, s, len(known), known)
 		}
 	}
-	counts, err := r.Counts()
-	if err != nil {
+	stage := o.Staging
+	if stage == nil {
+		stage = sessions.NewMemStore()
+	}
+	if err := empty(sessions.NewRecords(stage)); err != nil {
 		return Progress{}, err
 	}
-	p := &puller{j: j, r: r, o: o, local: counts, state: map[sessions.SessionID]*sessionState{}}
+	p := &puller{j: j, r: r, stage: sessions.NewRecords(stage), o: o, seed: maphash.MakeSeed(),
+		lim:  answerLimits{timeout: o.AnswerTimeout, bytes: o.MaxAnswerBytes, span: o.MaxSpanBytes},
+		rows: map[sessions.SessionID]*rowsKnown{}, staged: map[sessions.SessionID]bool{},
+		relabels: map[sessions.SessionID]sessions.Session{}, conflicted: map[sessions.SessionID]bool{},
+		another: map[sessions.SessionID]bool{}}
 	from, to := o.Since, o.Until
 	if o.Match != nil {
 		// First pass: which sessions match, and when their spans start.
 		p.matching = map[sessions.SessionID]bool{}
 		p.spans = map[sessions.SessionID][2]time.Time{}
 		for _, service := range services {
-			if err := p.walk(ctx, service, from, to, p.find); err != nil {
-				return p.progress, err
+			if err := p.walk(ctx, service, from, to, p.findSink()); err != nil {
+				return p.failed(err)
 			}
 		}
 		if len(p.matching) == 0 {
 			return p.progress, nil
 		}
-		from, to = time.Time{}, time.Time{}
-		for id := range p.matching {
-			span := p.spans[id]
-			if from.IsZero() || span[0].Before(from) {
-				from = span[0]
-			}
-			if span[1].After(to) {
-				to = span[1]
-			}
+		if !p.spansLost {
+			from, to = p.matchingSpan()
 		}
 	}
 	for _, service := range services {
-		if err := p.walk(ctx, service, from, to, p.take); err != nil {
-			return p.progress, err
+		if err := p.walk(ctx, service, from, to, p.takeSink()); err != nil {
+			return p.failed(err)
 		}
 	}
-	return p.progress, p.flush()
+	if err := p.commit(); err != nil {
+		return p.progress, err
+	}
+	return p.progress, nil
 }
 
-// puller is one Pull under way.
-type puller struct {
-	j        *Jaeger
-	r        *sessions.Records
-	o        Options
-	local    map[sessions.SessionID]map[string]int // what the store held of each session before
-	state    map[sessions.SessionID]*sessionState
-	progress Progress
-
-	// With Options.Match: the sessions that match, and the first and
-	// last start of each session's spans, from the first pass.
-	matching map[sessions.SessionID]bool
-	spans    map[sessions.SessionID][2]time.Time
-
-	rows    []sessions.Session
-	records []sessions.KindRecord
-	read    readCounts // of the answer being read
+// empty checks that the staging store holds nothing, which the pull
+// would write into the store.
+func empty(stage *sessions.Records) error {
+	kinds, err := stage.Kinds()
+	if err != nil {
+		return fmt.Errorf("the staging store: %w", err)
+	}
+	rows := false
+	for _, err := range stage.Sessions() {
+		if err != nil {
+			return fmt.Errorf("the staging store: %w", err)
+		}
+		rows = true
+		break
+	}
+	if len(kinds) > 0 || rows {
+		return errors.New("the staging store must hold nothing: it is written into the store at the end")
+	}
+	return nil
 }
 
-// readCounts counts the spans of one answer.
-type readCounts struct{ spans, notRecords int }
+// withDefaults fills in the limits left 0, and the time range.
+func (o Options) withDefaults() Options {
+	if o.PageTraces <= 0 {
+		o.PageTraces = DefaultPageTraces
+	}
+	if o.MaxQueries <= 0 {
+		o.MaxQueries = DefaultMaxQueries
+	}
+	if o.MaxAnswerBytes <= 0 {
+		o.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
+	if o.AnswerTimeout <= 0 {
+		o.AnswerTimeout = DefaultAnswerTimeout
+	}
+	if o.MaxSpanBytes <= 0 {
+		o.MaxSpanBytes = DefaultMaxSpanBytes
+	}
+	if o.Since.IsZero() {
+		o.Since = time.Unix(0, 0)
+	}
+	if o.Until.IsZero() {
+		o.Until = time.Now().Add(24 * time.Hour)
+	}
+	return o
+}
 
-// sessionState is what a pull knows of a session it has read records of.
-type sessionState struct {
-	seqs    seqSet // the seqs the store holds, or this pull has queued
-	rowDone bool   // its row is in the store as pulled, or was queued
-	wrote   bool   // this pull wrote something of it
+// failed is what a pull returns on err: nothing was written.
+func (p *puller) failed(err error) (Progress, error) {
+	p.progress.Sessions, p.progress.Records = 0, 0
+	return p.progress, err
 }
 
 // walk reads the traces of service with a span starting in [from, to],
-// a window at a time, oldest first, and hands every ResourceSpans to
-// each. A window whose answer is full is read again in two halves (what
-// each was handed then comes again, and each must take it twice); a
-// window of one instant, in which more traces start than a page holds,
-// is read again with a page twice as large.
-func (p *puller) walk(ctx context.Context, service string, from, to time.Time, each func(*resourceSpans) error) error {
+// a window at a time, oldest first, and hands what it reads to sink. A
+// window whose answer is full is read again in two halves (what sink was
+// handed then comes again); a window of one instant, in which more
+// traces start than a page holds, is read again with a page twice as
+// large. What sink counts is counted from the answers no window replaces.
+func (p *puller) walk(ctx context.Context, service string, from, to time.Time, sink traceSink) error {
 	type window struct {
 		from, to time.Time
 		page     int
@@ -195,16 +322,21 @@ func (p *puller) walk(ctx context.Context, service string, from, to time.Time, e
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p.read = readCounts{}
-		a, err := p.j.findTraces(ctx, service, w.from, w.to, w.page, each)
+		if p.progress.Queries >= p.o.MaxQueries {
+			return fmt.Errorf("%w: more than %d, the limit on a pull (%s's traces from %s on are not read)",
+				ErrTooManyQueries, p.o.MaxQueries, service, w.from.UTC().Format(time.RFC3339Nano))
+		}
+		p.read = answerCounts{}
+		a, err := p.j.findTraces(ctx, service, w.from, w.to, w.page, p.lim, sink)
+		if err == nil {
+			err = p.flush()
+		}
 		if err != nil {
 			return err
 		}
 		p.progress.Queries++
 		if a.traces < w.page {
-			// Spans are counted from the answers no window replaces.
-			p.progress.Spans += p.read.spans
-			p.progress.NotRecords += p.read.notRecords
+			p.read.addTo(&p.progress)
 		}
 		if p.o.Progress != nil {
 			p.o.Progress(p.progress)
@@ -213,8 +345,8 @@ func (p *puller) walk(ctx context.Context, service string, from, to time.Time, e
 			continue
 		}
 		if w.to.Sub(w.from) <= 0 {
-			if w.page > math.MaxInt32/2 {
-				return fmt.Errorf("%s: %d traces or more of %s start at %s", p.j, a.traces, service, w.from.UTC().Format(time.RFC3339Nano))
+			if 2*w.page > maxPageTraces {
+				return fmt.Errorf("%w: %s: %d traces or more of %s start at %s, more than a query may ask for", ErrTooManyQueries, p.j, a.traces, service, w.from.UTC().Format(time.RFC3339Nano))
 			}
 			windows = append(windows, window{w.from, w.to, 2 * w.page})
 			continue
@@ -235,222 +367,21 @@ func (p *puller) walk(ctx context.Context, service string, from, to time.Time, e
 	return nil
 }
 
-// eachRecord calls fn with every record of a ResourceSpans, its session's
-// id, and its row (nil when the Resource says the row is gone), counting
-// the spans and those that are no record.
-func (p *puller) eachRecord(rs *resourceSpans, fn func(row *sessions.Session, kind string, rec sessions.Stamped[sessions.Record], start time.Time) error) error {
-	n := 0
-	for _, ss := range rs.ScopeSpans {
-		n += len(ss.Spans)
-	}
-	p.read.spans += n
-	session, isRow, err := spanbridge.FromResource(attributes(rs.Resource.Attributes))
-	if errors.Is(err, spanbridge.ErrNotRecord) {
-		p.read.notRecords += n
-		return nil
-	}
-	var row *sessions.Session
-	if isRow {
-		row = &session
-	}
-	for _, ss := range rs.ScopeSpans {
-		for _, s := range ss.Spans {
-			kind, rec, err := spanbridge.FromSpan(session.ID, s)
-			if err != nil {
-				p.read.notRecords++
-				continue
-			}
-			if err := fn(row, kind, rec, s.StartTime()); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+// answerCounts counts what was made of one answer.
+type answerCounts struct {
+	spans, notRecords, refused, tooLarge int
+	present, repeated, conflicts         int
+	conflictSessions                     []sessions.SessionID
 }
 
-// find is the first pass of a pull with Options.Match: it notes which
-// sessions match, and when each session's spans start.
-func (p *puller) find(rs *resourceSpans) error {
-	return p.eachRecord(rs, func(_ *sessions.Session, kind string, rec sessions.Stamped[sessions.Record], start time.Time) error {
-		id := rec.Stamp.Session
-		span, ok := p.spans[id]
-		if !ok || start.Before(span[0]) {
-			span[0] = start
-		}
-		if start.After(span[1]) {
-			span[1] = start
-		}
-		p.spans[id] = span
-		if !p.matching[id] && p.o.Match(kind, rec.Record) {
-			p.matching[id] = true
-		}
-		return nil
-	})
-}
-
-// take queues the records the store does not hold, and their rows, and
-// writes them a batch at a time.
-func (p *puller) take(rs *resourceSpans) error {
-	return p.eachRecord(rs, func(row *sessions.Session, kind string, rec sessions.Stamped[sessions.Record], _ time.Time) error {
-		id := rec.Stamp.Session
-		if p.matching != nil && !p.matching[id] {
-			return nil
-		}
-		st, err := p.session(id)
-		if err != nil {
-			return err
-		}
-		if row != nil && !st.rowDone {
-			st.rowDone = true
-			if have, ok, err := p.r.Session(id); err != nil {
-				return err
-			} else if !ok || !reflect.DeepEqual(have, *row) {
-				p.rows = append(p.rows, *row)
-			}
-		}
-		if st.seqs.has(rec.Stamp.Seq) {
-			p.progress.Present++
-			return nil
-		}
-		st.seqs.add(rec.Stamp.Seq)
-		p.records = append(p.records, sessions.KindRecord{Kind: kind, Stamped: rec})
-		if len(p.records) >= putBatch {
-			return p.flush()
-		}
-		return nil
-	})
-}
-
-// wrote counts session id among those the pull wrote something of.
-func (p *puller) wrote(id sessions.SessionID) {
-	if st := p.state[id]; !st.wrote {
-		st.wrote = true
-		p.progress.Sessions++
-	}
-}
-
-// session returns what the pull knows of a session, learning the seqs
-// the store holds of it the first time (a seek per kind; nothing for a
-// session the store has no record of).
-func (p *puller) session(id sessions.SessionID) (*sessionState, error) {
-	if st, ok := p.state[id]; ok {
-		return st, nil
-	}
-	st := &sessionState{}
-	if len(p.local[id]) > 0 {
-		for stamp, err := range p.r.Stamps(sessions.InSession(id)) {
-			if err != nil {
-				return nil, err
-			}
-			st.seqs.add(stamp.Seq)
-		}
-	}
-	p.state[id] = st
-	return st, nil
-}
-
-// flush writes the queued rows and records.
-func (p *puller) flush() error {
-	if len(p.rows) == 0 && len(p.records) == 0 {
-		return nil
-	}
-	err := p.r.Put(p.rows, p.records)
-	if errors.Is(err, sessions.ErrTooLarge) {
-		err = p.putEach()
-	} else if err == nil {
-		p.progress.Records += len(p.records)
-		for _, row := range p.rows {
-			p.wrote(row.ID)
-		}
-		for _, kr := range p.records {
-			p.wrote(kr.Stamp.Session)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	clear(p.records) // let the records go
-	p.rows, p.records = p.rows[:0], p.records[:0]
-	return nil
-}
-
-// putEach writes the queued rows, then the queued records, one at a
-// time, stepping over (and counting) those no store takes: spans in the
-// backend that map to a row or record larger than a writer writes, or
-// than a reader decodes, which a reader would skip. It is the slow way,
-// taken only when a batch was refused for one. A session whose row is
-// refused gets its records without it, as a session whose row was
-// pruned has them.
-func (p *puller) putEach() error {
-	for i, row := range p.rows {
-		err := p.r.Put(p.rows[i:i+1], nil)
-		switch {
-		case errors.Is(err, sessions.ErrTooLarge):
-			p.progress.TooLarge++
-		case err != nil:
-			return err
-		default:
-			p.wrote(row.ID)
-		}
-	}
-	for i, kr := range p.records {
-		err := p.r.Put(nil, p.records[i:i+1])
-		switch {
-		case errors.Is(err, sessions.ErrTooLarge):
-			// Not in the store: a second copy of the span is refused
-			// again, not counted as present.
-			p.state[kr.Stamp.Session].seqs.remove(kr.Stamp.Seq)
-			p.progress.TooLarge++
-		case err != nil:
-			return err
-		default:
-			p.progress.Records++
-			p.wrote(kr.Stamp.Session)
-		}
-	}
-	return nil
-}
-
-// seqSet is a set of seqs: a bitmap for the small ones, which a session's
-// seqs are (0, 1, 2, ... with gaps), a map for the rest.
-type seqSet struct {
-	bits  []uint64
-	large map[uint64]struct{}
-}
-
-// maxBitmapSeq bounds the bitmap: 16M seqs, 2 MiB a session at most.
-const maxBitmapSeq = 1 << 24
-
-func (s *seqSet) has(seq uint64) bool {
-	if seq < maxBitmapSeq {
-		i := seq / 64
-		return i < uint64(len(s.bits)) && s.bits[i]&(1<<(seq%64)) != 0
-	}
-	_, ok := s.large[seq]
-	return ok
-}
-
-func (s *seqSet) add(seq uint64) {
-	if seq < maxBitmapSeq {
-		i := seq / 64
-		if i >= uint64(len(s.bits)) {
-			s.bits = slices.Grow(s.bits, int(i+1)-len(s.bits))[:i+1]
-		}
-		s.bits[i] |= 1 << (seq % 64)
-		return
-	}
-	if s.large == nil {
-		s.large = map[uint64]struct{}{}
-	}
-	s.large[seq] = struct{}{}
-}
-
-func (s *seqSet) remove(seq uint64) {
-	if seq < maxBitmapSeq {
-		if i := seq / 64; i < uint64(len(s.bits)) {
-			s.bits[i] &^= 1 << (seq % 64)
-		}
-		return
-	}
-	delete(s.large, seq)
+// addTo counts an answer no window replaces.
+func (c *answerCounts) addTo(p *Progress) {
+	p.Spans += c.spans
+	p.NotRecords += c.notRecords
+	p.Refused += c.refused
+	p.TooLarge += c.tooLarge
+	p.Present += c.present
+	p.Repeated += c.repeated
+	p.Conflicts += c.conflicts
+	p.ConflictSessions = noteConflicts(p.ConflictSessions, c.conflictSessions...)
 }

@@ -38,19 +38,33 @@ func (m *MemStore) find(key []byte) (int, bool) {
 	return slices.BinarySearchFunc(m.entries, key, func(e Entry, k []byte) int { return bytes.Compare(e.Key, k) })
 }
 
-// Write stores copies of the entries, in order.
+// mergeAt is how many entries a Write takes before it merges them into
+// the store in one pass rather than inserting each: inserting moves the
+// entries after it, so a store written in batches out of key order (a
+// pull's, a replay's) would cost the square of its size.
+const mergeAt = 16
+
+// Write stores copies of the entries, in order: of two with one key, the
+// later wins.
 func (m *MemStore) Write(entries []Entry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return ErrClosed
 	}
-	m.own()
-	for _, e := range entries {
-		e = Entry{Key: bytes.Clone(e.Key), Value: bytes.Clone(e.Value)}
-		if e.Value == nil {
-			e.Value = []byte{}
+	copies := make([]Entry, len(entries))
+	for i, e := range entries {
+		copies[i] = Entry{Key: bytes.Clone(e.Key), Value: bytes.Clone(e.Value)}
+		if copies[i].Value == nil {
+			copies[i].Value = []byte{}
 		}
+	}
+	if len(copies) >= mergeAt {
+		m.merge(copies)
+		return nil
+	}
+	m.own()
+	for _, e := range copies {
 		i, ok := m.find(e.Key)
 		if ok {
 			m.entries[i] = e
@@ -59,6 +73,34 @@ func (m *MemStore) Write(entries []Entry) error {
 		}
 	}
 	return nil
+}
+
+// merge merges entries into the store's, into a new array: sorted by key,
+// the last of each key kept, and theirs over the store's.
+func (m *MemStore) merge(entries []Entry) {
+	byKey := func(a, b Entry) int { return bytes.Compare(a.Key, b.Key) }
+	slices.SortStableFunc(entries, byKey)
+	last := entries[:0]
+	for i, e := range entries {
+		if i+1 < len(entries) && bytes.Equal(e.Key, entries[i+1].Key) {
+			continue // a later one of this key follows
+		}
+		last = append(last, e)
+	}
+	merged := make([]Entry, 0, len(m.entries)+len(last))
+	old := m.entries
+	for len(old) > 0 && len(last) > 0 {
+		switch c := byKey(old[0], last[0]); {
+		case c < 0:
+			merged, old = append(merged, old[0]), old[1:]
+		case c > 0:
+			merged, last = append(merged, last[0]), last[1:]
+		default:
+			merged, old, last = append(merged, last[0]), old[1:], last[1:]
+		}
+	}
+	m.entries = append(append(merged, old...), last...)
+	m.shared.Store(false) // a new array: no scan reads it
 }
 
 // Scan yields the entries in [start, end) in key order. It reads a snapshot

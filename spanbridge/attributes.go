@@ -2,6 +2,7 @@ package spanbridge
 
 import (
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -80,6 +81,31 @@ const (
 	// override) is sent again as SessionResourceKey + "." + its key.
 	SessionResourceKey = attribute.Key("records.session.resource")
 )
+
+// The attribute keys a record carries when the span it was made of gave a
+// time no record can take (recorder.SpanTimes: before 1970, from 2262 on,
+// an end before its start or 500,000 hours after it): the span's own times,
+// as RFC 3339 text with nanoseconds in UTC ("" for a zero time), so that
+// nothing the span said is lost (docs/FORMAT.md §4). Whoever takes spans
+// from elsewhere adds them: the Importer, records pull.
+const (
+	// SpanStartKey holds the span's own start.
+	SpanStartKey = "records.span.start"
+	// SpanEndKey holds the span's own end.
+	SpanEndKey = "records.span.end"
+)
+
+// SenderTimes returns the attributes that keep a span's own start and end
+// beside the record that could not take them (SpanStartKey, SpanEndKey).
+func SenderTimes(start, end time.Time) sessions.Attrs {
+	text := func(t time.Time) sessions.Value {
+		if t.IsZero() {
+			return sessions.StringValue("")
+		}
+		return sessions.StringValue(t.UTC().Format(time.RFC3339Nano))
+	}
+	return sessions.Attrs{{Key: SpanStartKey, Value: text(start)}, {Key: SpanEndKey, Value: text(end)}}
+}
 
 // The values of EffectKey.
 const (

@@ -89,7 +89,7 @@ func replayAndWait(t *testing.T, j *jaeger, dir, service string) {
 // pullFrom runs records pull from j into dir, and returns its output.
 func pullFrom(t *testing.T, j *jaeger, dir string, args ...string) string {
 	t.Helper()
-	code, out, errOut := runRecords(t, append([]string{"--dir", dir, "pull", "--from", j.queryURL(), "--insecure"}, args...)...)
+	code, out, errOut := runRecords(t, append([]string{"--dir", dir, "pull", "--from", j.queryURL()}, args...)...)
 	if code != exitOK {
 		t.Fatalf("pull: exit %d: %s", code, errOut)
 	}
@@ -215,7 +215,7 @@ func TestJaegerPullEndpoints(t *testing.T) {
 		{"http://user:pw@" + j.query, "must not hold credentials", exitUsage},
 	} {
 		dir := filepath.Join(t.TempDir(), "store")
-		code, _, errOut := runRecords(t, "--dir", dir, "pull", "--from", c.from, "--insecure", "--timeout", "5s")
+		code, _, errOut := runRecords(t, "--dir", dir, "pull", "--from", c.from, "--timeout", "5s")
 		if code != c.code || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "pw") {
 			t.Errorf("pull --from %s: exit %d, %q; want %d and %q", c.from, code, errOut, c.code, c.want)
 		}
@@ -223,8 +223,10 @@ func TestJaegerPullEndpoints(t *testing.T) {
 			t.Errorf("pull --from %s wrote a store", c.from)
 		}
 	}
-	if code, _, errOut := runRecords(t, "--dir", t.TempDir(), "pull", "--from", j.queryURL()); code != exitUsage || !strings.Contains(errOut, "--insecure") {
-		t.Errorf("pull --from http:// without --insecure: exit %d, %q", code, errOut)
+	// http:// is the user's choice, said in the URL (issue 43): no
+	// --insecure needed.
+	if code, out, errOut := runRecords(t, "--dir", t.TempDir(), "pull", "--from", j.queryURL()); code != exitOK || !strings.HasPrefix(out, "pulled 0 sessions") {
+		t.Errorf("pull --from http:// without --insecure: exit %d, %q %q", code, out, errOut)
 	}
 
 	// Behind a TLS proxy that wants an API key: the CA and the header
@@ -250,6 +252,12 @@ func TestJaegerPullEndpoints(t *testing.T) {
 	code, _, errOut := runRecords(t, "--dir", dir, "pull", "--from", proxy.URL)
 	if code != exitError || !strings.Contains(errOut, "certificate") {
 		t.Errorf("pull over TLS without the CA: exit %d, %q", code, errOut)
+	}
+	// --insecure skips the check of the certificate, and only that: the
+	// proxy is reached, and wants its key.
+	code, _, errOut = runRecords(t, "--dir", dir, "pull", "--from", proxy.URL, "--insecure")
+	if code != exitError || !strings.Contains(errOut, "refused") {
+		t.Errorf("pull over TLS with --insecure, without the CA: exit %d, %q", code, errOut)
 	}
 	t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", ca)
 	code, _, errOut = runRecords(t, "--dir", dir, "pull", "--from", proxy.URL)

@@ -11,24 +11,28 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/ground/env"
 	"github.com/otelrecords/otelrecords/pull"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
 type pullFlags struct {
-	from     string
-	services []string
-	since    string
-	until    string
-	where    []string
-	insecure bool
-	timeout  time.Duration
+	from       string
+	services   []string
+	since      string
+	until      string
+	where      []string
+	insecure   bool
+	timeout    time.Duration
+	maxQueries int
+	maxAnswer  string
 }
 
 func (a *app) pullCommand() *cobra.Command {
@@ -56,18 +60,42 @@ sessions holding a record whose attribute key has that value, whole (as
 show compares it; repeatable, all must hold on one record); it reads the
 traces twice, the second time within the sessions' time.
 
-The connection uses TLS unless --insecure says otherwise: an http:// URL
-needs it. Headers (an API key, say) come from OTEL_EXPORTER_OTLP_HEADERS or
-OTEL_EXPORTER_OTLP_TRACES_HEADERS, a CA certificate and client certificates
-from OTEL_EXPORTER_OTLP_CERTIFICATE, ..._CLIENT_CERTIFICATE and
-..._CLIENT_KEY, as records replay takes them; they are never printed.
---timeout bounds connecting and waiting for each answer to begin.
+The URL's scheme says how to connect: http:// without TLS, https:// with
+TLS, verifying the query service's certificate (--insecure skips that
+check, for a test server's own certificate). Headers (an API key, say)
+come from OTEL_EXPORTER_OTLP_HEADERS or OTEL_EXPORTER_OTLP_TRACES_HEADERS,
+a CA certificate and client certificates from
+OTEL_EXPORTER_OTLP_CERTIFICATE, ..._CLIENT_CERTIFICATE and ..._CLIENT_KEY,
+as records replay takes them; they are never printed.
+
+The query service is read as untrusted input, within limits: --timeout
+bounds each answer, from asking to its last byte (30s); --max-answer-size
+its size (1GiB); --max-queries how many queries a pull asks (10000, some
+three million traces). A span larger than 8 MiB of OTLP JSON is stepped
+over and counted. Whatever the service sends, a pull ends, and its memory
+stays bounded (about 130 MiB at most in the tests, RELIABILITY.md §10).
+A limit reached ends the pull with an error naming it.
+
+What a pull reads is written into the store only when it has read
+everything (it is staged in a directory beside the store until then): a
+pull that fails, or is cut off by a limit or an interrupt, writes
+nothing, so it leaves no session with part of what it read of it.
+
+Records are judged by the rules the Collector applies to its senders:
+spans of a session id no recorder gives (0, past 2262) or with a negative
+seq are refused; times before 1970, an end before its start or more than
+a week after it are corrected (the span's own are kept in the record's
+records.span.start and records.span.end); a session row's start of no
+plausible time becomes its id's. A session id the store holds with other
+content (another session's start, process or host; another record at a
+seq) is a conflict: the store's is kept, and nothing of the other taken.
+Each is counted and said.
 
 An address nothing answers at, or that is not a Jaeger query service, is
 said to be so, and nothing is written. Spans that carry no record (a
 program's own, another service's) are counted and left.`,
 		Example: `  records pull --from https://jaeger.example.com
-  records pull --from http://127.0.0.1:16686 --insecure --service build --since 24h
+  records pull --from http://127.0.0.1:16686 --service build --since 24h
   records pull --from https://jaeger.example.com --where compile.key=matmul_1024
   records --dir ./fleet pull --from https://jaeger.example.com && records --dir ./fleet report`,
 		Args: cobra.NoArgs,
@@ -86,13 +114,15 @@ program's own, another service's) are counted and left.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.from, "from", "", "the Jaeger query service, `URL` (https://host, or http://host:16686 with --insecure)")
+	fl.StringVar(&f.from, "from", "", "the Jaeger query service, `URL` (https://host, or http://host:16686 without TLS)")
 	fl.StringArrayVar(&f.services, "service", nil, "read only this `service`'s traces (repeatable)")
 	fl.StringVar(&f.since, "since", "", "read traces with a span that started at or after this `time` (2026-01-02, RFC 3339, or a duration ago: 24h)")
 	fl.StringVar(&f.until, "until", "", "read traces with a span that started at or before this `time` (as --since)")
 	fl.StringArrayVar(&f.where, "where", nil, "pull only the sessions holding a record whose attribute has this value, `key=value` (repeatable)")
-	fl.BoolVar(&f.insecure, "insecure", false, "read without TLS (http://)")
-	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait to connect, and for each answer to begin")
+	fl.BoolVar(&f.insecure, "insecure", false, "with https://, do not verify the query service's certificate")
+	fl.DurationVar(&f.timeout, "timeout", pull.DefaultAnswerTimeout, "how long each answer may take, from asking to its last byte")
+	fl.StringVar(&f.maxAnswer, "max-answer-size", "1GiB", "the largest answer to read, a `size` (512MiB, 2GiB)")
+	fl.IntVar(&f.maxQueries, "max-queries", pull.DefaultMaxQueries, "the most queries one pull asks")
 	return cmd
 }
 
@@ -120,6 +150,16 @@ func (f *pullFlags) options(now time.Time) (pull.Options, error) {
 	if f.timeout <= 0 {
 		return o, usageError{errors.New("--timeout must be positive")}
 	}
+	o.AnswerTimeout = f.timeout
+	if f.maxQueries <= 0 {
+		return o, usageError{errors.New("--max-queries must be positive")}
+	}
+	o.MaxQueries = f.maxQueries
+	n, err := env.ParseSize(f.maxAnswer)
+	if err != nil || n <= 0 {
+		return o, usageError{fmt.Errorf("--max-answer-size %q: want a size, 512MiB or 2GiB", clean(f.maxAnswer))}
+	}
+	o.MaxAnswerBytes = n
 	return o, nil
 }
 
@@ -144,7 +184,7 @@ func parseWhen(flag, s string, now time.Time) (time.Time, error) {
 // query service to read.
 func (f *pullFlags) jaeger() (*pull.Jaeger, error) {
 	if f.from == "" {
-		return nil, usageError{errors.New("give the Jaeger query service with --from URL (http://host:16686 with --insecure, or https://host)")}
+		return nil, usageError{errors.New("give the Jaeger query service with --from URL (http://host:16686, or https://host)")}
 	}
 	u, err := url.Parse(f.from)
 	switch {
@@ -153,8 +193,6 @@ func (f *pullFlags) jaeger() (*pull.Jaeger, error) {
 	case u.User != nil:
 		// The URL is printed in messages; credentials must not be.
 		return nil, usageError{errors.New("--from must not hold credentials: give them as headers in OTEL_EXPORTER_OTLP_HEADERS")}
-	case u.Scheme == "http" && !f.insecure:
-		return nil, usageError{errors.New("--from http://... reads without TLS: use https://, or say so with --insecure")}
 	case u.Scheme != "http" && u.Scheme != "https":
 		return nil, usageError{fmt.Errorf("--from: unknown scheme %q (want http or https)", u.Scheme)}
 	}
@@ -166,12 +204,20 @@ func (f *pullFlags) jaeger() (*pull.Jaeger, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.insecure {
+		if tlsConf == nil {
+			tlsConf = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		tlsConf.InsecureSkipVerify = true
+	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = tlsConf
+	// The whole answer is bounded by --timeout (the client's Timeout, and
+	// pull.Options.AnswerTimeout); so is each step of it.
 	transport.DialContext = (&net.Dialer{Timeout: f.timeout}).DialContext
 	transport.TLSHandshakeTimeout = f.timeout
 	transport.ResponseHeaderTimeout = f.timeout
-	j, err := pull.NewJaeger(f.from, &http.Client{Transport: transport}, header)
+	j, err := pull.NewJaeger(f.from, &http.Client{Transport: transport, Timeout: f.timeout}, header)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--from: %w", err)}
 	}
@@ -262,11 +308,22 @@ func (a *app) pullInto(ctx context.Context, cmd *cobra.Command, j *pull.Jaeger, 
 	})
 }
 
-// pullWith pulls into the store st, open in dir, and says what it pulled.
-func pullWith(ctx context.Context, cmd *cobra.Command, dir string, st *badgerstore.Store, j *pull.Jaeger, o pull.Options) error {
+// pullWith pulls into the store st, open in dir, staging what it reads in
+// a store beside it, and says what it pulled.
+func pullWith(ctx context.Context, cmd *cobra.Command, dir string, st *badgerstore.Store, j *pull.Jaeger, o pull.Options) (err error) {
+	stage, remove, err := openStaging(dir)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := remove(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	o.Staging = stage
 	stderr := cmd.ErrOrStderr()
 	prog := newProgress(stderr, "pull")
-	o.Progress = func(p pull.Progress) { prog.update(int64(p.Records + p.Present)) }
+	o.Progress = func(p pull.Progress) { prog.update(int64(p.Taken + p.Present + p.Repeated)) }
 	p, err := pull.Pull(ctx, j, sessions.NewRecords(st), o)
 	prog.finish()
 	if err != nil {
@@ -274,29 +331,101 @@ func pullWith(ctx context.Context, cmd *cobra.Command, dir string, st *badgersto
 	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "pulled %s, %s, from %s into %s\n", plural(p.Sessions, "session"), plural(p.Records, "record"), clean(j.String()), clean(dir))
+	var lines []string
 	if p.Present > 0 || p.NotRecords > 0 {
-		_, err = fmt.Fprintf(out, "(%s read were in the store already; %s read carried no record)\n", plural(p.Present, "record"), plural(p.NotRecords, "span"))
+		lines = append(lines, fmt.Sprintf("(%s read were in the store already; %s read carried no record)", plural(p.Present, "record"), plural(p.NotRecords, "span")))
 	}
-	if p.TooLarge > 0 && err == nil {
-		_, err = fmt.Fprintf(out, "(left out, larger than a store takes: %d of the records and session rows read, which a reader would skip)\n", p.TooLarge)
+	if p.Conflicts > 0 || len(p.ConflictSessions) > 0 {
+		lines = append(lines, fmt.Sprintf("(conflicts: %s read that the store holds otherwise, under the same session and seq or of a session whose row says it is another, left as the store holds them: sessions %s)", plural(p.Conflicts, "record"), sessionList(p.ConflictSessions)))
 	}
-	return err
+	if p.Refused > 0 {
+		lines = append(lines, fmt.Sprintf("(refused as implausible: %s, of a session id no recorder gives or with a negative seq)", plural(p.Refused, "span")))
+	}
+	if p.Corrected > 0 {
+		lines = append(lines, fmt.Sprintf("(corrected by the Collector's rules: %d of the records and session rows taken, whose times were implausible; a record keeps its span's own in records.span.start and records.span.end)", p.Corrected))
+	}
+	if p.TooLarge > 0 {
+		lines = append(lines, fmt.Sprintf("(left out, larger than a store takes: %d of the records, session rows and spans read, which a reader would skip)", p.TooLarge))
+	}
+	for _, line := range lines {
+		if _, err := fmt.Fprintln(out, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sessionList names sessions, and says there may be more when there are
+// as many as pull.Progress names.
+func sessionList(ids []sessions.SessionID) string {
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = id.String()
+	}
+	list := strings.Join(names, ", ")
+	if len(ids) == 8 {
+		list += " and perhaps more"
+	}
+	return list
+}
+
+// openStaging opens an empty store beside the one in dir (or in the
+// temporary directory, when its parent takes no new directory) for a
+// pull to stage what it reads in, and returns it with what removes it.
+// One a pull killed before it could remove it is removed first: the pull
+// holds the store, so no other pull into it is under way.
+func openStaging(dir string) (*badgerstore.Store, func() error, error) {
+	dir = filepath.Clean(dir)
+	pattern := "." + filepath.Base(dir) + ".pull-"
+	if stale, err := filepath.Glob(filepath.Join(filepath.Dir(dir), pattern+"*")); err == nil {
+		for _, old := range stale {
+			os.RemoveAll(old)
+		}
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), pattern)
+	if err != nil {
+		if tmp, err = os.MkdirTemp("", pattern); err != nil {
+			return nil, nil, fmt.Errorf("a directory to stage the pull in: %w", err)
+		}
+	}
+	st, err := badgerstore.Open(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, fmt.Errorf("a store to stage the pull in, at %s: %w", clean(tmp), err)
+	}
+	return st, func() error {
+		err := st.Close()
+		if rerr := os.RemoveAll(tmp); rerr != nil && err == nil {
+			err = rerr
+		}
+		return err
+	}, nil
 }
 
 // pullError says why a pull failed, with what to check, and how far it
 // got.
 func pullError(err error, p pull.Progress) error {
 	var hint string
+	narrow := "or pull less at a time (--since, --until, --service)"
 	switch {
 	case errors.Is(err, pull.ErrUnreachable):
-		hint = "\nCheck the address (the query service's HTTP port, 16686 by default), and whether it expects TLS (--insecure reads without)"
+		hint = "\nCheck the address (the query service's HTTP port, 16686 by default), and whether it expects TLS (https://) or not (http://)"
 	case errors.Is(err, pull.ErrNotJaeger):
 		hint = "\n--from names a Jaeger query service (v1.76 or later: its api_v3), not its OTLP port (4317, 4318) nor a Collector"
 	case errors.Is(err, pull.ErrRefused):
 		hint = "\nGive credentials as headers in OTEL_EXPORTER_OTLP_HEADERS"
+	case errors.Is(err, pull.ErrAnswerTimeout):
+		hint = "\nRaise --timeout for a query service that answers slowly, " + narrow
+	case errors.Is(err, pull.ErrAnswerTooLarge):
+		hint = "\nRaise --max-answer-size, " + narrow
+	case errors.Is(err, pull.ErrTooManyQueries):
+		hint = "\nRaise --max-queries, " + narrow
 	}
 	if p.Records > 0 {
-		return fmt.Errorf("%w%s\n(%s of %s were written before; run again for the rest)", err, hint, plural(p.Records, "record"), plural(p.Sessions, "session"))
+		return fmt.Errorf("%w%s\n(%s of %s were written before; pull again for the rest)", err, hint, plural(p.Records, "record"), plural(p.Taken, "new record"))
+	}
+	if p.Taken > 0 {
+		return fmt.Errorf("%w%s\n(nothing was written: of %s read, none is written until a pull reads everything)", err, hint, plural(p.Taken, "new record"))
 	}
 	return fmt.Errorf("%w%s", err, hint)
 }
