@@ -91,7 +91,8 @@ func yamlBlocks(doc string) map[int]string {
 var (
 	// endpointRE is an endpoint: host:port, in block or flow style.
 	endpointRE = regexp.MustCompile(`\bendpoint:(\s*)([A-Za-z0-9_.-]*):(\d+)\b`)
-	// portRE is a port: of its own, the Collector's own metrics'.
+	// portRE is a port: key of its own line: in these configurations,
+	// the Collector's own metrics port.
 	portRE = regexp.MustCompile(`(?m)^(\s*port:\s*)(\d+)\b`)
 	// directoryRE is a directory: value.
 	directoryRE = regexp.MustCompile(`(?m)^(\s*directory:\s*)(\S+)`)
