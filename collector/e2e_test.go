@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/otelrecords/otelrecords/collector/internal/jaegertest"
 )
 
 // toolsDir holds the programs tools builds; TestMain removes it.
@@ -76,33 +78,10 @@ type collectorProc struct {
 	log *lockedBuffer
 }
 
-// lockedBuffer is a bytes.Buffer a process writes into while a test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// lockedBuffer is what a process writes while a test reads.
+type lockedBuffer = jaegertest.Log
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t testing.TB) int { return jaegertest.FreePort(t) }
 
 func startCollector(t *testing.T, bin, dir string) *collectorProc {
 	t.Helper()

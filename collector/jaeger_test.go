@@ -10,107 +10,23 @@ package collector
 import (
 	"errors"
 	"fmt"
-	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// jaegerConfig is Jaeger v2 all-in-one cut to what the test needs (as
-// cmd/records' Jaeger tests run it): OTLP in, in-memory storage, the
-// query API, every listener on a free loopback port: health, query HTTP,
-// query gRPC, OTLP gRPC, OTLP HTTP.
-const jaegerConfig = `
-service:
-  extensions: [jaeger_storage, jaeger_query, healthcheckv2]
-  pipelines:
-    traces:
-      receivers: [otlp]
-      exporters: [jaeger_storage_exporter]
-  telemetry:
-    metrics:
-      level: none
-    logs:
-      level: warn
-extensions:
-  healthcheckv2:
-    use_v2: true
-    http:
-      endpoint: 127.0.0.1:%d
-  jaeger_query:
-    enable_tracing: false
-    storage:
-      traces: memstore
-    http:
-      endpoint: 127.0.0.1:%d
-    grpc:
-      endpoint: 127.0.0.1:%d
-  jaeger_storage:
-    backends:
-      memstore:
-        memory:
-          max_traces: 100000
-receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: 127.0.0.1:%d
-      http:
-        endpoint: 127.0.0.1:%d
-exporters:
-  jaeger_storage_exporter:
-    trace_storage: memstore
-`
+	"github.com/otelrecords/otelrecords/collector/internal/jaegertest"
+)
 
 // startJaeger starts the Jaeger of OTELRECORDS_JAEGER (.ci/setup-jaeger
 // builds it), or skips the test; it returns the query service's URL and
 // the OTLP gRPC endpoint.
 func startJaeger(t *testing.T) (query, otlp string) {
 	t.Helper()
-	bin := os.Getenv("OTELRECORDS_JAEGER")
-	if bin == "" {
-		t.Skip("needs Jaeger: OTELRECORDS_JAEGER=$(.ci/setup-jaeger) go test ./collector -run Jaeger")
-	}
-	ports := []int{freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "jaeger.yaml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, jaegerConfig, ports[0], ports[1], ports[2], ports[3], ports[4]), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	log := &lockedBuffer{}
-	cmd := exec.Command(bin, "--config", cfg)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-		}
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/status", ports[0])); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return fmt.Sprintf("http://127.0.0.1:%d", ports[1]), fmt.Sprintf("127.0.0.1:%d", ports[3])
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("jaeger was not ready in 60 s:\n%s", log)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	j := jaegertest.Start(t)
+	return j.Query, j.OTLP
 }
 
 // gatewayConfig is a gateway: OTLP in, the records processor recording

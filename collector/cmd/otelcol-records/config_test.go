@@ -1,40 +1,62 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
-	"go.opentelemetry.io/collector/otelcol/otelcoltest"
+	"go.opentelemetry.io/collector/otelcol"
 
 	"github.com/otelrecords/otelrecords/collector"
 )
 
 // TestConfigsLoad loads every configuration this distribution is shown
-// with — its example and the docs' agent and gateway — and validates
-// them with its own factories, so that no documented config is stale.
+// with — its examples, the docs' agent and gateways, and the YAML blocks
+// of the README and docs/COLLECTOR.md (a fragment within a pipeline) —
+// and validates them with its own factories, so that no documented
+// config is stale. A records exporter in a configuration file names its
+// directory.
 func TestConfigsLoad(t *testing.T) {
 	factories, err := Components()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"config.yaml", "config-persistent.yaml", "../../../docs/collector/agent.yaml", "../../../docs/collector/gateway.yaml"} {
-		cfg, err := otelcoltest.LoadConfigAndValidate(path, factories)
+	for _, c := range shippedConfigs(t) {
+		files, _ := c.files(t, t.TempDir(), "backend.example:4317")
+		cfg, err := load(files, factories)
 		if err != nil {
-			t.Errorf("%s: %v", path, err)
+			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
 		rec, ok := cfg.Exporters[component.MustNewID("records")].(*collector.Config)
-		if !ok {
-			t.Errorf("%s: no records exporter", path)
-			continue
+		if ok && c.file && rec.Directory == "" {
+			t.Errorf("%s: the records exporter names no directory", c.name)
 		}
-		if rec.Directory == "" {
-			t.Errorf("%s: the records exporter names no directory", path)
+		if _, proc := cfg.Processors[component.MustNewID("records")]; c.file && !ok && !proc {
+			t.Errorf("%s: neither a records exporter nor a records processor", c.name)
 		}
 	}
+}
+
+// load resolves the configuration files as otelcol-records does, and
+// validates the configuration.
+func load(files []string, factories otelcol.Factories) (*otelcol.Config, error) {
+	set := settings().ConfigProviderSettings
+	for _, f := range files {
+		set.ResolverSettings.URIs = append(set.ResolverSettings.URIs, "file:"+f)
+	}
+	cp, err := otelcol.NewConfigProvider(set)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := cp.Get(context.Background(), factories)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, cfg.Validate()
 }
 
 // TestEdgeRoutesBySession checks the docs' first tier, whose

@@ -21,14 +21,19 @@ import (
 )
 
 func main() {
-	set := otelcol.CollectorSettings{
+	if err := otelcol.NewCommand(settings()).Execute(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// settings are the distribution's: its components, and configurations
+// from files, environment variables and inline YAML.
+func settings() otelcol.CollectorSettings {
+	return otelcol.CollectorSettings{
 		BuildInfo: component.BuildInfo{Command: "otelcol-records", Description: "OpenTelemetry Collector recording sessions with otelrecords", Version: "dev"},
 		Factories: Components,
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
 			ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory(), envprovider.NewFactory(), yamlprovider.NewFactory()},
 		}},
-	}
-	if err := otelcol.NewCommand(set).Execute(); err != nil {
-		log.Fatal(err)
 	}
 }
