@@ -25,7 +25,7 @@ type watchProc struct {
 
 // watched is what the test reads of a record watch printed.
 type watched struct {
-	Session    uint64 `json:"session"`
+	Session    uint64 `json:"session,string"`
 	Seq        uint64 `json:"seq"`
 	Attributes struct {
 		I     *int   `json:"i"`
