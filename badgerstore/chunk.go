@@ -27,7 +27,7 @@ import (
 // the keys they were written under, so no reader above the Store sees a
 // chunk (docs/FORMAT.md §2.2). Measured on a kept session (bench,
 // BenchmarkSpanCPU): about half the process CPU a span of one entry per
-// record (BENCHMARKS.md, issue 35).
+// record (CHANGELOG.md, issue 35).
 //
 // A chunk's key is the key of its first record, then chunkMark, then its
 // last record's seq, big-endian: it sorts after its first record's own

@@ -33,7 +33,7 @@ import (
 // free space, racing the filler for the last free pages. Measured before
 // the guard: a writer on a tmpfs that another process (dd) filled to 0
 // bytes at random moments died of SIGBUS in table.CreateTable in every
-// run, at one of the first fills (RELIABILITY.md §4 has the runs and the
+// run, at one of the first fills (RELIABILITY.md §4 has the tests and the
 // commands). So a store open for writing (guard, space_linux.go):
 //
 //   - holds a reserve: a file of reserveSize bytes with its blocks

@@ -37,7 +37,7 @@ const (
 // SpanEndKey is the attribute a record carries, beside SpanStartKey, when
 // its span's own end time could not be taken (zero, before its start, or
 // far from when it arrived): the sender's end as it sent it, as RFC 3339
-// text with nanoseconds (docs/FORMAT.md §2.1).
+// text with nanoseconds (docs/FORMAT.md §3.5).
 const SpanEndKey = spanbridge.SpanEndKey
 
 // senderClock maps a sender's clock onto the gateway's: skew is added to

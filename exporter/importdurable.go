@@ -18,7 +18,7 @@ import (
 )
 
 // What makes an acknowledgement durable beyond the records themselves
-// (docs/FORMAT.md §11): for each kept session, a sender entry — whose
+// (docs/FORMAT.md §12): for each kept session, a sender entry — whose
 // session it is, where it stands — so that a restarted Importer continues
 // it under its id and recognises the spans it took last; and each span of
 // a kept session that waits for its parent, written ahead before the

@@ -14,7 +14,7 @@ import (
 // system with another epoch). Such a span is stamped at the process
 // clock's reading, so its session's id and its offset stay sane and
 // ordered, and its own start is kept here, as RFC 3339 text with
-// nanoseconds (docs/FORMAT.md §2.1).
+// nanoseconds (docs/FORMAT.md §3.5).
 const SpanStartKey = spanbridge.SpanStartKey
 
 // keepOddStart adds SpanStartKey to the mapped record of a span whose

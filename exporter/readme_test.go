@@ -63,7 +63,7 @@ func envNames(t *testing.T) []string {
 // each variable the code reads and none other; the values it lists for
 // an enumeration are those the code takes, and its defaults and least
 // sizes are the code's.
-func TestReadmeConfigurationTable(t *testing.T) {
+func TestREADMEConfigurationTable(t *testing.T) {
 	rows := configRows(t)
 	names := envNames(t)
 	if len(names) < 7 {

@@ -5,7 +5,7 @@
 //
 // Jaeger's api_v3 (its query service's HTTP port, 16686 by default)
 // answers with OTLP. A span sent by replay carries what makes it a record
-// again (docs/FORMAT.md §10): its Resource names its session and carries
+// again (docs/MAPPING.md §8): its Resource names its session and carries
 // the session's row; the span its kind, seq, effect and inputs; its start
 // less the session's start is its offset. spanbridge.FromResource and
 // spanbridge.FromSpan, the inverses of the mapping replay sends with, read

@@ -19,7 +19,7 @@
 // them twice is up to the backend (Jaeger's query service, for one, hides
 // exact duplicates). The mapping of a record to a span is package
 // spanbridge's (spanbridge.Span and spanbridge.Resource), which maps spans
-// to records too; docs/FORMAT.md, section 10, gives the whole of it.
+// to records too; docs/MAPPING.md, section 8, gives the whole of it.
 //
 // Records written without trace or span ids (by a sessions.Recorder driven
 // directly, not by the OpenTelemetry exporter) get ids derived from their

@@ -49,7 +49,7 @@ const (
 // The attribute keys a span carries, beside those above, so that the
 // record it was comes back exactly (FromSpan, FromResource): the fields of
 // a record and of a session row that a span or a Resource has no place
-// for, or shows otherwise. docs/FORMAT.md §10 lists them.
+// for, or shows otherwise. docs/MAPPING.md §8.2 lists them.
 const (
 	// InputsKey is a span attribute: the record's Inputs (string array),
 	// the keys of the attributes it started with; absent when the record
@@ -86,7 +86,7 @@ const (
 // time no record can take (recorder.SpanTimes: before 1970, from 2262 on,
 // an end before its start or 500,000 hours after it): the span's own times,
 // as RFC 3339 text with nanoseconds in UTC ("" for a zero time), so that
-// nothing the span said is lost (docs/FORMAT.md §4). Whoever takes spans
+// nothing the span said is lost (docs/FORMAT.md §3.5). Whoever takes spans
 // from elsewhere adds them: the Importer, records pull.
 const (
 	// SpanStartKey holds the span's own start.

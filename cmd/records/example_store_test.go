@@ -12,13 +12,13 @@ import (
 )
 
 // exampleStarts are the pretend clocks of the three runs of examples/otel
-// whose store the README shows: the same build, a quarter of an hour and
+// whose store docs/CLI.md shows: the same build, a quarter of an hour and
 // then a day apart.
 var exampleStarts = []string{"2026-12-02T16:48:08Z", "2026-12-02T17:03:11Z", "2026-12-03T09:15:42Z"}
 
 // writeExampleStore runs the example program three times into one store,
 // its cache deleted before the second and third runs so that each does
-// all its work again, as the README says; each command of watches (records
+// all its work again, as docs/CLI.md says; each command of watches (records
 // watch ...) follows the store meanwhile, from before it exists. It
 // returns the store's directory and what each watch printed, by its
 // arguments joined by spaces.

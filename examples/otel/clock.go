@@ -10,8 +10,8 @@ import (
 
 // pretendClock is the time of a run made with -clock: it starts at a
 // given instant and moves only when the build works (sleep), so what the
-// run records is the same on every machine and every time. The README's
-// sample outputs are made so, and checked by cmd/records/readme_test.go.
+// run records is the same on every machine and every time. docs/CLI.md's
+// sample outputs are made so, and checked by cmd/records/docs_test.go.
 //
 // Real work never takes its nominal time twice in a row, and three runs
 // that took exactly the same time would show nothing to compare: each

@@ -21,8 +21,8 @@
 // and moves only by the work it pretends to do (each step its nominal time,
 // give or take a third, drawn from a generator seeded by TIME): every span
 // is given its time (trace.WithTimestamp), so the run records the same
-// session, id and times on every machine. The README's sample outputs are
-// made so, and cmd/records/readme_test.go checks them.
+// session, id and times on every machine. docs/CLI.md's sample outputs
+// are made so, and cmd/records/docs_test.go checks them.
 //
 // The store is the default one (see badgerstore.DefaultDir) unless -dir
 // says otherwise; the cache lives beside it, in <dir>-cache. The default

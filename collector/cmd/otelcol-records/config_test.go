@@ -15,7 +15,7 @@ import (
 
 // TestConfigsLoad loads every configuration this distribution is shown
 // with — its examples, the docs' agent and gateways, and the YAML blocks
-// of the README and docs/COLLECTOR.md (a fragment within a pipeline) —
+// of the documents (docs/COLLECTOR.md; a fragment within a pipeline) —
 // and validates them with its own factories, so that no documented
 // config is stale. A records exporter in a configuration file names its
 // directory.

@@ -134,7 +134,7 @@ func jaegerServices(t *testing.T, j jaegertest.Jaeger) []string {
 }
 
 // TestShippedConfigsIntoJaeger runs every shipped configuration that sends
-// to a backend (gateway-processor.yaml, the README's processor and
+// to a backend (gateway-processor.yaml, docs/COLLECTOR.md's gateway and
 // receiving-side blocks) against a real, plaintext Jaeger — as Jaeger
 // listens by default — in place of the backend it names: a changed
 // session reaches it as the record it was, a warm one (behind the records

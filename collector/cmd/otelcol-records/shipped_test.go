@@ -16,8 +16,8 @@ import (
 )
 
 // shippedConfig is a Collector configuration the repository shows its
-// users: a file they run as it is, or a YAML block of the README or of
-// docs/COLLECTOR.md they copy.
+// users: a file they run as it is, or a YAML block of a document (the
+// README, docs/COLLECTOR.md) they copy.
 type shippedConfig struct {
 	name string // the file, or the document and the block's line
 	yaml string
@@ -40,8 +40,14 @@ var configFiles = []string{
 }
 
 // configDocs are the documents whose YAML blocks are Collector
-// configurations.
-var configDocs = []string{"../../../README.md", "../../../docs/COLLECTOR.md"}
+// configurations: the README and every document under docs/ (a glob).
+// docs/COLLECTOR.md must hold blocks, so that a moved page does not
+// leave the test checking nothing.
+var configDocs = []string{"../../../README.md", "../../../docs/*.md"}
+
+// collectorDoc is the page of the Collector, whose YAML blocks the tests
+// must find.
+const collectorDoc = "../../../docs/COLLECTOR.md"
 
 // shippedConfigs returns every configuration the repository shows: the
 // files, and every ```yaml block of the documents.
@@ -55,18 +61,29 @@ func shippedConfigs(t *testing.T) []shippedConfig {
 		}
 		out = append(out, shippedConfig{name: filepath.Base(f), yaml: string(b), file: true})
 	}
-	for _, doc := range configDocs {
+	var docs []string
+	for _, pattern := range configDocs {
+		matched, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, matched...)
+	}
+	fromCollectorDoc := 0
+	for _, doc := range docs {
 		b, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		blocks := yamlBlocks(string(b))
-		if len(blocks) == 0 {
-			t.Fatalf("%s has no ```yaml block: the test would check nothing of it", doc)
-		}
-		for line, y := range blocks {
+		for line, y := range yamlBlocks(string(b)) {
 			out = append(out, shippedConfig{name: fmt.Sprintf("%s:%d", filepath.Base(doc), line), yaml: y})
+			if doc == collectorDoc {
+				fromCollectorDoc++
+			}
 		}
+	}
+	if fromCollectorDoc == 0 {
+		t.Fatalf("no ```yaml block in %s (of %v): the test would check none of its configurations", collectorDoc, docs)
 	}
 	return out
 }

@@ -161,7 +161,7 @@ func (*acceptAll) Export(context.Context, ptraceotlp.ExportRequest) (ptraceotlp.
 
 // TestShippedConfigsStartClean starts otelcol-records on every
 // configuration the repository shows (its files, and the YAML blocks of
-// the README and docs/COLLECTOR.md), each rewritten only where it
+// the documents), each rewritten only where it
 // listens, sends and writes, and reads its log from start to shutdown:
 // no warning, no error — a deprecated component name (`"otlp" alias is
 // deprecated; use "otlp_grpc"`) fails it. Each configuration file runs

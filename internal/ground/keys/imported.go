@@ -8,7 +8,7 @@ import (
 // An Importer (OTLP from other processes, through a Collector) keeps a
 // little bookkeeping of its own beside the records, under a root of its
 // own so that no reader, prune or export of records/v1 ever sees it
-// (docs/FORMAT.md §11):
+// (docs/FORMAT.md §12):
 //
 //   - a sender entry per kept session it records, "<ImportRoot>/senders
 //     0x00 <session u64>": which sender the session belongs to and where

@@ -234,7 +234,7 @@ const fullDiskBound = 512 << 20
 // TestWriterOnAFullDiskStaysBounded runs a writer ending changed spans
 // with 1 KiB attributes, as fast as it can up to 20,000 a second, on a
 // tmpfs left with 60 MiB free, for OTELRECORDS_TEST_FULLDISK_SECONDS
-// (default 12; the figures in RELIABILITY.md are from 60): the store
+// (default 12; RELIABILITY.md's command runs 60): the store
 // fills to its threshold and refuses, the spool takes what the disk still
 // has room for, and then records are dropped, oldest first. At two
 // thirds of the run the space comes back (the filler removed, the tmpfs

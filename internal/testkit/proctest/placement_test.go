@@ -18,8 +18,8 @@ import (
 const placementRunsEnv = "OTELRECORDS_TEST_PLACEMENT_RUNS"
 
 // placementRuns is the default: 0.15 to 0.2 s a run on 2 cores (63 s
-// for 300 beside a load of 16), so a minute or so in CI. The proof
-// recorded in RELIABILITY.md ran 200, twice.
+// for 300 beside a load of 16), so a minute or so in CI. RELIABILITY.md's
+// command runs 200.
 const placementRuns = 300
 
 // Eight short-lived writer processes started at once on one new

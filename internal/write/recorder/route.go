@@ -25,7 +25,7 @@ func (r *Recorder) Record(kind string, effect sessions.Effect, st sessions.Stamp
 	if err != nil {
 		return err
 	}
-	body.Effect = effect // the record says what it did (FORMAT.md §3.5)
+	body.Effect = effect // the record says what it did (FORMAT.md §3.2)
 	value, err := AppendEncoded(nil, k, st, &body)
 	if errors.Is(err, ErrTooLarge) {
 		return r.routeLocked(Trace{}, k, effect, st, nil, err, body.Name)

@@ -37,7 +37,7 @@ type start struct {
 // on) is replaced by the clock's reading, so that no span's odd time
 // gives its session an overflowed id, sorts it among the newest, or wraps
 // an offset; the caller keeps the span's own time with the record
-// (docs/FORMAT.md §2.1).
+// (docs/FORMAT.md §3.5, docs/MAPPING.md §6).
 func (r *Recorder) Stamp(at time.Time) (sessions.Stamp, bool) {
 	if r.level.Load() == int32(sessions.LevelOff) {
 		return sessions.Stamp{}, false
@@ -110,7 +110,7 @@ func clampSane(t time.Time) time.Time {
 }
 
 // IDRandomBits is how many low bits of a session id are drawn at random
-// (docs/FORMAT.md §2.1). The bits above are the session's start in
+// (docs/FORMAT.md §4.1). The bits above are the session's start in
 // nanoseconds since 1970 with these bits cleared, so ids sort sessions by
 // start to within 2^24 ns (about 17 ms), have the magnitude of the plain
 // nanosecond ids of stores written before, and order among them; two

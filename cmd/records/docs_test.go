@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -11,7 +12,7 @@ import (
 	"testing"
 )
 
-// The README's sample outputs are real, and stay so: each ```console
+// The documents' sample outputs are real, and stay so: each ```console
 // block that follows a line <!-- records-output: STORE --> is run here,
 // command by command, on STORE, and the block must read as the commands
 // print (stdout, then stderr). STORE is
@@ -24,13 +25,32 @@ import (
 // A command without --dir reads the store's first directory. `$ echo $?`
 // prints the exit status of the command before it; `records watch` runs
 // while the example does, and its block ends in ^C, the interrupt that
-// ends it. go test -run TestREADME -update rewrites the blocks in place.
-const readmePath = "../../README.md"
+// ends it. go test -run TestDocOutputs -update rewrites the blocks in
+// place. The blocks are docs/CLI.md's, but any document's are run:
+// README.md and every docs/*.md (docPaths).
+const (
+	readmePath = "../../README.md"
+	cliDocPath = "../../docs/CLI.md"
+)
+
+// docPaths returns the documents whose console blocks are checked: the
+// README and every document under docs/.
+func docPaths(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(docs, cliDocPath) {
+		t.Fatalf("no %s among %v", cliDocPath, docs)
+	}
+	return append([]string{readmePath}, docs...)
+}
 
 // readmeStores are the stores a records-output block may name: how each
-// is built, and what its directories are called in the README.
+// is built, and what its directories are called in the documents.
 var readmeStores = map[string]struct {
-	names []string                                         // as the README shows them, first the default store
+	names []string                                         // as the documents show them, first the default store
 	build func(t *testing.T, watches [][]string) readmeRun // the directories, in the order of names
 }{
 	"golden": {[]string{"./ci-store", "./laptop-store"}, func(t *testing.T, watches [][]string) readmeRun {
@@ -45,24 +65,24 @@ var readmeStores = map[string]struct {
 	}},
 }
 
-// readmeRun is a store built for the README: its directories, and what
-// each records watch printed while it was written.
+// readmeRun is a store built for the documents: its directories, and
+// what each records watch printed while it was written.
 type readmeRun struct {
 	dirs    []string
 	watched map[string]string // by the watch's arguments, joined by spaces
 }
 
-// consoleBlock is a ```console block of the README: the lines between its
-// fences, and the store its marker names ("" when it has none).
+// consoleBlock is a ```console block of a document: the lines between
+// its fences, and the store its marker names ("" when it has none).
 type consoleBlock struct {
 	store      string
-	start, end int // README lines [start, end) are the block's body
+	start, end int // the document's lines [start, end) are the block's body
 }
 
 var outputMarker = regexp.MustCompile(`^<!-- records-output: (\S+) -->$`)
 
-// consoleBlocks finds the console blocks of the README.
-func consoleBlocks(t *testing.T, lines []string) []consoleBlock {
+// consoleBlocks finds the console blocks of the document at path.
+func consoleBlocks(t *testing.T, path string, lines []string) []consoleBlock {
 	t.Helper()
 	var blocks []consoleBlock
 	for i := 0; i < len(lines); i++ {
@@ -78,7 +98,7 @@ func consoleBlocks(t *testing.T, lines []string) []consoleBlock {
 		for i++; i < len(lines) && lines[i] != "```"; i++ {
 		}
 		if i == len(lines) {
-			t.Fatalf("%s: the console block at line %d does not end", readmePath, b.start)
+			t.Fatalf("%s: the console block at line %d does not end", path, b.start)
 		}
 		b.end = i
 		blocks = append(blocks, b)
@@ -109,81 +129,104 @@ func commandArgs(line string) ([]string, bool) {
 	return fields[1:], true
 }
 
-// TestREADME runs the commands of every records-output block of the
-// README and compares what they print with the block.
-func TestREADME(t *testing.T) {
-	raw, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
+// TestDocOutputs runs the commands of every records-output block of the
+// documents and compares what they print with the block.
+func TestDocOutputs(t *testing.T) {
+	type doc struct {
+		path   string
+		lines  []string
+		blocks []consoleBlock
 	}
-	lines := strings.Split(string(raw), "\n")
-	blocks := consoleBlocks(t, lines)
+	var docs []doc
+	var all []docBlocks
+	for _, path := range docPaths(t) {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := doc{path: path, lines: strings.Split(string(raw), "\n")}
+		d.blocks = consoleBlocks(t, path, d.lines)
+		docs = append(docs, d)
+		all = append(all, docBlocks{d.lines, d.blocks})
+	}
 	runs := map[string]readmeRun{}
 	checked := 0
-	for _, b := range slices.Backward(blocks) { // from the end, so that -update keeps the earlier lines where they are
-		body := lines[b.start:b.end]
-		if b.store == "" {
-			for _, l := range body {
-				if _, ok := commandArgs(strings.TrimPrefix(l, "$ ")); ok && strings.HasPrefix(l, "$ ") {
-					t.Errorf("%s:%d: a records command in a console block without a <!-- records-output: STORE --> line: its output would go unchecked", readmePath, b.start)
-					break
+	for _, d := range docs {
+		lines := d.lines
+		for _, b := range slices.Backward(d.blocks) { // from the end, so that -update keeps the earlier lines where they are
+			body := lines[b.start:b.end]
+			if b.store == "" {
+				for _, l := range body {
+					if _, ok := commandArgs(strings.TrimPrefix(l, "$ ")); ok && strings.HasPrefix(l, "$ ") {
+						t.Errorf("%s:%d: a records command in a console block without a <!-- records-output: STORE --> line: its output would go unchecked", d.path, b.start)
+						break
+					}
 				}
-			}
-			continue
-		}
-		store, ok := readmeStores[b.store]
-		if !ok {
-			t.Errorf("%s:%d: records-output names the store %q; there are %v", readmePath, b.start-1, b.store, slices.Sorted(maps.Keys(readmeStores)))
-			continue
-		}
-		run, built := runs[b.store]
-		if !built {
-			run = store.build(t, watchesOf(blocks, lines, b.store))
-			runs[b.store] = run
-		}
-		var got []string
-		code := 0
-		for _, line := range commandLines(body) {
-			var out string
-			out, code, err = stepOutput(t, line, store.names, run, code)
-			if err != nil {
-				t.Errorf("%s:%d: %v", readmePath, b.start, err)
 				continue
 			}
-			got = append(got, "$ "+line)
-			got = append(got, strings.Split(strings.TrimSuffix(out, "\n"), "\n")...)
+			store, ok := readmeStores[b.store]
+			if !ok {
+				t.Errorf("%s:%d: records-output names the store %q; there are %v", d.path, b.start-1, b.store, slices.Sorted(maps.Keys(readmeStores)))
+				continue
+			}
+			run, built := runs[b.store]
+			if !built {
+				run = store.build(t, watchesOf(all, b.store))
+				runs[b.store] = run
+			}
+			var got []string
+			code := 0
+			for _, line := range commandLines(body) {
+				var out string
+				var err error
+				out, code, err = stepOutput(t, line, store.names, run, code)
+				if err != nil {
+					t.Errorf("%s:%d: %v", d.path, b.start, err)
+					continue
+				}
+				got = append(got, "$ "+line)
+				got = append(got, strings.Split(strings.TrimSuffix(out, "\n"), "\n")...)
+			}
+			checked++
+			if *update {
+				lines = slices.Concat(lines[:b.start], got, lines[b.end:])
+				continue
+			}
+			if want := strings.Join(body, "\n"); strings.Join(got, "\n") != want {
+				t.Errorf("%s:%d: the block differs from what its commands print (go test -run TestDocOutputs -update rewrites it):\n%s",
+					d.path, b.start, firstDiff(want, strings.Join(got, "\n")))
+			}
 		}
-		checked++
 		if *update {
-			lines = slices.Concat(lines[:b.start], got, lines[b.end:])
-			continue
-		}
-		if want := strings.Join(body, "\n"); strings.Join(got, "\n") != want {
-			t.Errorf("%s:%d: the block differs from what its commands print (go test -run TestREADME -update rewrites it):\n%s",
-				readmePath, b.start, firstDiff(want, strings.Join(got, "\n")))
+			if err := os.WriteFile(d.path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if checked == 0 {
-		t.Errorf("%s has no records-output block", readmePath)
-	}
-	if *update {
-		if err := os.WriteFile(readmePath, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		t.Errorf("no document has a records-output block (%s should)", cliDocPath)
 	}
 }
 
-// watchesOf returns the records watch commands of the blocks on store:
-// they run while the store is written.
-func watchesOf(blocks []consoleBlock, lines []string, store string) [][]string {
+// docBlocks is a document's lines and its console blocks.
+type docBlocks struct {
+	lines  []string
+	blocks []consoleBlock
+}
+
+// watchesOf returns the records watch commands of the documents' blocks
+// on store: they run while the store is written.
+func watchesOf(docs []docBlocks, store string) [][]string {
 	var watches [][]string
-	for _, b := range blocks {
-		if b.store != store {
-			continue
-		}
-		for _, line := range commandLines(lines[b.start:b.end]) {
-			if args, ok := commandArgs(line); ok && len(args) > 0 && args[0] == "watch" {
-				watches = append(watches, args)
+	for _, d := range docs {
+		for _, b := range d.blocks {
+			if b.store != store {
+				continue
+			}
+			for _, line := range commandLines(d.lines[b.start:b.end]) {
+				if args, ok := commandArgs(line); ok && len(args) > 0 && args[0] == "watch" {
+					watches = append(watches, args)
+				}
 			}
 		}
 	}
@@ -191,7 +234,7 @@ func watchesOf(blocks []consoleBlock, lines []string, store string) [][]string {
 }
 
 // stepOutput runs one command of a block and returns what it prints, with
-// the store's directories under the names the README gives them, and its
+// the store's directories under the names the documents give them, and its
 // exit status. lastCode is the exit status of the step before, for
 // `echo $?`.
 func stepOutput(t *testing.T, line string, names []string, run readmeRun, lastCode int) (string, int, error) {
@@ -228,11 +271,11 @@ func stepOutput(t *testing.T, line string, names []string, run readmeRun, lastCo
 	return strings.NewReplacer(show...).Replace(out), code, nil
 }
 
-// TestREADMECommandTable holds the README's table of commands to the
+// TestCLICommandTable holds docs/CLI.md's table of commands to the
 // command line: every command has a row, and every row names commands
 // that exist.
-func TestREADMECommandTable(t *testing.T) {
-	raw, err := os.ReadFile(readmePath)
+func TestCLICommandTable(t *testing.T) {
+	raw, err := os.ReadFile(cliDocPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,17 +287,17 @@ func TestREADMECommandTable(t *testing.T) {
 	}
 	rows := commandTable(string(raw))
 	if len(rows) == 0 {
-		t.Fatalf("%s has no table of commands (| command | what it says |)", readmePath)
+		t.Fatalf("%s has no table of commands (| command | what it says |)", cliDocPath)
 	}
 	named := regexp.MustCompile("`records ([a-z-]+)")
 	for _, row := range rows {
 		ms := named.FindAllStringSubmatch(row, -1)
 		if len(ms) == 0 {
-			t.Errorf("the README's row %q names no records command", row)
+			t.Errorf("%s: the row %q names no records command", cliDocPath, row)
 		}
 		for _, m := range ms {
 			if _, ok := commands[m[1]]; !ok {
-				t.Errorf("the README's row %q names records %s, which is no command", row, m[1])
+				t.Errorf("%s: the row %q names records %s, which is no command", cliDocPath, row, m[1])
 				continue
 			}
 			commands[m[1]] = true
@@ -262,17 +305,17 @@ func TestREADMECommandTable(t *testing.T) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(commands)) {
 		if !commands[name] {
-			t.Errorf("records %s is not in the README's table of commands", name)
+			t.Errorf("records %s is not in %s's table of commands", name, cliDocPath)
 		}
 	}
 }
 
-// commandTable returns the first cells of the rows of the README's table
+// commandTable returns the first cells of the rows of a document's table
 // of commands: the one whose header is | command | what it says |.
-func commandTable(readme string) []string {
+func commandTable(doc string) []string {
 	var rows []string
 	in := false
-	for l := range strings.Lines(readme) {
+	for l := range strings.Lines(doc) {
 		l = strings.TrimSpace(l)
 		switch {
 		case l == "| command | what it says |":

@@ -19,14 +19,18 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// TestREADMENode runs the README's Node.js program as the README says to:
-// saved as build.mjs beside the three packages it names (installed with
-// npm ci from collector/testdata/node's lock, into a directory of the
-// test's own), sending to an OTLP/HTTP endpoint, here the test's in place
-// of the Collector's OTLP/HTTP port. It must run as it is (issue 33: it lacked an
-// import and ran only as a module), and send the compile it records, with
-// the Resource it says.
-func TestREADMENode(t *testing.T) {
+// collectorDocPath is the document whose Node.js program TestDocNodeProgram
+// runs.
+const collectorDocPath = "../../docs/COLLECTOR.md"
+
+// TestDocNodeProgram runs docs/COLLECTOR.md's Node.js program as the page
+// says to: saved as build.mjs beside the three packages it names
+// (installed with npm ci from collector/testdata/node's lock, into a
+// directory of the test's own), sending to an OTLP/HTTP endpoint, here
+// the test's in place of the Collector's OTLP/HTTP port. It must run as
+// it is (issue 33: it lacked an import and ran only as a module), and
+// send the compile it records, with the Resource it says.
+func TestDocNodeProgram(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs npm ci and node")
 	}
@@ -35,27 +39,27 @@ func TestREADMENode(t *testing.T) {
 			t.Skipf("no %s on this machine", tool)
 		}
 	}
-	readme, err := os.ReadFile(readmePath)
+	doc, err := os.ReadFile(collectorDocPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(readme), "## From any language")
+	_, after, ok := strings.Cut(string(doc), "## A first sender: Node.js")
 	_, block, ok2 := strings.Cut(after, "```js\n")
 	program, _, ok3 := strings.Cut(block, "```\n")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("no ```js block in the README's section on the Collector")
+		t.Fatalf("no ```js block in %s's section \"A first sender: Node.js\"", collectorDocPath)
 	}
-	// The README's program sends to a local Collector's OTLP/HTTP port;
-	// the test sends it to its own server on a free port instead, so
-	// nothing binds the Collector's.
+	// The program sends to a local Collector's OTLP/HTTP port; the test
+	// sends it to its own server on a free port instead, so nothing binds
+	// the Collector's.
 	m := localEndpoint.FindStringSubmatch(program)
 	if m == nil {
-		t.Fatal("the README's program sends to no local OTLP/HTTP endpoint")
+		t.Fatal("the page's program sends to no local OTLP/HTTP endpoint")
 	}
 	url, port := m[0], m[1]
 	program = strings.ReplaceAll(program, url, "\x00endpoint\x00")
 	if strings.Contains(program, port) {
-		t.Fatalf("the README's program names %s other than in its endpoint %s", port, url)
+		t.Fatalf("the page's program names %s other than in its endpoint %s", port, url)
 	}
 
 	// OTLP/HTTP, JSON as this exporter sends it (or protobuf).
@@ -147,7 +151,7 @@ func TestREADMENode(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("the README's program sent %d requests, none with its compile and its Resource:\n%v", len(reqs), reqs)
+		t.Errorf("the page's program sent %d requests, none with its compile and its Resource:\n%v", len(reqs), reqs)
 	}
 }
 
