@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/otlpenv"
 	"github.com/otelrecords/otelrecords/internal/ground/env"
 	"github.com/otelrecords/otelrecords/pull"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -196,14 +196,15 @@ func (f *pullFlags) jaeger() (*pull.Jaeger, error) {
 	case u.Scheme != "http" && u.Scheme != "https":
 		return nil, usageError{fmt.Errorf("--from: unknown scheme %q (want http or https)", u.Scheme)}
 	}
-	header, err := envHeaders()
+	env, err := otlpenv.Read()
 	if err != nil {
 		return nil, err
 	}
-	tlsConf, err := envTLS()
-	if err != nil {
-		return nil, err
+	header := http.Header{}
+	for k, v := range env.Headers {
+		header.Set(k, v)
 	}
+	tlsConf := env.TLS
 	if f.insecure {
 		if tlsConf == nil {
 			tlsConf = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -222,76 +223,6 @@ func (f *pullFlags) jaeger() (*pull.Jaeger, error) {
 		return nil, usageError{fmt.Errorf("--from: %w", err)}
 	}
 	return j, nil
-}
-
-// envHeaders reads the headers records replay sends, from
-// OTEL_EXPORTER_OTLP_HEADERS and OTEL_EXPORTER_OTLP_TRACES_HEADERS (which
-// wins): key=value pairs, comma-separated, each value URL-encoded. A pair
-// that does not read is an error naming its key, never its value.
-func envHeaders() (http.Header, error) {
-	header := http.Header{}
-	for _, name := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
-		v := os.Getenv(name)
-		if v == "" {
-			continue
-		}
-		for pair := range strings.SplitSeq(v, ",") {
-			k, val, ok := strings.Cut(pair, "=")
-			k = strings.TrimSpace(k)
-			if !ok || k == "" || strings.ContainsAny(k, " \t\r\n:") {
-				return nil, fmt.Errorf("%s: a header is not key=value (key %q)", name, clean(k))
-			}
-			val, err := url.PathUnescape(val)
-			if err != nil {
-				return nil, fmt.Errorf("%s: the value of header %s is not URL-encoded", name, clean(k))
-			}
-			header.Set(k, strings.TrimSpace(val))
-		}
-	}
-	return header, nil
-}
-
-// envTLS reads the CA and client certificates records replay uses, from
-// OTEL_EXPORTER_OTLP_[TRACES_]CERTIFICATE, ..._CLIENT_CERTIFICATE and
-// ..._CLIENT_KEY (the TRACES_ ones win). nil when none is set: the
-// system's roots.
-func envTLS() (*tls.Config, error) {
-	get := func(what string) string {
-		return firstEnv("OTEL_EXPORTER_OTLP_TRACES_"+what, "OTEL_EXPORTER_OTLP_"+what)
-	}
-	ca, cert, key := get("CERTIFICATE"), get("CLIENT_CERTIFICATE"), get("CLIENT_KEY")
-	if ca == "" && cert == "" && key == "" {
-		return nil, nil
-	}
-	conf := &tls.Config{MinVersion: tls.VersionTLS12}
-	if ca != "" {
-		pem, err := os.ReadFile(ca)
-		if err != nil {
-			return nil, fmt.Errorf("the CA certificate: %w", err)
-		}
-		conf.RootCAs = x509.NewCertPool()
-		if !conf.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("the CA certificate %s holds no PEM certificate", clean(ca))
-		}
-	}
-	if cert != "" || key != "" {
-		pair, err := tls.LoadX509KeyPair(cert, key)
-		if err != nil {
-			return nil, fmt.Errorf("the client certificate: %w", err)
-		}
-		conf.Certificates = []tls.Certificate{pair}
-	}
-	return conf, nil
-}
-
-// firstEnv returns the first of the environment variables that is set.
-func firstEnv(names ...string) string {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // pullInto opens the store for writing (creating it, waiting --wait for

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/otlpenv"
 	"github.com/otelrecords/otelrecords/replay"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -136,11 +137,18 @@ func (f *replayFlags) options() (replay.Options, error) {
 	return o, nil
 }
 
-// exporter checks the flags that say where to send, and returns how to
+// exporter checks the flags that say where to send, and the OTLP
+// environment (otlpenv, which records pull reads too), and returns how to
 // make the exporter. Making it waits for the store to open, so a missing
-// store is reported before anything dials out.
+// store is reported before anything dials out. The exporter reads the
+// environment again itself (endpoint, headers, certificates): what it is
+// given here is what the flags say.
 func (f *replayFlags) exporter() (func(context.Context) (*otlptrace.Exporter, error), error) {
-	if f.endpoint == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" {
+	env, err := otlpenv.Read()
+	if err != nil {
+		return nil, err
+	}
+	if f.endpoint == "" && env.Endpoint == "" {
 		return nil, usageError{errors.New("give the OTLP receiver with --endpoint host:port")}
 	}
 	isURL := strings.Contains(f.endpoint, "://")
@@ -161,13 +169,13 @@ func (f *replayFlags) exporter() (func(context.Context) (*otlptrace.Exporter, er
 	// Retry as the exporters do (exponential backoff, honouring a
 	// receiver's throttling hints), but within --timeout, so that nothing
 	// listening ends in an error rather than a minute of silence.
-	retry := struct{ initial, maxInterval, elapsed time.Duration }{500 * time.Millisecond, 5 * time.Second, f.timeout}
+	retry := struct {
+		Enabled                                      bool
+		InitialInterval, MaxInterval, MaxElapsedTime time.Duration
+	}{true, 500 * time.Millisecond, 5 * time.Second, f.timeout}
 	switch f.protocol {
 	case "grpc":
-		opts := []otlptracegrpc.Option{
-			otlptracegrpc.WithTimeout(f.timeout),
-			otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: retry.initial, MaxInterval: retry.maxInterval, MaxElapsedTime: retry.elapsed}),
-		}
+		opts := []otlptracegrpc.Option{otlptracegrpc.WithTimeout(f.timeout), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig(retry))}
 		switch {
 		case isURL:
 			opts = append(opts, otlptracegrpc.WithEndpointURL(f.endpoint))
@@ -179,10 +187,7 @@ func (f *replayFlags) exporter() (func(context.Context) (*otlptrace.Exporter, er
 		}
 		return func(ctx context.Context) (*otlptrace.Exporter, error) { return otlptracegrpc.New(ctx, opts...) }, nil
 	case "http", "http/protobuf":
-		opts := []otlptracehttp.Option{
-			otlptracehttp.WithTimeout(f.timeout),
-			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: retry.initial, MaxInterval: retry.maxInterval, MaxElapsedTime: retry.elapsed}),
-		}
+		opts := []otlptracehttp.Option{otlptracehttp.WithTimeout(f.timeout), otlptracehttp.WithRetry(otlptracehttp.RetryConfig(retry))}
 		switch {
 		case isURL:
 			opts = append(opts, otlptracehttp.WithEndpointURL(f.endpoint))
