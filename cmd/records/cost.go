@@ -103,19 +103,10 @@ the columns above (docs/FORMAT.md §8.4).`,
 
 // rework adds up every session of the store, one tree at a time.
 func rework(r *sessions.Records) (*explain.Rework, error) {
-	rows, err := sessionRows(r)
-	if err != nil {
-		return nil, err
-	}
-	kinds, err := r.Kinds()
-	if err != nil {
-		return nil, err
-	}
 	var w explain.Rework
-	err = eachSession(rows, inStampOrder(r, kinds), sessionVisitor{
-		begin:  func(s sessions.Session) error { w.Begin(s); return nil },
-		record: w.Add,
-		end:    func(sessions.Session) error { return nil },
+	err := explain.Walk(r, explain.Visitor{
+		Begin:  func(s sessions.Session) error { w.Begin(s); return nil },
+		Record: w.Add,
 	})
 	return &w, err
 }

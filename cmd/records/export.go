@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/replay"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
@@ -234,8 +235,8 @@ func exportChrome(_ context.Context, w io.Writer, r *sessions.Records, f session
 		spans []span
 		next  int // the index in spans of the record to come
 	)
-	err = eachSession(rows, inStampOrder(r, kinds, opts...), sessionVisitor{
-		begin: func(s sessions.Session) error {
+	err = explain.Walk(r, explain.Visitor{
+		Begin: func(s sessions.Session) error {
 			pid++
 			spans, next = laid[s.ID], 0
 			name := "session " + s.ID.String()
@@ -259,7 +260,7 @@ func exportChrome(_ context.Context, w io.Writer, r *sessions.Records, f session
 			}
 			return nil
 		},
-		record: func(kr kindRecord) error {
+		Record: func(kr kindRecord) error {
 			prog.add()
 			// Both passes read the same store in the same order.
 			for next < len(spans) && spans[next].seq != kr.Stamp.Seq {
@@ -302,8 +303,7 @@ func exportChrome(_ context.Context, w io.Writer, r *sessions.Records, f session
 			}
 			return nil
 		},
-		end: func(sessions.Session) error { return nil },
-	})
+	}, opts...)
 	if err != nil {
 		return err
 	}

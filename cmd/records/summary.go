@@ -109,25 +109,17 @@ type pathNode struct {
 // follows the records of the largest session (a few words each, for its
 // tree), not the store.
 func summarise(r *sessions.Records, top int, opts ...sessions.ReadOption) ([]*summary, error) {
-	rows, err := sessionRows(r, opts...)
-	if err != nil {
-		return nil, err
-	}
-	kinds, err := r.Kinds()
-	if err != nil {
-		return nil, err
-	}
 	var (
 		sums []*summary
 		cur  *summary
 		b    explain.TreeBuilder
 	)
-	err = eachSession(rows, inStampOrder(r, kinds, opts...), sessionVisitor{
-		begin: func(s sessions.Session) error {
+	err := explain.Walk(r, explain.Visitor{
+		Begin: func(s sessions.Session) error {
 			cur = &summary{Session: s}
 			return nil
 		},
-		record: func(kr kindRecord) error {
+		Record: func(kr kindRecord) error {
 			if err := b.Add(kr); err != nil { // a tree holds a few words a record
 				return err
 			}
@@ -137,7 +129,7 @@ func summarise(r *sessions.Records, top int, opts ...sessions.ReadOption) ([]*su
 			}
 			return nil
 		},
-		end: func(sessions.Session) error {
+		End: func(sessions.Session) error {
 			t := b.Tree()
 			cur.sum = t.Summary()
 			cur.path = t.CriticalPath()
@@ -155,7 +147,7 @@ func summarise(r *sessions.Records, top int, opts ...sessions.ReadOption) ([]*su
 			sums = append(sums, cur)
 			return nil
 		},
-	})
+	}, opts...)
 	return sums, err
 }
 

@@ -67,24 +67,15 @@ name, offset_ns, wall_ns and effect ("changed", "observed", or null).`,
 }
 
 func timeline(cmd *cobra.Command, r *sessions.Records, f sessionFlag, asJSON, all bool) error {
-	opts := f.readOptions()
-	rows, err := sessionRows(r, opts...)
-	if err != nil {
-		return err
-	}
-	kinds, err := r.Kinds()
-	if err != nil {
-		return err
-	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
-	var v sessionVisitor
+	var v explain.Visitor
 	seen := false
 	if asJSON {
 		v = timelineJSONVisitor(out, &seen)
 	} else {
 		v = timelineTextVisitor(out, r, &seen, all)
 	}
-	if err := eachSession(rows, inStampOrder(r, kinds, opts...), v); err != nil {
+	if err := explain.Walk(r, v, f.readOptions()...); err != nil {
 		out.Flush() // show what was read before the error
 		return err
 	}
@@ -95,16 +86,16 @@ func timeline(cmd *cobra.Command, r *sessions.Records, f sessionFlag, asJSON, al
 }
 
 // timelineTextVisitor builds each session's tree and prints it.
-func timelineTextVisitor(out io.Writer, r *sessions.Records, seen *bool, all bool) sessionVisitor {
+func timelineTextVisitor(out io.Writer, r *sessions.Records, seen *bool, all bool) explain.Visitor {
 	var b explain.TreeBuilder
 	first := true
-	return sessionVisitor{
-		begin: func(sessions.Session) error {
+	return explain.Visitor{
+		Begin: func(sessions.Session) error {
 			*seen = true
 			return nil
 		},
-		record: b.Add, // a tree holds a few words a record, never the record
-		end: func(s sessions.Session) error {
+		Record: b.Add, // a tree holds a few words a record, never the record
+		End: func(s sessions.Session) error {
 			if !first {
 				if _, err := io.WriteString(out, "\n"); err != nil {
 					return err
@@ -270,15 +261,15 @@ type timelineRecordJSON struct {
 
 // timelineJSONVisitor prints every record as it is read, placed in its
 // session's tree: a few words per span held, never the tree.
-func timelineJSONVisitor(out io.Writer, seen *bool) sessionVisitor {
+func timelineJSONVisitor(out io.Writer, seen *bool) explain.Visitor {
 	enc := jsonLines(out)
 	var ns explain.Nesting
-	return sessionVisitor{
-		begin: func(sessions.Session) error {
+	return explain.Visitor{
+		Begin: func(sessions.Session) error {
 			*seen = true
 			return nil
 		},
-		record: func(kr kindRecord) error {
+		Record: func(kr kindRecord) error {
 			n := ns.Place(kr)
 			j := timelineRecordJSON{
 				Session:  kr.Stamp.Session,
@@ -295,6 +286,5 @@ func timelineJSONVisitor(out io.Writer, seen *bool) sessionVisitor {
 			}
 			return enc.Encode(j)
 		},
-		end: func(sessions.Session) error { return nil },
 	}
 }
