@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/otelrecords/otelrecords/tracefile"
 )
 
 // How progress is shown. A command that ends within progressDelay shows
@@ -93,6 +95,18 @@ func (p *progress) draw() {
 	} else {
 		fmt.Fprintf(p.w, "\r%s: %d records read\x1b[K", p.what, p.done)
 	}
+}
+
+// tell says how far an export (package tracefile) got: a total that
+// changes starts the count again.
+func (p *progress) tell(tp tracefile.Progress) {
+	if p == nil {
+		return
+	}
+	if tp.Total != p.total {
+		p.setTotal(tp.Total)
+	}
+	p.update(tp.Records)
 }
 
 // finish clears the line, if one was drawn, so what is printed next starts

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,11 @@ import (
 
 	"github.com/otelrecords/otelrecords/sessions"
 )
+
+// long runs the hostile-shape tests at the sizes RELIABILITY.md reports:
+//
+//	go test -run 'HostileShow' -v ./cmd/records/ -long
+var long = flag.Bool("long", false, "run the hostile-shape tests at the sizes RELIABILITY.md reports")
 
 // TestHostileShowDistinctKeys shows a kind whose every record has an
 // attribute key of its own (a request id as the key). A column per key
