@@ -181,7 +181,7 @@ func (w *Rework) Add(kr sessions.KindRecord) error {
 		return err
 	}
 	w.open = true
-	key := Match{Keys: w.Keys}.keyOf(kr.Record.Attributes)
+	key := Match{Keys: w.Keys}.KeyOf(kr.Record.Attributes)
 	id := identity(kr.Kind, kr.Record.Name, key)
 	k := w.keys[id]
 	if k == nil {
