@@ -76,9 +76,9 @@ error when it is a terminal.`,
 					return err
 				}
 			case "":
-				return usageError{errors.New("say which format, --format chrome or --format otlp-json")}
+				return usageError{Err: errors.New("say which format, --format chrome or --format otlp-json")}
 			default:
-				return usageError{fmt.Errorf("--format %q: want chrome or otlp-json", format)}
+				return usageError{Err: fmt.Errorf("--format %q: want chrome or otlp-json", format)}
 			}
 			return a.read(cmd, func(r *sessions.Records) error {
 				err := writeOutput(cmd, output, func(w io.Writer) error {

@@ -3,11 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 
-	"golang.org/x/term"
-
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/tracefile"
 )
 
@@ -39,17 +37,10 @@ type progress struct {
 // newProgress returns a progress line for work called what, written to w
 // when w is a terminal, and nil (which does nothing) otherwise.
 func newProgress(w io.Writer, what string) *progress {
-	if !isTerminalFile(w) {
+	if !render.IsTerminal(w) {
 		return nil
 	}
 	return &progress{w: w, what: what, start: time.Now()}
-}
-
-// isTerminalFile reports whether w is a terminal. /dev/null and other
-// character devices are not: it asks the terminal driver, as term does.
-func isTerminalFile(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // setTotal says how many records the work goes through, from now on: a

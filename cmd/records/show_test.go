@@ -80,22 +80,3 @@ func TestHostileShowWideCell(t *testing.T) {
 		}
 	}
 }
-
-// TestShowColumns checks which attributes get a column.
-func TestShowColumns(t *testing.T) {
-	present := map[string]int{"a": 100, "b": 10, "c": 9, "d": 1}
-	if cols, rest := showColumns(present, 100); strings.Join(cols, ",") != "a,b" || !rest {
-		t.Errorf("columns %q, rest %v", cols, rest)
-	}
-	if cols, rest := showColumns(map[string]int{"a": 1}, 1); strings.Join(cols, ",") != "a" || rest {
-		t.Errorf("columns %q, rest %v", cols, rest)
-	}
-	many := map[string]int{}
-	for i := range 40 {
-		many[fmt.Sprintf("k%02d", i)] = 100 - i
-	}
-	cols, rest := showColumns(many, 100)
-	if len(cols) != showColumnsMax || cols[0] != "k00" || cols[len(cols)-1] != "k15" || !rest {
-		t.Errorf("columns %q, rest %v", cols, rest)
-	}
-}

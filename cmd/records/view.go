@@ -7,18 +7,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/explain"
-
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// This file holds what the commands that look at whole sessions (summary,
-// timeline, export, report) share: the session rows, the --session flag,
-// and the lane layout that draws overlapping records apart.
+// This file holds what the commands that look at sessions share: the
+// --session flag, the session rows, and the session a one-session command
+// (report) shows.
 
 // sessionFlag is a --session flag: one session's id, or every session when
 // it is not given.
@@ -80,13 +79,13 @@ func needKind(r *sessions.Records, kind string) error {
 		return nil
 	}
 	if len(kinds) == 0 {
-		return fmt.Errorf("the store has no records of kind %s: it has no records at all", formatString(kind))
+		return fmt.Errorf("the store has no records of kind %s: it has no records at all", render.String(kind))
 	}
 	names := make([]string, len(kinds))
 	for i, k := range kinds {
-		names[i] = formatString(k)
+		names[i] = render.String(k)
 	}
-	return fmt.Errorf("the store has no records of kind %s; its kinds are: %s", formatString(kind), strings.Join(names, ", "))
+	return fmt.Errorf("the store has no records of kind %s; its kinds are: %s", render.String(kind), strings.Join(names, ", "))
 }
 
 // readOptions returns the read options that narrow a read to the session.
@@ -166,35 +165,4 @@ func pickSession(r *sessions.Records, f sessionFlag) (sessions.Session, error) {
 		return sessions.Session{}, errors.New("the store has no sessions")
 	}
 	return rows[len(rows)-1], nil
-}
-
-// sessionEnd returns the later of end and the end of a record stamped at
-// st that lasted wall. Fed every record of a session, it gives the
-// session's duration from its first stamp, where its clock starts.
-func sessionEnd(end time.Duration, st sessions.Stamp, wall time.Duration) time.Duration {
-	return max(end, st.Offset+max(wall, 0))
-}
-
-// nodeName returns the name of a tree node's record: the tree's, or,
-// where the tree does not hold it (a long name, or a session of very many
-// names), the record's, read again and cut as a view holds names.
-func nodeName(r *sessions.Records, t *explain.SessionTree, n *explain.Node) (string, error) {
-	if name, ok := t.Name(n); ok {
-		return name, nil
-	}
-	kr, err := t.Record(r, n)
-	if err != nil {
-		return "", err
-	}
-	name, _ := cutText(kr.Record.Name, heldNameMax)
-	return name, nil
-}
-
-// groupName returns the name of a group of roots: the tree's, or the
-// name of its slowest root, read again.
-func groupName(r *sessions.Records, t *explain.SessionTree, g explain.RootGroup) (string, error) {
-	if g.NameHeld {
-		return g.Name, nil
-	}
-	return nodeName(r, t, t.BySeq(g.Slowest))
 }

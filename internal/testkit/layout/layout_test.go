@@ -100,9 +100,11 @@ var layers = []layer{
 	// summed up and laid out for a page, and written as trace files.
 	{"views", 6, []string{"explain/summary", "tracefile"}, []string{badger}},
 	{"entry points", 6, []string{"exporter"}, nil},
-	// The records command's rooms: its text, its JSON, its HTML report,
-	// and its reading of the OTLP environment.
-	{"command rooms", 7, []string{"cmd/records/internal/..."}, []string{badger}},
+	// The records command's parts: its text, its JSON, and its reading of
+	// the OTLP environment; and above them, using its text, its rooms: the
+	// HTML report, and how it opens and follows stores.
+	{"command parts", 7, []string{"cmd/records/internal/..."}, []string{badger}},
+	{"command rooms", 8, []string{"cmd/records/internal/report", "cmd/records/internal/stores"}, []string{badger}},
 	// Tests' and benchmarks' helpers may stand on everything beneath;
 	// only tests and programs import them (TestTestSupportOnlyInTests).
 	{"test kits", 7, []string{"internal/testkit/...", "sessions/sessionstest", "internal/store/badgerfmt/badgerfmttest", "bench", "bench/internal/...", "bench/peers", "collector/internal/..."}, nil},
@@ -111,7 +113,7 @@ var layers = []layer{
 	{"components", 7, []string{"collector"}, []string{badger}},
 	// Programs: the example a user copies, the records command, the
 	// benchmark commands and the Collector distribution.
-	{"programs", 8, []string{"examples/otel", "cmd/records", "bench/cmd/...", "bench/peers/cmd/...", "collector/cmd/..."}, nil},
+	{"programs", 9, []string{"examples/otel", "cmd/records", "bench/cmd/...", "bench/peers/cmd/...", "collector/cmd/..."}, nil},
 }
 
 // extra rules a layer's outside list cannot say.
