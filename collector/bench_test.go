@@ -48,28 +48,7 @@ func BenchmarkCollector(b *testing.B) {
 			cpu0 := processCPU(b, col.cmd.Process.Pid)
 			b.ResetTimer()
 			start := time.Now()
-			var wg sync.WaitGroup
-			next := make(chan []byte)
-			for range 4 {
-				wg.Go(func() {
-					for body := range next {
-						resp, err := http.Post(col.url, "application/x-protobuf", bytes.NewReader(body))
-						if err != nil {
-							b.Error(err)
-							continue
-						}
-						resp.Body.Close()
-						if resp.StatusCode != http.StatusOK {
-							b.Errorf("POST: %s", resp.Status)
-						}
-					}
-				})
-			}
-			for _, r := range reqs {
-				next <- r
-			}
-			close(next)
-			wg.Wait()
+			postAll(b, col.url, reqs)
 			elapsed := time.Since(start)
 			b.StopTimer()
 			spans := float64(b.N * spansPerRequest)
@@ -78,6 +57,33 @@ func BenchmarkCollector(b *testing.B) {
 			col.stop(b)
 		})
 	}
+}
+
+// postAll sends every body to url over OTLP/HTTP, 4 clients at once,
+// and fails b for each request not answered 200.
+func postAll(b testing.TB, url string, bodies [][]byte) {
+	var wg sync.WaitGroup
+	next := make(chan []byte)
+	for range 4 {
+		wg.Go(func() {
+			for body := range next {
+				resp, err := http.Post(url, "application/x-protobuf", bytes.NewReader(body))
+				if err != nil {
+					b.Error(err)
+					continue
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					b.Errorf("POST: %s", resp.Status)
+				}
+			}
+		})
+	}
+	for _, body := range bodies {
+		next <- body
+	}
+	close(next)
+	wg.Wait()
 }
 
 const spansPerRequest = 1000

@@ -85,7 +85,6 @@ func (im *Importer) evict(rs *remoteSession, need int, now time.Time) {
 	}
 	if rs.idleEmpty(now) {
 		im.held -= rs.counted
-		im.seen -= rs.seen.len()
 		addStats(&im.ended, rs.stats())
 		delete(im.sessions, rs.key)
 	}
@@ -120,7 +119,5 @@ func (im *Importer) drop(rs *remoteSession, p *pendingSpan, now time.Time) {
 	rs.pendingSpans--
 	rs.pendingBytes -= p.size
 	rs.evicted++
-	if rs.seen.set(spanRef{p.span.TraceID, p.span.SpanID}, statePlaced, im.second(now)) {
-		im.seen++
-	}
+	im.remember(rs, spanRef{p.span.TraceID, p.span.SpanID}, statePlaced, now)
 }

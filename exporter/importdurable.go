@@ -1,8 +1,11 @@
 package exporter
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
@@ -29,8 +32,8 @@ import (
 const entryEvery = 5 * time.Second
 
 // seqMark is where a session stood at an instant: the seq its next stamp
-// would take. A restart reads back the records from the mark DedupWindow
-// old on, to take each span once.
+// would take. A restart reads back the records from the mark a dedup
+// window old on, to take each span once.
 type seqMark struct {
 	At  int64  `cbor:"at"`
 	Seq uint64 `cbor:"seq"`
@@ -101,9 +104,16 @@ func (im *Importer) writeEntry(rs *remoteSession, now time.Time, force bool) {
 	rs.entryAt = now
 	next := rs.rec.NextSeq()
 	rs.marks = append(rs.marks, seqMark{At: now.UnixNano(), Seq: next})
+	// Marks a thirty-second of the window apart at least (but the last):
+	// a long window needs no mark every few seconds, and a restart reads
+	// back from the mark before the window, a little earlier at worst.
+	step := max(entryEvery, im.cfg.DedupWindow/32).Nanoseconds()
+	if n := len(rs.marks); n >= 3 && rs.marks[n-2].At-rs.marks[n-3].At < step {
+		rs.marks = append(rs.marks[:n-2], rs.marks[n-1])
+	}
 	// Keep the marks of the window, and the newest one before it, which
 	// says where the window starts.
-	from := now.Add(-DedupWindow).UnixNano()
+	from := now.Add(-im.cfg.DedupWindow).UnixNano()
 	i := 0
 	for i+1 < len(rs.marks) && rs.marks[i+1].At <= from {
 		i++
@@ -120,13 +130,14 @@ func (im *Importer) writeEntry(rs *remoteSession, now time.Time, force bool) {
 }
 
 // recover reads back what a previous run of an Importer on this store
-// left: the sessions in progress (their sender heard from within the
-// session timeout), continued when their senders come back, with the
-// spans they took in the last DedupWindow so that a replay is taken
-// once; and the spans written ahead that were not recorded, placed again
-// in their sessions. Ended sessions' entries are deleted. It runs once,
-// before the first Import; a store another process holds is waited for
-// until ctx ends, and tried again at the next Import. im.mu is held.
+// left: the sessions whose sender was heard from within the session
+// timeout or the dedup window, continued when their senders come back
+// (or, once ended, when a span of theirs comes late), with the spans they
+// took in the last dedup window so that a replay is taken once; and the
+// spans written ahead that were not recorded, placed again in their
+// sessions. Older sessions' entries are deleted. It runs once, before
+// the first Import; a store another process holds is waited for until
+// ctx ends, and tried again at the next Import. im.mu is held.
 func (im *Importer) recover(ctx context.Context) error {
 	if im.recovered {
 		return nil
@@ -146,9 +157,13 @@ func (im *Importer) recover(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for id, f := range found {
-			active := now.Sub(time.Unix(0, f.entry.Seen)) < im.cfg.SessionTimeout
-			if !active && len(f.pending) == 0 {
+		// Oldest first: of two sessions of one sender, the later is the
+		// one its spans continue.
+		ids := slices.SortedFunc(maps.Keys(found), func(a, b uint64) int { return cmp.Compare(found[a].entry.Seen, found[b].entry.Seen) })
+		for _, id := range ids {
+			f := found[id]
+			old := now.Sub(time.Unix(0, f.entry.Seen)) >= im.remembered()
+			if old && len(f.pending) == 0 {
 				if err := deleteEntries(st, id); err != nil {
 					return err
 				}
@@ -159,17 +174,18 @@ func (im *Importer) recover(ctx context.Context) error {
 				return err
 			}
 			im.counts.recovered++
-			if !active {
+			if old {
 				p.last = now // long quiet, but it left spans to record: record them, then end
 			}
-			if old, ok := im.parked[f.entry.Key]; ok {
-				im.seen -= old.seen.len() // read again: a recovery cut short before
+			if prev, ok := im.parked[f.entry.Key]; ok && prev.id != p.id {
+				im.retired = append(im.retired, retiredEntry{id: uint64(prev.id), last: prev.last})
 			}
 			im.parked[f.entry.Key] = p
 			if len(p.pending) > 0 {
 				// Spans a sender was told are stored: record them even if
 				// the sender never comes back.
-				rs := im.sessionFor(f.entry.Key, p.res, nil, now)
+				key := f.entry.Key
+				rs := im.sessionFor(key, im.seen.salt(key), p.res, nil, now)
 				rs.last = p.last
 				im.settleAll(rs, now)
 				im.account(rs)
@@ -242,21 +258,21 @@ func deleteEntries(st sessions.Store, id uint64) error {
 }
 
 // resumed makes the parked session that continues session id: its seq
-// past every record it wrote, and the spans it took since the mark
-// DedupWindow before its sender was last heard of.
+// past every record it wrote, and the spans it took since the mark a
+// dedup window before its sender was last heard of, remembered again.
 func (im *Importer) resumed(rd *sessions.Records, kinds []string, id uint64, f *foundEntry, now time.Time) (*parkedSession, error) {
 	e := f.entry
 	p := &parkedSession{id: sessions.SessionID(id), start: time.Unix(0, e.Start), clock: senderClock{skew: time.Duration(e.Skew)},
 		next: e.NextSeq, last: time.Unix(0, e.Seen), marks: e.Marks, pending: f.pending,
 		nextPending: max(e.NextPending, f.nextPending), res: spanbridge.Attributes(e.Resource)}
 	from := uint64(0)
-	window := time.Unix(0, e.Seen).Add(-DedupWindow).UnixNano()
+	window := time.Unix(0, e.Seen).Add(-im.cfg.DedupWindow).UnixNano()
 	for _, m := range e.Marks {
 		if m.At <= window {
 			from = m.Seq
 		}
 	}
-	at := im.second(now)
+	salt, at := im.seen.salt(e.Key), im.second(now)
 	for _, kind := range kinds {
 		for r, err := range rd.All(kind, sessions.InSessionFrom(sessions.SessionID(id), from)) {
 			if err != nil {
@@ -264,7 +280,7 @@ func (im *Importer) resumed(rd *sessions.Records, kinds []string, id uint64, f *
 			}
 			p.next = max(p.next, r.Stamp.Seq+1)
 			if k := (spanRef{trace.TraceID(r.Record.TraceID), trace.SpanID(r.Record.SpanID)}); k.span.IsValid() {
-				p.seen.set(k, statePlaced, at)
+				im.seen.set(im.seen.fingerprint(salt, k), statePlaced, at)
 			}
 		}
 	}
@@ -272,9 +288,6 @@ func (im *Importer) resumed(rd *sessions.Records, kinds []string, id uint64, f *
 		ps.arrived = now
 		ps.order = im.arrivals()
 	}
-	// Counted once read whole: a session whose records fail to read is
-	// thrown away, and the recovery tried again.
-	im.seen += p.seen.len()
 	return p, nil
 }
 

@@ -241,3 +241,74 @@ func TestImportQuietSessionContinuesUnderItsID(t *testing.T) {
 		}
 	}
 }
+
+// A batch delivered again after its session ended — a retry, a queue's
+// replay after an outage — within the dedup window: 70 s and 130 s after
+// it was taken (the session timeout is a minute), in the same Importer
+// and in one started again after a crash, it is recognised, and no
+// session is started for it. A span of the ended session that was never
+// taken (it started before the session ended) joins that session again.
+func TestImportReplayAfterTheSessionEndedTakenOnce(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprint("restart=", restart), func(t *testing.T) {
+			store := sessions.NewMemStore()
+			fake := clock.NewFake(rigNow)
+			r := newImportRigOn(t, store, fake, ImporterConfig{SessionTimeout: time.Minute})
+			batch := spansOf(3, 200)
+			r.send(node, batch...)
+			before := r.rows()
+			for _, after := range []time.Duration{70 * time.Second, 130 * time.Second} {
+				for fake.Now().Before(rigNow.Add(after)) {
+					fake.Advance(time.Second)
+					r.im.tick()
+				}
+				if restart {
+					r = newImportRigOn(t, store, fake, ImporterConfig{SessionTimeout: time.Minute})
+				}
+				if res := r.send(node, batch...); res.Duplicates != len(batch) {
+					t.Fatalf("the batch sent again %v later: %+v, want all %d recognised", after, res, len(batch))
+				}
+				if st := r.im.Stats(); st.Sessions != 0 {
+					t.Fatalf("the batch sent again %v later brought %d sessions into memory, want none", after, st.Sessions)
+				}
+			}
+			late := spansOf(4, 1)[0] // started with the batch, never taken
+			r.send(node, late)
+			if got := storedOnce(t, store); len(got) != len(batch)+1 {
+				t.Fatalf("%d spans stored, want %d", len(got), len(batch)+1)
+			}
+			rows := r.rows()
+			if len(rows) != 1 || rows[0].ID != before[0].ID {
+				t.Fatalf("sessions %v, want the one from before (%v)", rows, before)
+			}
+			recs := r.records()
+			if last := recs[len(recs)-1]; last.Record.Name != late.Name || last.Stamp.Seq != uint64(len(batch)) {
+				t.Fatalf("the late span stored as %q at seq %d, want %q at %d", last.Record.Name, last.Stamp.Seq, late.Name, len(batch))
+			}
+		})
+	}
+}
+
+// The dedup window is its own setting: past it a span delivered again is
+// taken again (in the sender's new session), and within it, however
+// short the session timeout, it is not.
+func TestImportDedupWindowIsItsOwn(t *testing.T) {
+	r := newImportRig(t, ImporterConfig{SessionTimeout: 2 * time.Second, DedupWindow: 20 * time.Second})
+	batch := spansOf(5, 10)
+	r.send(node, batch...)
+	r.clock.Advance(15 * time.Second)
+	r.im.tick()
+	if res := r.send(node, batch...); res.Duplicates != len(batch) {
+		t.Fatalf("sent again within the window: %+v, want all recognised", res)
+	}
+	for range 3 {
+		r.clock.Advance(sweepEvery)
+		r.im.tick()
+	}
+	if st := r.im.Stats(); st.SeenSpans != 0 || st.Ended != 0 {
+		t.Fatalf("past the window %d spans and %d sessions remembered, want none", st.SeenSpans, st.Ended)
+	}
+	if res := r.send(node, batch...); res.Duplicates != 0 {
+		t.Fatalf("sent again past the window: %+v, want it taken", res)
+	}
+}

@@ -106,23 +106,11 @@ func (s *ImportedSpan) likelyRemoteChild() bool {
 	return s.Kind == trace.SpanKindServer || s.Kind == trace.SpanKindConsumer
 }
 
-// add takes one span of session rs, and reports false if it had taken it
-// before (or it came twice in the batch): then nothing changes. im.mu is
-// held.
-func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) bool {
-	if rs.waiting(s.TraceID, s.SpanID) {
-		return false
-	}
-	k := spanRef{s.TraceID, s.SpanID}
-	wanted := false
-	switch rs.seen.state(k) {
-	case stateWanted:
-		wanted = true
-	case stateNone:
-	default:
-		return false
-	}
-	if s.ParentSpanID.IsValid() && rs.seen.state(spanRef{s.TraceID, s.ParentSpanID}) == statePlaced {
+// add takes one span of session rs, that the caller found new (not
+// taken before, not waiting); wanted says a record was placed below it
+// before it came. im.mu is held.
+func (im *Importer) add(rs *remoteSession, s *ImportedSpan, wanted bool, now time.Time) {
+	if s.ParentSpanID.IsValid() && im.seenState(rs, spanRef{s.TraceID, s.ParentSpanID}) == statePlaced {
 		im.counts.late++
 	}
 	p := pendingSpans.Get().(*pendingSpan)
@@ -133,7 +121,6 @@ func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) bool 
 		// keep it now, so that it is written ahead while it waits.
 		rs.rec.KeepNow(recorder.Trace(s.TraceID))
 	}
-	return true
 }
 
 // waiting reports whether span id of trace tid waits in rs to be placed.
@@ -245,7 +232,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 		if _, waiting := t.pending[par]; waiting && !p.span.isRoot() && par != p.span.SpanID {
 			continue // placed after its parent
 		}
-		top := force || p.span.isRoot() || rs.seen.state(spanRef{id, par}) == statePlaced ||
+		top := force || p.span.isRoot() || im.seenState(rs, spanRef{id, par}) == statePlaced ||
 			p.span.likelyRemoteChild() || now.Sub(p.arrived) >= im.cfg.DecisionWait
 		if top && may(p) {
 			heap.Push(ready, p)
@@ -306,20 +293,15 @@ func (im *Importer) place(rs *remoteSession, id trace.TraceID, t *liveTrace, p *
 	delete(t.pending, p.span.SpanID)
 	rs.pendingSpans--
 	rs.pendingBytes -= p.size
-	k := spanRef{id, p.span.SpanID}
-	if rs.seen.set(k, statePlaced, im.second(now)) {
-		im.seen++
-	}
+	im.remember(rs, spanRef{id, p.span.SpanID}, statePlaced, now)
 	if p.entry != 0 {
 		im.emptyEntry(rs, p.entry)
 	}
 	recorded := im.record(rs, &p.span, encloses || p.wanted, p.arrived)
 	if par := p.span.ParentSpanID; recorded && !p.span.isRoot() && im.marks == MarksEnclosing {
 		pk := spanRef{id, par}
-		if _, ok := t.pending[par]; !ok && rs.seen.state(pk) == stateNone {
-			if rs.seen.set(pk, stateWanted, im.second(now)) {
-				im.seen++
-			}
+		if _, ok := t.pending[par]; !ok && im.seenState(rs, pk) == stateNone {
+			im.remember(rs, pk, stateWanted, now)
 		}
 	}
 }
