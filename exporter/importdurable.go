@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
@@ -65,30 +62,7 @@ func (im *Importer) writeAhead(rs *remoteSession, now time.Time) {
 	}
 	im.writeEntry(rs, now, !rs.kept)
 	rs.kept = true
-	for _, t := range rs.traces {
-		for _, p := range t.pending {
-			if p.entry != 0 {
-				continue
-			}
-			v, err := encodePending(p)
-			if err != nil {
-				rs.problems++
-				im.reports.once("pending", fmt.Errorf("otelrecords: importer: span %q cannot be written ahead: %w", cut(p.span.Name, 64), err))
-				continue
-			}
-			rs.nextPending++
-			p.entry = rs.nextPending
-			rs.rec.QueueEntry(sessions.Entry{Key: keys.ImportPendingSpan(uint64(id), p.entry), Value: v})
-		}
-	}
-}
-
-// emptyEntry empties the pending entry n of rs: its span is recorded.
-// im.mu is held.
-func (im *Importer) emptyEntry(rs *remoteSession, n uint64) {
-	if id, _, ok := rs.rec.Started(); ok {
-		rs.rec.QueueEntry(sessions.Entry{Key: keys.ImportPendingSpan(uint64(id), n), Value: []byte{}})
-	}
+	im.writePending(rs, uint64(id))
 }
 
 // writeEntry queues rs's sender entry, when force or entryEvery has
@@ -205,6 +179,11 @@ type foundEntry struct {
 	entry       senderEntry
 	pending     []*pendingSpan
 	nextPending uint64
+	// fromSeq is the least seq the session was at when a pending entry
+	// still holding spans was written: a span of it recorded since has a
+	// seq from there on (pendingSeq says there is one).
+	fromSeq    uint64
+	pendingSeq bool
 }
 
 // readEntries reads every sender entry and pending span of the store.
@@ -237,12 +216,17 @@ func readEntries(st sessions.Store) (map[uint64]*foundEntry, error) {
 		if len(e.Value) == 0 {
 			continue // recorded
 		}
-		p, err := decodePending(e.Value)
+		spans, seq, err := decodePending(e.Value)
 		if err != nil {
 			continue
 		}
-		p.entry = n
-		f.pending = append(f.pending, p)
+		for _, p := range spans {
+			p.entry = n
+		}
+		f.pending = append(f.pending, spans...)
+		if !f.pendingSeq || seq < f.fromSeq {
+			f.pendingSeq, f.fromSeq = true, seq
+		}
 	}
 	return found, nil
 }
@@ -272,6 +256,9 @@ func (im *Importer) resumed(rd *sessions.Records, kinds []string, id uint64, f *
 			from = m.Seq
 		}
 	}
+	if f.pendingSeq {
+		from = min(from, f.fromSeq)
+	}
 	salt, at := im.seen.salt(e.Key), im.second(now)
 	for _, kind := range kinds {
 		for r, err := range rd.All(kind, sessions.InSessionFrom(sessions.SessionID(id), from)) {
@@ -284,105 +271,14 @@ func (im *Importer) resumed(rd *sessions.Records, kinds []string, id uint64, f *
 			}
 		}
 	}
+	// A pending entry holds spans written ahead together: those of them
+	// recorded before the entry was emptied are taken, and left out.
+	p.pending = slices.DeleteFunc(p.pending, func(ps *pendingSpan) bool {
+		return im.seen.state(im.seen.fingerprint(salt, spanRef{ps.span.TraceID, ps.span.SpanID})) == statePlaced
+	})
 	for _, ps := range p.pending {
 		ps.arrived = now
 		ps.order = im.arrivals()
 	}
 	return p, nil
-}
-
-// pendingWire is a span written ahead: everything an ImportedSpan holds.
-type pendingWire struct {
-	TraceID    []byte         `cbor:"trace"`
-	SpanID     []byte         `cbor:"span"`
-	Parent     []byte         `cbor:"parent,omitempty"`
-	Remote     bool           `cbor:"remote,omitempty"`
-	TraceState string         `cbor:"state,omitempty"`
-	Name       string         `cbor:"name"`
-	Kind       int            `cbor:"kind,omitempty"`
-	Start      [2]int64       `cbor:"start"`
-	End        [2]int64       `cbor:"end"`
-	Attributes sessions.Attrs `cbor:"attrs,omitempty"`
-	Events     []eventWire    `cbor:"events,omitempty"`
-	Links      []linkWire     `cbor:"links,omitempty"`
-	Status     int            `cbor:"status,omitempty"`
-	StatusText string         `cbor:"status_text,omitempty"`
-	Scope      [3]string      `cbor:"scope"`
-	Dropped    [3]int         `cbor:"dropped,omitempty"`
-}
-
-type eventWire struct {
-	Name       string         `cbor:"name"`
-	Time       [2]int64       `cbor:"time"`
-	Attributes sessions.Attrs `cbor:"attrs,omitempty"`
-	Dropped    int            `cbor:"dropped,omitempty"`
-}
-
-type linkWire struct {
-	TraceID    []byte         `cbor:"trace"`
-	SpanID     []byte         `cbor:"span"`
-	State      string         `cbor:"state,omitempty"`
-	Attributes sessions.Attrs `cbor:"attrs,omitempty"`
-	Dropped    int            `cbor:"dropped,omitempty"`
-}
-
-func wireTime(t time.Time) [2]int64 { return [2]int64{t.Unix(), int64(t.Nanosecond())} }
-func fromWire(t [2]int64) time.Time {
-	if t == wireTime(time.Time{}) {
-		return time.Time{}
-	}
-	return time.Unix(t[0], t[1])
-}
-
-// encodePending encodes a waiting span for its pending entry.
-func encodePending(p *pendingSpan) ([]byte, error) {
-	s := &p.span
-	w := pendingWire{TraceID: s.TraceID[:], SpanID: s.SpanID[:], Remote: s.ParentRemote, TraceState: s.TraceState,
-		Name: s.Name, Kind: int(s.Kind), Start: wireTime(s.Start), End: wireTime(s.End), Attributes: spanbridge.Attrs(s.Attributes),
-		Status: int(s.Status.Code), StatusText: s.Status.Description, Scope: [3]string{s.Scope.Name, s.Scope.Version, s.Scope.SchemaURL},
-		Dropped: [3]int{s.DroppedAttributes, s.DroppedEvents, s.DroppedLinks}}
-	if s.ParentSpanID.IsValid() {
-		w.Parent = s.ParentSpanID[:]
-	}
-	for _, e := range s.Events {
-		w.Events = append(w.Events, eventWire{Name: e.Name, Time: wireTime(e.Time), Attributes: spanbridge.Attrs(e.Attributes), Dropped: e.DroppedAttributeCount})
-	}
-	for _, l := range s.Links {
-		tid, sid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-		w.Links = append(w.Links, linkWire{TraceID: tid[:], SpanID: sid[:], State: l.SpanContext.TraceState().String(),
-			Attributes: spanbridge.Attrs(l.Attributes), Dropped: l.DroppedAttributeCount})
-	}
-	return cbor.Marshal(w)
-}
-
-// decodePending decodes a pending entry's span.
-func decodePending(b []byte) (*pendingSpan, error) {
-	var w pendingWire
-	if err := cbor.Unmarshal(b, &w); err != nil {
-		return nil, err
-	}
-	if len(w.TraceID) != 16 || len(w.SpanID) != 8 || (len(w.Parent) != 0 && len(w.Parent) != 8) {
-		return nil, fmt.Errorf("pending span with ids of %d, %d and %d bytes", len(w.TraceID), len(w.SpanID), len(w.Parent))
-	}
-	s := ImportedSpan{ParentRemote: w.Remote, TraceState: w.TraceState, Name: w.Name, Kind: trace.SpanKind(w.Kind),
-		Start: fromWire(w.Start), End: fromWire(w.End), Attributes: spanbridge.Attributes(w.Attributes),
-		Status:            sdktrace.Status{Code: codes.Code(w.Status), Description: w.StatusText},
-		Scope:             instrumentation.Scope{Name: w.Scope[0], Version: w.Scope[1], SchemaURL: w.Scope[2]},
-		DroppedAttributes: w.Dropped[0], DroppedEvents: w.Dropped[1], DroppedLinks: w.Dropped[2]}
-	copy(s.TraceID[:], w.TraceID)
-	copy(s.SpanID[:], w.SpanID)
-	copy(s.ParentSpanID[:], w.Parent)
-	for _, e := range w.Events {
-		s.Events = append(s.Events, sdktrace.Event{Name: e.Name, Time: fromWire(e.Time), Attributes: spanbridge.Attributes(e.Attributes), DroppedAttributeCount: e.Dropped})
-	}
-	for _, l := range w.Links {
-		var tid trace.TraceID
-		var sid trace.SpanID
-		copy(tid[:], l.TraceID)
-		copy(sid[:], l.SpanID)
-		ts, _ := trace.ParseTraceState(l.State)
-		s.Links = append(s.Links, sdktrace.Link{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceState: ts}),
-			Attributes: spanbridge.Attributes(l.Attributes), DroppedAttributeCount: l.Dropped})
-	}
-	return &pendingSpan{span: s, size: s.size()}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -310,5 +311,70 @@ func TestImportDedupWindowIsItsOwn(t *testing.T) {
 	}
 	if res := r.send(node, batch...); res.Duplicates != 0 {
 		t.Fatalf("sent again past the window: %+v, want it taken", res)
+	}
+}
+
+// Spans written ahead together share an entry, emptied once all of them
+// are recorded: after a crash with some recorded and some still waiting,
+// the restart places again only those still waiting, each stored once.
+func TestImportWrittenAheadTogetherRecordedOnce(t *testing.T) {
+	store := sessions.NewMemStore()
+	fake := clock.NewFake(rigNow)
+	r1 := newImportRigOn(t, store, fake, ImporterConfig{})
+	var kids []ImportedSpan
+	for i := range 3 {
+		k := span(fmt.Sprint("compile ", i), 20, 10, 10+i, changed("artifact")...)
+		k.TraceID = trace.TraceID{30, byte(i)}
+		kids = append(kids, k)
+	}
+	r1.send(node, kids...)
+	if n := countPending(t, store); n != 1 {
+		t.Fatalf("3 spans written ahead in %d entries, want 1", n)
+	}
+	parent := func(i int) ImportedSpan {
+		p := span(fmt.Sprint("phase ", i), 10, 0, i)
+		p.TraceID = trace.TraceID{30, byte(i)}
+		return p
+	}
+	r1.send(node, parent(0))
+	if n := countPending(t, store); n != 1 {
+		t.Fatalf("%d entries written ahead with one of their 3 spans recorded, want the one", n)
+	}
+	// The crash: r1 is left as it is.
+	fake.Advance(3 * time.Second)
+	r2 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r2.send(node, parent(1), parent(2))
+	got := storedOnce(t, store)
+	if len(got) != 6 {
+		t.Fatalf("%d spans stored, want 6", len(got))
+	}
+	if n := countPending(t, store); n != 0 {
+		t.Fatalf("%d entries written ahead once every span is recorded, want 0", n)
+	}
+}
+
+// A value written ahead that compresses well is stored compressed (Badger
+// sizes the tables it builds by their compressed size, and holds them
+// uncompressed while it builds them), and reads back as it was.
+func TestImportWrittenAheadCompressed(t *testing.T) {
+	blob := attribute.String("blob", strings.Repeat("x", 4096))
+	kid := span("compile", 20, 10, 10, append(changed("artifact"), blob)...)
+	r := newImportRig(t, ImporterConfig{})
+	r.send(node, kid)
+	for e, err := range r.store.Scan(keys.NamespaceStart(keys.ImportPending), keys.NamespaceEnd(keys.ImportPending)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(e.Value) > 1024 {
+			t.Fatalf("a span with a 4 KiB attribute of one letter written ahead in %d bytes", len(e.Value))
+		}
+		spans, _, err := decodePending(e.Value)
+		if err != nil || len(spans) != 1 {
+			t.Fatalf("decoded %d spans, %v", len(spans), err)
+		}
+		set := attribute.NewSet(spans[0].span.Attributes...)
+		if v, _ := set.Value("blob"); set.Len() != 3 || v.AsString() != blob.Value.AsString() {
+			t.Fatal("the attribute read back is not the one written")
+		}
 	}
 }

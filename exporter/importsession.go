@@ -60,11 +60,12 @@ type remoteSession struct {
 	inflightMarked bool // counted in inflight by the Import under way
 	kept           bool // the Recorder kept the session; its sender entry is written
 	entryAt        time.Time
-	marks          []seqMark // where the session stood, for its sender entry
-	nextPending    uint64    // the number of its next pending entry
-	evicted        int64     // waiting spans and held records the bound let go
-	problems       int64     // spans refused or mapped with a problem
-	cut            int64     // spans the sender's limits cut
+	marks          []seqMark      // where the session stood, for its sender entry
+	nextPending    uint64         // the number of its last pending entry
+	pendingEntries map[uint64]int // pending entries holding spans not placed yet: how many
+	evicted        int64          // waiting spans and held records the bound let go
+	problems       int64          // spans refused or mapped with a problem
+	cut            int64          // spans the sender's limits cut
 }
 
 // parkedSession is a kept session let go while its sender was quiet, or
@@ -226,7 +227,8 @@ func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue
 		return rs
 	}
 	cfg := im.recorderConfig(res)
-	rs := &remoteSession{key: key, salt: salt, last: now, traces: make(map[trace.TraceID]*liveTrace), resource: cfg.Resource}
+	rs := &remoteSession{key: key, salt: salt, last: now, traces: make(map[trace.TraceID]*liveTrace), resource: cfg.Resource,
+		pendingEntries: make(map[uint64]int)}
 	if p, ok := im.parked[key]; ok && (now.Sub(p.last) < im.cfg.SessionTimeout || len(p.pending) > 0 || p.startedIn(spans, now, im.cfg.SessionTimeout)) {
 		delete(im.parked, key)
 		cfg.Resume = &recorder.Resume{ID: p.id, Start: p.start, NextSeq: p.next}

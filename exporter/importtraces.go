@@ -146,6 +146,9 @@ func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
 		rs.traces[p.span.TraceID] = t
 	}
 	t.pending[p.span.SpanID] = p
+	if p.entry != 0 {
+		rs.pendingEntries[p.entry]++ // written ahead by a run before this one
+	}
 	if rs.pendingSpans == 0 || p.arrived.Before(rs.oldest) {
 		rs.oldest = p.arrived
 	}
@@ -166,6 +169,12 @@ func (im *Importer) settleAll(rs *remoteSession, now time.Time) {
 
 // settleTraces settles every trace of rs, in the order they arrived.
 func (im *Importer) settleTraces(rs *remoteSession, now time.Time, force bool) {
+	im.settleUntil(rs, now, force, nil)
+}
+
+// settleUntil is settleTraces, stopping before the next trace once done
+// reports true (nil: never).
+func (im *Importer) settleUntil(rs *remoteSession, now time.Time, force bool, done func() bool) {
 	type ref struct {
 		id    trace.TraceID
 		t     *liveTrace
@@ -177,6 +186,9 @@ func (im *Importer) settleTraces(rs *remoteSession, now time.Time, force bool) {
 	}
 	slices.SortFunc(list, func(a, b ref) int { return cmp.Compare(a.first, b.first) })
 	for _, r := range list {
+		if done != nil && done() {
+			return
+		}
 		im.settle(rs, r.id, r.t, now, force)
 	}
 }
@@ -295,7 +307,7 @@ func (im *Importer) place(rs *remoteSession, id trace.TraceID, t *liveTrace, p *
 	rs.pendingBytes -= p.size
 	im.remember(rs, spanRef{id, p.span.SpanID}, statePlaced, now)
 	if p.entry != 0 {
-		im.emptyEntry(rs, p.entry)
+		im.placedPending(rs, p.entry)
 	}
 	recorded := im.record(rs, &p.span, encloses || p.wanted, p.arrived)
 	if par := p.span.ParentSpanID; recorded && !p.span.isRoot() && im.marks == MarksEnclosing {
