@@ -413,10 +413,15 @@ func (im *Importer) flushAll(ctx context.Context) error {
 	return err
 }
 
-// Shutdown places every span still waiting, writes what the sessions
-// keep, closes them and lets the store go, within ctx. The sender entries
-// of sessions in progress stay: an Importer started again on the store
-// continues them. Calls after the first return nil.
+// Shutdown writes what the sessions keep, closes them and lets the store
+// go, within ctx. A kept session's spans still waiting for their parents
+// stay written ahead, not stamped: an Importer started again on the store
+// places them, after their parents when these come (within DecisionWait
+// of its start), and otherwise as roots then. Spans waiting in a session
+// not kept are placed under the retention rules, which drop what they
+// hold. The sender entries of sessions in progress stay: an Importer
+// started again on the store continues them. Calls after the first
+// return nil.
 func (im *Importer) Shutdown(ctx context.Context) error {
 	im.mu.Lock()
 	if im.closed {
@@ -429,7 +434,11 @@ func (im *Importer) Shutdown(ctx context.Context) error {
 	im.mu.Lock()
 	ending := make([]*remoteSession, 0, len(im.sessions))
 	for key, rs := range im.sessions {
-		im.detach(key, rs)
+		if rs.kept {
+			im.leave(key, rs)
+		} else {
+			im.detach(key, rs)
+		}
 		ending = append(ending, rs)
 	}
 	im.mu.Unlock()

@@ -378,3 +378,40 @@ func TestImportWrittenAheadCompressed(t *testing.T) {
 		}
 	}
 }
+
+// A graceful restart while children wait for their parent: Shutdown
+// leaves them written ahead, not stamped, and the parent coming 8 s after
+// the next start (within decision_wait) is stamped before them.
+func TestImportShutdownLeavesWaitingSpansWrittenAhead(t *testing.T) {
+	store := sessions.NewMemStore()
+	fake := clock.NewFake(rigNow)
+	r1 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r1.send(node, span("build", 1, 0, 0, changed("artifact")...))
+	var kids []ImportedSpan
+	for i := range 20 {
+		kids = append(kids, span(fmt.Sprint("compile ", i), byte(30+i), 2, 10+i, changed("artifact")...))
+	}
+	r1.send(node, kids...)
+	if err := r1.im.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r1.records()); n != 1 {
+		t.Fatalf("%d records after Shutdown, want the root alone: its children wait", n)
+	}
+	fake.Advance(8 * time.Second)
+	r2 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r2.send(node, span("phase", 2, 1, 5, spanbridge.Kind("marks")))
+	recs := r2.records()
+	if len(recs) != 22 {
+		t.Fatalf("%d records, want 22", len(recs))
+	}
+	if recs[1].Record.Name != "phase" {
+		t.Fatalf("stamped %v, want the parent before its 20 children", names(recs))
+	}
+	if rows := r2.rows(); len(rows) != 1 {
+		t.Fatalf("%d sessions, want 1", len(rows))
+	}
+	if n := countPending(t, store); n != 0 {
+		t.Fatalf("%d entries still written ahead, want 0", n)
+	}
+}

@@ -445,8 +445,33 @@ func (im *Importer) expireParked(now time.Time) []uint64 {
 // waiting is placed, and what it counted against the bounds is given
 // back. The caller closes its Recorder. im.mu is held.
 func (im *Importer) detach(key string, rs *remoteSession) {
+	im.settleTraces(rs, im.now(), true)
+	im.let(key, rs)
+}
+
+// leave takes the kept session key out of the Importer at Shutdown
+// without placing what waits: every waiting span is written ahead (and
+// the sender entry with it), not stamped, so that a parent coming after
+// the next start is still stamped before its children. A span that could
+// not be written ahead is placed. The caller closes its Recorder. im.mu
+// is held.
+func (im *Importer) leave(key string, rs *remoteSession) {
 	now := im.now()
-	im.settleTraces(rs, now, true)
+	im.writeAhead(rs, now)
+	for id, t := range rs.traces {
+		for _, p := range t.pending {
+			if p.entry == 0 {
+				im.settle(rs, id, t, now, true)
+				break
+			}
+		}
+	}
+	im.let(key, rs)
+}
+
+// let gives back what rs counted against the bounds, and forgets it.
+// im.mu is held.
+func (im *Importer) let(key string, rs *remoteSession) {
 	im.held -= rs.counted
 	rs.counted = 0
 	delete(im.sessions, key)
