@@ -142,10 +142,11 @@ func startBenchCollector(b *testing.B, bin, exp string) *collectorProc {
         endpoint: 127.0.0.1:%%d
 processors:
   records:
+    state_directory: %[4]s
 exporters:
   nop:
   records:
-    directory: %s
+    directory: %[1]s
 service:
   telemetry:
     metrics:
@@ -153,9 +154,9 @@ service:
   pipelines:
     traces:
       receivers: [otlp]
-      processors: [%s]
-      exporters: [%s]
-`, filepath.Join(b.TempDir(), "store"), procs, exp)
+      processors: [%[2]s]
+      exporters: [%[3]s]
+`, filepath.Join(b.TempDir(), "store"), procs, exp, filepath.Join(b.TempDir(), "state"))
 	return startCollectorConfig(b, bin, cfg)
 }
 
@@ -202,6 +203,8 @@ func BenchmarkInProcess(b *testing.B) {
 			cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
 			if bc.dir {
 				cfg.Directory = filepath.Join(b.TempDir(), "store")
+			} else {
+				cfg.StateDirectory = filepath.Join(b.TempDir(), "state")
 			}
 			cfg.KeepBy = "trace"
 			p, err := NewProcessorFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, consumertest.NewNop())

@@ -24,10 +24,10 @@ func (im *Importer) account(rs *remoteSession) {
 }
 
 // holding is what rs holds, against the bound, when its Recorder holds
-// mem: a fixed part, its waiting spans and their traces' entries, and
-// mem.
+// mem: a fixed part, its waiting spans and their traces' entries, the ids
+// of its next taken entry, and mem.
 func (rs *remoteSession) holding(mem int) int {
-	return sessionOverhead + rs.pendingBytes + len(rs.traces)*liveTraceBytes + mem
+	return sessionOverhead + rs.pendingBytes + len(rs.traces)*liveTraceBytes + cap(rs.taken)*takenRefBytes + mem
 }
 
 // keepWithinHeld lets the oldest held data go while the sessions hold

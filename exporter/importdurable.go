@@ -63,6 +63,7 @@ func (im *Importer) writeAhead(rs *remoteSession, now time.Time) {
 	im.writeEntry(rs, now, !rs.kept)
 	rs.kept = true
 	im.writePending(rs, uint64(id))
+	im.writeTaken(rs, uint64(id))
 }
 
 // writeEntry queues rs's sender entry, when force or entryEvery has
@@ -143,7 +144,7 @@ func (im *Importer) recover(ctx context.Context) error {
 				}
 				continue
 			}
-			p, err := im.resumed(rd, kinds, id, f, now)
+			p, err := im.resumed(st, rd, kinds, id, f, now)
 			if err != nil {
 				return err
 			}
@@ -231,24 +232,29 @@ func readEntries(st sessions.Store) (map[uint64]*foundEntry, error) {
 	return found, nil
 }
 
-// deleteEntries deletes the sender entry and pending spans of session id.
+// deleteEntries deletes the sender entry, pending spans and taken
+// entries of session id.
 func deleteEntries(st sessions.Store, id uint64) error {
 	start, end := keys.ImportPendingRange(id)
 	if _, err := st.DeleteRange(start, end, nil); err != nil {
 		return err
 	}
-	_, err := st.DeleteRange(keys.ImportSender(id), keys.ImportSender(id+1), nil)
+	if _, err := st.DeleteRange(keys.ImportSender(id), keys.ImportSender(id+1), nil); err != nil {
+		return err
+	}
+	start, end = keys.ImportTakenRange(id)
+	_, err := st.DeleteRange(start, end, nil)
 	return err
 }
 
 // resumed makes the parked session that continues session id: its seq
 // past every record it wrote, and the spans it took since the mark a
 // dedup window before its sender was last heard of, remembered again.
-func (im *Importer) resumed(rd *sessions.Records, kinds []string, id uint64, f *foundEntry, now time.Time) (*parkedSession, error) {
+func (im *Importer) resumed(st sessions.Store, rd *sessions.Records, kinds []string, id uint64, f *foundEntry, now time.Time) (*parkedSession, error) {
 	e := f.entry
 	p := &parkedSession{id: sessions.SessionID(id), start: time.Unix(0, e.Start), clock: senderClock{skew: time.Duration(e.Skew)},
 		next: e.NextSeq, last: time.Unix(0, e.Seen), marks: e.Marks, pending: f.pending,
-		nextPending: max(e.NextPending, f.nextPending), res: spanbridge.Attributes(e.Resource)}
+		nextPending: max(e.NextPending, f.nextPending), res: spanbridge.Attributes(e.Resource), recovered: true}
 	from := uint64(0)
 	window := time.Unix(0, e.Seen).Add(-im.cfg.DedupWindow).UnixNano()
 	for _, m := range e.Marks {
@@ -271,6 +277,13 @@ func (im *Importer) resumed(rd *sessions.Records, kinds []string, id uint64, f *
 			}
 		}
 	}
+	// An Importer that keeps no records reads the ids of those it handed
+	// on.
+	next, err := im.readTaken(st, id, from, salt, at)
+	if err != nil {
+		return nil, err
+	}
+	p.next = max(p.next, next)
 	// A pending entry holds spans written ahead together: those of them
 	// recorded before the entry was emptied are taken, and left out.
 	p.pending = slices.DeleteFunc(p.pending, func(ps *pendingSpan) bool {

@@ -101,6 +101,17 @@ type ImporterConfig struct {
 	// written (harmlessly, under the same keys) and handed on again.
 	// Entries are valid only during the call. See DecodeEntry.
 	Forward func([]sessions.Entry) error
+	// ForwardOnly, with Forward, keeps no records: they are handed on
+	// (before the store takes anything), and the store in the Importer's
+	// directory keeps only what it needs to take a batch once across a
+	// restart and continue its senders' sessions under their ids — the
+	// sessions in progress, the ids of the spans it handed on within the
+	// dedup window, the spans written ahead (docs/FORMAT.md §12). The
+	// Collector's records processor without a directory of records runs
+	// so. A crash between handing records on and writing their ids hands
+	// them on again when they are sent again: downstream takes each span
+	// at least once.
+	ForwardOnly bool
 }
 
 // Importer records spans that did not come through this process's SDK —
@@ -212,6 +223,9 @@ func NewImporter(dir string, ic ImporterConfig, opts ...Option) (*Importer, erro
 	ic.DedupWindow = min(ic.DedupWindow, MaxDedupWindow)
 	if ic.DedupBytes <= 0 {
 		ic.DedupBytes = DefaultDedupBytes
+	}
+	if ic.ForwardOnly && (ic.Forward == nil || c.store != nil) {
+		return nil, errors.New("otelrecords: importer: ForwardOnly needs Forward, and a directory rather than WithStore")
 	}
 	im := &Importer{cfg: ic, opts: c, marks: c.marksPolicy(), level: c.recorderConfig().Level, now: c.now,
 		ids: &recorder.ProcessIDs, sessions: make(map[string]*remoteSession), parked: make(map[string]*parkedSession),
@@ -523,6 +537,10 @@ func (im *Importer) tick() {
 		im.account(rs)
 	}
 	gone := im.expireParked(now)
+	var cuts []takenCut
+	if now.Sub(im.swept) >= sweepEvery {
+		cuts = im.takenBefore(now)
+	}
 	im.sweepSeen(now)
 	im.keepWithinHeld(now)
 	im.mu.Unlock()
@@ -531,6 +549,9 @@ func (im *Importer) tick() {
 	}
 	if len(gone) > 0 {
 		im.handle("forget", im.forgetEntries(ctx, gone))
+	}
+	if len(cuts) > 0 {
+		im.handle("forget", im.deleteTaken(ctx, cuts))
 	}
 	if err := im.flushAll(ctx); err != nil {
 		im.handle("write", err)

@@ -63,6 +63,7 @@ type remoteSession struct {
 	marks          []seqMark      // where the session stood, for its sender entry
 	nextPending    uint64         // the number of its last pending entry
 	pendingEntries map[uint64]int // pending entries holding spans not placed yet: how many
+	taken          []spanRef      // ForwardOnly: the spans recorded since its last taken entry
 	evicted        int64          // waiting spans and held records the bound let go
 	problems       int64          // spans refused or mapped with a problem
 	cut            int64          // spans the sender's limits cut
@@ -84,6 +85,7 @@ type parkedSession struct {
 	marks       []seqMark
 	pending     []*pendingSpan // spans written ahead that a previous run left
 	res         []attribute.KeyValue
+	recovered   bool // read back from what a previous run left
 }
 
 // retiredEntry is the sender entry of an ended session that its sender's
@@ -235,6 +237,9 @@ func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue
 		rs.clock, rs.marks, rs.kept, rs.entryAt, rs.nextPending = p.clock, p.marks, true, now, p.nextPending
 		im.counts.resumed++
 		rs.rec = recorder.New(cfg, im.open, im.now)
+		if p.recovered && im.cfg.Forward != nil {
+			rs.rec.QueueRow() // what reads what is handed on has not seen it since the restart
+		}
 		im.sessions[key] = rs
 		for _, ps := range p.pending {
 			im.hold(rs, ps)
@@ -317,6 +322,8 @@ func (im *Importer) needWrite(batches []ImportBatch) bool {
 // shares, which only the Importer closes.
 func (im *Importer) open() (sessions.Store, error) {
 	switch {
+	case im.writer != nil && im.cfg.ForwardOnly:
+		return forwardOnlySession{sharedSession{im.writer}, im.cfg.Forward}, nil
 	case im.writer != nil && im.cfg.Forward != nil:
 		return forwardSession{sharedSession{im.writer}, im.cfg.Forward}, nil
 	case im.writer != nil:
@@ -521,6 +528,10 @@ func (im *Importer) forgetEntries(ctx context.Context, ids []uint64) error {
 				return err
 			}
 			if _, err := st.DeleteRange(keys.ImportSender(id), keys.ImportSender(id+1), nil); err != nil {
+				return err
+			}
+			start, end = keys.ImportTakenRange(id)
+			if _, err := st.DeleteRange(start, end, nil); err != nil {
 				return err
 			}
 		}

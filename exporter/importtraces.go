@@ -310,6 +310,9 @@ func (im *Importer) place(rs *remoteSession, id trace.TraceID, t *liveTrace, p *
 		im.placedPending(rs, p.entry)
 	}
 	recorded := im.record(rs, &p.span, encloses || p.wanted, p.arrived)
+	if recorded {
+		im.tookRecord(rs, spanRef{id, p.span.SpanID})
+	}
 	if par := p.span.ParentSpanID; recorded && !p.span.isRoot() && im.marks == MarksEnclosing {
 		pk := spanRef{id, par}
 		if _, ok := t.pending[par]; !ok && im.seenState(rs, pk) == stateNone {

@@ -14,16 +14,22 @@ import (
 //     0x00 <session u64>": which sender the session belongs to and where
 //     it stands, so that a restarted Importer continues the session under
 //     the same id and recognises spans the sender sends again;
-//   - a pending entry per span of a kept session that waits for its
-//     parent, "<ImportRoot>/pending 0x00 <session u64> <n u64>": the span
-//     itself, written before the sender is told it is stored, and emptied
-//     once its record is written.
+//   - pending entries of the spans of a kept session that wait for
+//     their parents, "<ImportRoot>/pending 0x00 <session u64> <n u64>":
+//     the spans themselves, written before the sender is told they are
+//     stored, and emptied once their records are written;
+//   - for an Importer that hands its records on and keeps none (a
+//     Collector processor without a store), taken entries, "<ImportRoot>
+//     /taken 0x00 <session u64> <seq u64>": the trace and span ids of the
+//     records handed on below seq, so that a restarted Importer
+//     recognises spans sent again without the records to read them from.
 const ImportRoot = "records/import/v1"
 
 // The Importer's namespaces.
 const (
 	ImportSenders = ImportRoot + "/senders"
 	ImportPending = ImportRoot + "/pending"
+	ImportTaken   = ImportRoot + "/taken"
 )
 
 // ImportSender returns the key of session id's sender entry.
@@ -41,10 +47,23 @@ func ImportPendingRange(id uint64) (start, end []byte) {
 	return SessionBound(ImportPending, id), SessionBound(ImportPending, id+1)
 }
 
-// ParseImportKey returns the session (and, for a pending span, its
-// number) of a key under ImportSenders or ImportPending.
+// ImportTakenAt returns the key of session id's taken entry of the spans
+// recorded below seq.
+func ImportTakenAt(id, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(SessionBound(ImportTaken, id), seq)
+}
+
+// ImportTakenRange returns the range of session id's taken entries:
+// start <= key < end.
+func ImportTakenRange(id uint64) (start, end []byte) {
+	return SessionBound(ImportTaken, id), SessionBound(ImportTaken, id+1)
+}
+
+// ParseImportKey returns the session (and, for a pending entry, its
+// number; for a taken entry, its seq) of a key under ImportSenders,
+// ImportPending or ImportTaken.
 func ParseImportKey(key []byte) (session, n uint64, err error) {
-	for _, ns := range []string{ImportSenders, ImportPending} {
+	for _, ns := range []string{ImportSenders, ImportPending, ImportTaken} {
 		if len(key) <= len(ns) || string(key[:len(ns)]) != ns || key[len(ns)] != 0 {
 			continue
 		}
@@ -52,7 +71,7 @@ func ParseImportKey(key []byte) (session, n uint64, err error) {
 		switch {
 		case ns == ImportSenders && len(tail) == 8:
 			return binary.BigEndian.Uint64(tail), 0, nil
-		case ns == ImportPending && len(tail) == 16:
+		case ns != ImportSenders && len(tail) == 16:
 			return binary.BigEndian.Uint64(tail), binary.BigEndian.Uint64(tail[8:]), nil
 		}
 	}
