@@ -123,6 +123,9 @@ func (im *Importer) recover(ctx context.Context) error {
 	}
 	now := im.now()
 	err := im.onStore(ctx, func(st sessions.Store) error {
+		if err := im.loadKey(st); err != nil {
+			return err
+		}
 		found, err := readEntries(st)
 		if err != nil {
 			return err
@@ -279,7 +282,7 @@ func (im *Importer) resumed(st sessions.Store, rd *sessions.Records, kinds []str
 	}
 	// An Importer that keeps no records reads the ids of those it handed
 	// on.
-	next, err := im.readTaken(st, id, from, salt, at)
+	next, err := im.readTaken(st, id, from, at)
 	if err != nil {
 		return nil, err
 	}

@@ -105,12 +105,13 @@ type ImporterConfig struct {
 	// (before the store takes anything), and the store in the Importer's
 	// directory keeps only what it needs to take a batch once across a
 	// restart and continue its senders' sessions under their ids — the
-	// sessions in progress, the ids of the spans it handed on within the
-	// dedup window, the spans written ahead (docs/FORMAT.md §12). The
-	// Collector's records processor without a directory of records runs
-	// so. A crash between handing records on and writing their ids hands
-	// them on again when they are sent again: downstream takes each span
-	// at least once.
+	// sessions in progress, fingerprints of the spans it handed on within
+	// the dedup window (written within a round of its loop, 100 ms), the
+	// spans written ahead (docs/FORMAT.md §12). The Collector's records
+	// processor without a directory of records runs so. A crash between
+	// handing records on and writing their fingerprints hands them on
+	// again when they are sent again: downstream takes each span at least
+	// once.
 	ForwardOnly bool
 }
 
@@ -168,19 +169,22 @@ type Importer struct {
 	reports reporter
 	epoch   time.Time // the seen sets count seconds from it
 
-	mu        sync.Mutex
-	sessions  map[string]*remoteSession
-	parked    map[string]*parkedSession // kept sessions let go while quiet, or ended within the dedup window
-	retired   []retiredEntry            // ended sessions' entries kept until their window passes
-	held      int                       // bytes held over every session (bound.go)
-	seen      seenTable                 // the spans taken, over every sender, for the dedup window
-	recovered bool                      // what a previous run left is read back
-	swept     time.Time                 // when the seen sets were last swept
-	failing   error                     // the store refused the last write; nil once it takes one
-	ended     Stats                     // what ended sessions counted
-	counts    importCounts
-	closed    bool
-	settling  settleScratch // settle's working space, reused under mu
+	mu         sync.Mutex
+	sessions   map[string]*remoteSession
+	parked     map[string]*parkedSession // kept sessions let go while quiet, or ended within the dedup window
+	retired    []retiredEntry            // ended sessions' entries kept until their window passes
+	held       int                       // bytes held over every session (bound.go)
+	seen       seenTable                 // the spans taken, over every sender, for the dedup window
+	looking    lookAhead                 // take's working space, reused under mu
+	takenQueue takenQueue                // ForwardOnly: taken entries for the loop to write
+	keySaved   bool                      // ForwardOnly: the store holds the fingerprints' key
+	recovered  bool                      // what a previous run left is read back
+	swept      time.Time                 // when the seen sets were last swept
+	failing    error                     // the store refused the last write; nil once it takes one
+	ended      Stats                     // what ended sessions counted
+	counts     importCounts
+	closed     bool
+	settling   settleScratch // settle's working space, reused under mu
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -455,11 +459,13 @@ func (im *Importer) Shutdown(ctx context.Context) error {
 		}
 		ending = append(ending, rs)
 	}
+	taken := im.takenQueue.take()
 	im.mu.Unlock()
 	var errs []error
 	for _, rs := range ending {
 		errs = append(errs, im.end(ctx, rs))
 	}
+	im.writeQueued(ctx, taken)
 	if im.writer != nil {
 		errs = append(errs, im.writer.CloseContext(ctx))
 	}
@@ -543,7 +549,9 @@ func (im *Importer) tick() {
 	}
 	im.sweepSeen(now)
 	im.keepWithinHeld(now)
+	taken := im.takenQueue.take()
 	im.mu.Unlock()
+	im.writeQueued(ctx, taken)
 	for _, rs := range ending {
 		im.handle("end", im.end(ctx, rs))
 	}

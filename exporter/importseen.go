@@ -1,8 +1,8 @@
 package exporter
 
 import (
+	"crypto/rand"
 	"encoding/binary"
-	"hash/maphash"
 	"math/bits"
 	"time"
 
@@ -19,9 +19,11 @@ import (
 // (liveTrace), not here.
 //
 // The set is one table for every sender: a slot is a span's 64-bit
-// fingerprint — its sender's key, trace id and span id hashed with a seed
-// of this process — and a word holding its state and the second it was
-// placed, 12 bytes, whatever the traces' shape. Slots are found by linear
+// fingerprint — its sender's key, trace id and span id hashed under a
+// secret key (random; an Importer that keeps no records keeps it in its
+// store, with the fingerprints of what it handed on) — and a word holding
+// its state and the second it was placed, 12 bytes, whatever the traces'
+// shape. Slots are found by linear
 // probing from the fingerprint, at most three quarters of them used, so
 // a span costs 16 to 32 bytes; nothing in it is a pointer, so the
 // garbage collector never scans it. Two spans share a fingerprint with a
@@ -58,7 +60,7 @@ type seenTable struct {
 	words []uint32 // state<<30 | the second (from the Importer's epoch) it was set
 	n     int      // spans remembered
 	max   int      // the most slots the table may have (ImporterConfig.DedupBytes)
-	seed  maphash.Seed
+	key   hashKey
 	// forgotten counts spans forgotten before the dedup window passed,
 	// to stay within the bound.
 	forgotten int64
@@ -67,22 +69,68 @@ type seenTable struct {
 // newSeenTable returns an empty table of at most maxBytes: its largest
 // table, and the half it grows from, fit in them together.
 func newSeenTable(maxBytes int) seenTable {
-	return seenTable{max: max(maxBytes/seenSlotBytes*2/3, minSeenSlots), seed: maphash.MakeSeed()}
+	return seenTable{max: max(maxBytes/seenSlotBytes*2/3, minSeenSlots), key: newHashKey()}
+}
+
+// hashKey is the secret the fingerprints are hashed under: a sender
+// cannot make its spans' fingerprints meet another's, nor a span's meet
+// one of its own, but by a one in 2^64 chance.
+type hashKey [4]uint64
+
+// hashKeyBytes is a hashKey's size in the store.
+const hashKeyBytes = 32
+
+// newHashKey returns a random key.
+func newHashKey() hashKey {
+	var b [hashKeyBytes]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return hashKeyOf(b[:])
+}
+
+// hashKeyOf reads a key from its bytes.
+func hashKeyOf(b []byte) hashKey {
+	var k hashKey
+	for i := range k {
+		k[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return k
+}
+
+// bytes returns the key's bytes.
+func (k hashKey) bytes() []byte {
+	b := make([]byte, 0, hashKeyBytes)
+	for _, w := range k {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	return b
+}
+
+// mum is the 64-bit folding of a 128-bit product (wyhash's mixing step).
+func mum(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
 }
 
 // salt returns what a sender's key adds to its spans' fingerprints, so
 // that two senders' spans never meet.
-func (t *seenTable) salt(key string) uint64 { return maphash.String(t.seed, key) }
+func (t *seenTable) salt(key string) uint64 {
+	h := uint64(14695981039346656037) // FNV-1a, then mixed under the key
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint64(key[i])) * 1099511628211
+	}
+	return mum(h^t.key[0], uint64(len(key))^t.key[1])
+}
 
 // fingerprint returns the fingerprint of span ref of the sender salt:
 // never 0, which marks an empty slot.
 func (t *seenTable) fingerprint(salt uint64, ref spanRef) uint64 {
-	var b [32]byte
-	binary.LittleEndian.PutUint64(b[:8], salt)
-	copy(b[8:24], ref.trace[:])
-	copy(b[24:], ref.span[:])
-	if fp := maphash.Bytes(t.seed, b[:]); fp != 0 {
-		return fp
+	t0 := binary.LittleEndian.Uint64(ref.trace[:8])
+	t1 := binary.LittleEndian.Uint64(ref.trace[8:])
+	sp := binary.LittleEndian.Uint64(ref.span[:])
+	h := mum(t0^t.key[0], t1^t.key[1])
+	h = mum(h^sp^t.key[2], salt^t.key[3])
+	if h != 0 {
+		return h
 	}
 	return 1
 }
@@ -169,7 +217,7 @@ func (t *seenTable) resize(slots int) {
 func (t *seenTable) sweep(from uint32) int {
 	if t.n == 0 {
 		if t.fps != nil {
-			*t = seenTable{max: t.max, seed: t.seed, forgotten: t.forgotten}
+			*t = seenTable{max: t.max, key: t.key, forgotten: t.forgotten}
 		}
 		return 0
 	}
@@ -235,6 +283,59 @@ func (t *seenTable) removeIf(drop func(uint32) bool) int {
 	}
 	t.n -= removed
 	return removed
+}
+
+// maxLookAhead is the most spans whose room lookAhead keeps for the next
+// batch.
+const maxLookAhead = 8192
+
+// lookAhead is what take knows of a batch's spans before it takes them:
+// the state of each valid span, and of its parent. Looked up in one loop
+// of lookups that do not wait for each other, the table's cache misses
+// (a span's slot is anywhere in tens of megabytes) overlap, where one
+// lookup between each span's other work would wait for each in turn.
+// Nothing take does before it places spans changes them.
+type lookAhead struct {
+	fps    []uint64    // each valid span's fingerprint, then its parent's (0: none)
+	states []spanState // their states
+	at     int         // the next span's pair
+}
+
+// lookUp looks up spans, salt's (the first one valid), in t.
+func (l *lookAhead) lookUp(t *seenTable, salt uint64, spans []ImportedSpan) {
+	if cap(l.fps) > 2*maxLookAhead {
+		l.fps, l.states = nil, nil // what a huge batch grew goes
+	}
+	l.fps, l.at = l.fps[:0], 0
+	for i := range spans {
+		s := &spans[i]
+		if !s.TraceID.IsValid() || !s.SpanID.IsValid() {
+			continue
+		}
+		parent := uint64(0)
+		if s.ParentSpanID.IsValid() {
+			parent = t.fingerprint(salt, spanRef{s.TraceID, s.ParentSpanID})
+		}
+		l.fps = append(l.fps, t.fingerprint(salt, spanRef{s.TraceID, s.SpanID}), parent)
+	}
+	l.states = l.states[:0]
+	for _, fp := range l.fps {
+		st := stateNone
+		if fp != 0 {
+			st = t.state(fp)
+		}
+		l.states = append(l.states, st)
+	}
+}
+
+// next returns the next valid span's state and its parent's.
+func (l *lookAhead) next() (span, parent spanState) {
+	if l.at+1 >= len(l.states) {
+		return stateNone, stateNone
+	}
+	span, parent = l.states[l.at], l.states[l.at+1]
+	l.at += 2
+	return span, parent
 }
 
 // bytes is the memory the table holds.

@@ -63,7 +63,7 @@ type remoteSession struct {
 	marks          []seqMark      // where the session stood, for its sender entry
 	nextPending    uint64         // the number of its last pending entry
 	pendingEntries map[uint64]int // pending entries holding spans not placed yet: how many
-	taken          []spanRef      // ForwardOnly: the spans recorded since its last taken entry
+	taken          []uint64       // ForwardOnly: the fingerprints of the spans recorded since its last taken entry
 	evicted        int64          // waiting spans and held records the bound let go
 	problems       int64          // spans refused or mapped with a problem
 	cut            int64          // spans the sender's limits cut
@@ -157,6 +157,7 @@ func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportR
 	keyed := false
 	var touched []trace.TraceID  // in the order they came: only these can have become placeable
 	before := im.counts.arrivals // the spans this batch adds are numbered after it
+	look := &im.looking
 	for j := range b.Spans {
 		s := &b.Spans[j]
 		if !s.TraceID.IsValid() || !s.SpanID.IsValid() {
@@ -169,16 +170,19 @@ func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportR
 			if rs = im.sessions[key]; rs != nil {
 				rs.last = now
 			}
+			look.lookUp(&im.seen, salt, b.Spans[j:])
 		}
 		res.Accepted++
-		fp := im.seen.fingerprint(salt, spanRef{s.TraceID, s.SpanID})
-		st := im.seen.state(fp)
+		st, parent := look.next()
 		if st == statePlaced || (rs != nil && rs.waiting(s.TraceID, s.SpanID)) {
 			res.Duplicates++
 			continue
 		}
 		if rs == nil {
 			rs = im.sessionFor(key, salt, b.Resource, b.Spans[j:], now)
+		}
+		if parent == statePlaced {
+			im.counts.late++
 		}
 		im.add(rs, s, st == stateWanted, now)
 		if n := len(touched); n == 0 || touched[n-1] != s.TraceID {

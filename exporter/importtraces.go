@@ -110,9 +110,6 @@ func (s *ImportedSpan) likelyRemoteChild() bool {
 // taken before, not waiting); wanted says a record was placed below it
 // before it came. im.mu is held.
 func (im *Importer) add(rs *remoteSession, s *ImportedSpan, wanted bool, now time.Time) {
-	if s.ParentSpanID.IsValid() && im.seenState(rs, spanRef{s.TraceID, s.ParentSpanID}) == statePlaced {
-		im.counts.late++
-	}
 	p := pendingSpans.Get().(*pendingSpan)
 	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals(), wanted: wanted}
 	im.hold(rs, p)

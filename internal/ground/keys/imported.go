@@ -20,9 +20,10 @@ import (
 //     stored, and emptied once their records are written;
 //   - for an Importer that hands its records on and keeps none (a
 //     Collector processor without a store), taken entries, "<ImportRoot>
-//     /taken 0x00 <session u64> <seq u64>": the trace and span ids of the
+//     /taken 0x00 <session u64> <seq u64>": the fingerprints of the
 //     records handed on below seq, so that a restarted Importer
-//     recognises spans sent again without the records to read them from.
+//     recognises spans sent again without the records to read them from,
+//     and "<ImportRoot>/key", the secret they are hashed under.
 const ImportRoot = "records/import/v1"
 
 // The Importer's namespaces.
@@ -30,6 +31,7 @@ const (
 	ImportSenders = ImportRoot + "/senders"
 	ImportPending = ImportRoot + "/pending"
 	ImportTaken   = ImportRoot + "/taken"
+	ImportHashKey = ImportRoot + "/key"
 )
 
 // ImportSender returns the key of session id's sender entry.
@@ -49,8 +51,12 @@ func ImportPendingRange(id uint64) (start, end []byte) {
 
 // ImportTakenAt returns the key of session id's taken entry of the spans
 // recorded below seq.
-func ImportTakenAt(id, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(SessionBound(ImportTaken, id), seq)
+func ImportTakenAt(id, seq uint64) []byte { return AppendImportTakenAt(nil, id, seq) }
+
+// AppendImportTakenAt appends ImportTakenAt(id, seq) to b.
+func AppendImportTakenAt(b []byte, id, seq uint64) []byte {
+	b = append(append(b, ImportTaken...), 0)
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(b, id), seq)
 }
 
 // ImportTakenRange returns the range of session id's taken entries:
