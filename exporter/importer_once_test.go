@@ -415,3 +415,26 @@ func TestImportShutdownLeavesWaitingSpansWrittenAhead(t *testing.T) {
 		t.Fatalf("%d entries still written ahead, want 0", n)
 	}
 }
+
+// A span written ahead and sent again after a crash, before its parent
+// comes: the restart holds it again from the store, and the one sent
+// again is recognised, not held twice.
+func TestImportWrittenAheadSentAgainAfterACrash(t *testing.T) {
+	store := sessions.NewMemStore()
+	fake := clock.NewFake(rigNow)
+	r1 := newImportRigOn(t, store, fake, ImporterConfig{})
+	kid := span("compile", 20, 10, 10, changed("artifact")...)
+	r1.send(node, kid)
+	fake.Advance(3 * time.Second) // the crash: r1 is left as it is
+	r2 := newImportRigOn(t, store, fake, ImporterConfig{})
+	if res := r2.send(node, kid); res.Duplicates != 1 {
+		t.Fatalf("the waiting span sent again: %+v, want it recognised", res)
+	}
+	if st := r2.im.Stats(); st.HeldSpans != 1 {
+		t.Fatalf("%d spans waiting, want 1", st.HeldSpans)
+	}
+	r2.send(node, span("phase", 10, 0, 5))
+	if got := storedOnce(t, store); len(got) != 2 {
+		t.Fatalf("%d spans stored, want 2", len(got))
+	}
+}

@@ -174,12 +174,18 @@ func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportR
 		}
 		res.Accepted++
 		st, parent := look.next()
-		if st == statePlaced || (rs != nil && rs.waiting(s.TraceID, s.SpanID)) {
+		if st == statePlaced {
 			res.Duplicates++
 			continue
 		}
 		if rs == nil {
+			// Continued, a session holds again the spans a previous run
+			// wrote ahead: this one may be among them.
 			rs = im.sessionFor(key, salt, b.Resource, b.Spans[j:], now)
+		}
+		if rs.waiting(s.TraceID, s.SpanID) {
+			res.Duplicates++
+			continue
 		}
 		if parent == statePlaced {
 			im.counts.late++
