@@ -95,7 +95,7 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 		Example: `  records diff --dir ./ci-store --against ~/.cache/otelrecords/default
   records diff --session 1735787045006000000 --against-session 1735790645006000000 --fail-slower 10
   records diff --dir A --against B --kind autotune --ignore tried
-  records diff --session A --against-session B --ignore 'user_agent.*,http.response.body.size' --fail-slower 50 --min-delta 5ms
+  records diff --session 1735787045006000000 --against-session 1735790645006000000 --ignore 'user_agent.*,http.response.body.size' --fail-slower 50 --min-delta 5ms
   records diff --dir A --against B --key kernel --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
