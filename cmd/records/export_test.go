@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"cmp"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -232,48 +230,15 @@ func TestExportChromeOverlapping(t *testing.T) {
 	}
 }
 
-// decodeOTLP decodes an OTLP JSON file into the OTLP types. OTLP/JSON
-// writes ids in hex where the protobuf JSON mapping has base64, so they
-// are turned back first; everything else must be the mapping exactly
-// (unknown fields are an error).
+// decodeOTLP decodes an OTLP JSON file into the OTLP types
+// (parseOTLPJSON), or fails the test.
 func decodeOTLP(t *testing.T, data []byte) *coltracepb.ExportTraceServiceRequest {
 	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("not JSON: %v", err)
-	}
-	var fix func(any)
-	fix = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				if s, ok := e.(string); ok && otlpIDFields[k] {
-					b, err := hex.DecodeString(s)
-					if err != nil || (len(b) != 16 && len(b) != 8) {
-						t.Fatalf("%s %q is not a hex id", k, s)
-					}
-					x[k] = base64.StdEncoding.EncodeToString(b)
-				}
-				fix(e)
-			}
-		case []any:
-			for _, e := range x {
-				fix(e)
-			}
-		}
-	}
-	fix(v)
-	b, err := json.Marshal(v)
+	req, err := parseOTLPJSON(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var req coltracepb.ExportTraceServiceRequest
-	if err := (protojson.UnmarshalOptions{}).Unmarshal(b, &req); err != nil {
-		t.Fatalf("not an ExportTraceServiceRequest: %v", err)
-	}
-	return &req
+	return req
 }
 
 func attrOf(kvs []*commonpb.KeyValue, key string) string {
