@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/badgerstore/doctor"
 )
 
 func (a *app) doctorCommand() *cobra.Command {
@@ -62,7 +63,7 @@ there when two writers created the store at once.`,
 			if checkOnly {
 				return doctorCheck(cmd.OutOrStdout(), dir)
 			}
-			return doctor(cmd.OutOrStdout(), dir)
+			return doctorRecover(cmd.OutOrStdout(), dir)
 		},
 	}
 	cmd.Flags().BoolVar(&checkOnly, "check", false, "only check; exit with 1 if a file is damaged")
@@ -149,7 +150,7 @@ func doctorError(dir string, err error) error {
 
 // doctorCheck checks the store in dir and prints what is damaged.
 func doctorCheck(w io.Writer, dir string) error {
-	damage, err := badgerstore.Verify(dir)
+	damage, err := doctor.Verify(dir)
 	if err != nil {
 		return doctorError(dir, err)
 	}
@@ -161,9 +162,9 @@ func doctorCheck(w io.Writer, dir string) error {
 	return fmt.Errorf("the store at %s is damaged; run records doctor --dir %s to recover what is readable", dir, dir)
 }
 
-// doctor recovers the store in dir, and prints what it did.
-func doctor(w io.Writer, dir string) error {
-	rec, err := badgerstore.Recover(dir)
+// doctorRecover recovers the store in dir, and prints what it did.
+func doctorRecover(w io.Writer, dir string) error {
+	rec, err := doctor.Recover(dir)
 	if err != nil {
 		if rec != nil && rec.Aside != "" {
 			fmt.Fprintf(w, "The damaged store is safe at %s.\n", clean(rec.Aside))
@@ -200,7 +201,7 @@ func doctor(w io.Writer, dir string) error {
 }
 
 // printKept prints what the new store of rec holds, by kind.
-func printKept(w io.Writer, rec *badgerstore.Recovery) {
+func printKept(w io.Writer, rec *doctor.Recovery) {
 	kinds := make([]string, 0, len(rec.Kept))
 	for k := range rec.Kept {
 		kinds = append(kinds, k)

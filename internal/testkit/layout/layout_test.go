@@ -88,8 +88,15 @@ type layer struct {
 var layers = []layer{
 	{"ground", 0, []string{"internal/ground/..."}, []string{otel, badger}},
 	{"model", 1, []string{"sessions"}, []string{otel, badger}},
-	{"store files", 2, []string{"internal/store/badgerfmt", "internal/store/spool", "internal/store/turns"}, []string{otel}},
+	// Badger's own file formats, read without its database code: beneath
+	// every other room of the store, which all may read them.
+	{"badger files", 1, []string{"internal/store/badgerfmt"}, []string{otel}},
+	{"store files", 2, []string{"internal/store/spool", "internal/store/turns", "internal/store/chunk", "internal/store/space", "internal/store/storedir"}, []string{otel}},
 	{"store", 3, []string{"badgerstore"}, []string{otel}},
+	// The forensics of a damaged store, outside the store's main room (as
+	// bbolt keeps its surgeon), above it: they build the recovered store
+	// through it.
+	{"forensics", 4, []string{"badgerstore/doctor"}, []string{otel}},
 	{"bridge", 3, []string{"spanbridge"}, []string{badger}},
 	{"retention", 4, []string{"internal/write/recorder"}, []string{otel, badger}},
 	{"write path", 5, []string{"internal/write/sharedstore", "internal/write/forward"}, []string{badger}},

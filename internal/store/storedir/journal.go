@@ -1,4 +1,4 @@
-package badgerstore
+package storedir
 
 import (
 	"bufio"
@@ -24,7 +24,7 @@ import (
 // So before the first rename Recover writes a journal beside the store,
 // <dir>.doctor, naming both directories, and removes it after the second.
 // While it exists: Open refuses to create a store at <dir> or to call it
-// missing, and says where the records are (ErrRecoveryInterrupted); and
+// missing, and says where the records are (ErrInterrupted); and
 // the next Recover reads it and finishes the swap. The journal is also
 // the doctors' lock (flock), so two never work on one store at once.
 //
@@ -34,49 +34,51 @@ import (
 const (
 	// journalSuffix names the journal beside the store: <dir>.doctor.
 	journalSuffix = ".doctor"
-	// newSuffix names the directory the recovered store is built in.
-	newSuffix = ".doctor-new"
+	// NewSuffix names the directory the recovered store is built in.
+	NewSuffix = ".doctor-new"
 	// maxJournal bounds the journal: two names and a few lines for people.
 	maxJournal = 64 << 10
 	// journalTitle opens a journal.
 	journalTitle = "otelrecords doctor journal, version 1\n"
 )
 
-// A journal is the doctor's journal of one store, open and locked.
-type journal struct {
+// A Journal is the doctor's journal of one store, open and locked.
+type Journal struct {
 	parent *os.Root // the directory holding the store
 	name   string   // the journal's name in it
-	store  string   // the store's path
 	f      *os.File
-	// aside and fresh are the names (in parent) of the damaged store and
-	// of the recovered one, when a run recorded them; "" otherwise.
-	aside, fresh string
+	// Store is the store's path.
+	Store string
+	// Aside and Fresh are the names (in the store's parent) of the
+	// damaged store and of the recovered one, when a run recorded them;
+	// "" otherwise.
+	Aside, Fresh string
 }
 
-// openJournal opens (creating it) and locks the journal of the store at
+// OpenJournal opens (creating it) and locks the journal of the store at
 // path, and reads what a run cut short recorded there. It fails with an
 // error matching ErrLocked when another doctor holds it.
-func openJournal(path string) (*journal, error) {
+func OpenJournal(path string) (*Journal, error) {
 	parent, err := os.OpenRoot(filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
-	j := &journal{parent: parent, name: filepath.Base(path) + journalSuffix, store: path}
+	j := &Journal{parent: parent, name: filepath.Base(path) + journalSuffix, Store: path}
 	j.f, err = storefs.Open(parent, j.name, os.O_RDWR|os.O_CREATE, 0o600, maxJournal)
 	if err != nil {
 		parent.Close()
 		return nil, fmt.Errorf("otelrecords: the doctor's journal: %w", err)
 	}
-	if err := lockFile(j.f); err != nil {
-		j.close()
+	if err := LockFile(j.f); err != nil {
+		j.Close()
 		return nil, fmt.Errorf("%w: another records doctor is at work on %s: %w", ErrLocked, path, err)
 	}
 	b, err := io.ReadAll(io.LimitReader(j.f, maxJournal))
 	if err == nil {
-		j.aside, j.fresh, err = parseJournal(b, filepath.Base(path))
+		j.Aside, j.Fresh, err = parseJournal(b, filepath.Base(path))
 	}
 	if err != nil {
-		j.close()
+		j.Close()
 		return nil, fmt.Errorf("otelrecords: the doctor's journal %s: %w", filepath.Join(filepath.Dir(path), j.name), err)
 	}
 	return j, nil
@@ -111,16 +113,16 @@ func parseJournal(b []byte, base string) (aside, fresh string, err error) {
 	return aside, fresh, nil
 }
 
-// record writes into the journal the names of the damaged store, where it
+// Record writes into the journal the names of the damaged store, where it
 // will be moved, and of the recovered one, and syncs it.
-func (j *journal) record(aside, fresh string) error {
-	dir := filepath.Dir(j.store)
+func (j *Journal) Record(aside, fresh string) error {
+	dir := filepath.Dir(j.Store)
 	text := journalTitle + fmt.Sprintf(`A records doctor run on %s was cut short while it replaced the
 damaged store with the recovered one. Every record is in one of these
 directories, beside it; run records doctor --dir %s to finish.
 aside: %s
 new: %s
-`, j.store, j.store, aside, fresh)
+`, j.Store, j.Store, aside, fresh)
 	if err := j.f.Truncate(0); err != nil {
 		return err
 	}
@@ -130,40 +132,40 @@ new: %s
 	if err := j.f.Sync(); err != nil {
 		return err
 	}
-	j.aside, j.fresh = aside, fresh
-	return syncDir(dir)
+	j.Aside, j.Fresh = aside, fresh
+	return SyncDir(dir)
 }
 
-// pointer says, for people, where the records of a run cut short are.
-func (j *journal) pointer() string {
-	dir := filepath.Dir(j.store)
+// Pointer says, for people, where the records of a run cut short are.
+func (j *Journal) Pointer() string {
+	dir := filepath.Dir(j.Store)
 	return fmt.Sprintf("the records are in %s (the damaged store, as it was) and %s (what was recovered); run `records doctor --dir %s` to finish",
-		filepath.Join(dir, j.aside), filepath.Join(dir, j.fresh), j.store)
+		filepath.Join(dir, j.Aside), filepath.Join(dir, j.Fresh), j.Store)
 }
 
-// done removes the journal: the run it recorded is over.
-func (j *journal) done() error {
+// Done removes the journal: the run it recorded is over.
+func (j *Journal) Done() error {
 	if err := j.parent.Remove(j.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	j.aside, j.fresh = "", ""
-	return syncDir(filepath.Dir(j.store))
+	j.Aside, j.Fresh = "", ""
+	return SyncDir(filepath.Dir(j.Store))
 }
 
-// close unlocks the journal, removing it if it records nothing.
-func (j *journal) close() {
-	if j.aside == "" {
+// Close unlocks the journal, removing it if it records nothing.
+func (j *Journal) Close() {
+	if j.Aside == "" {
 		_ = j.parent.Remove(j.name)
 	}
 	j.f.Close()
 	j.parent.Close()
 }
 
-// interrupted returns an error matching ErrRecoveryInterrupted, saying
+// Interrupted returns an error matching ErrInterrupted, saying
 // where the records are, when a doctor run on the store at path (dir, as
 // the caller gave it) was cut short; nil otherwise. A journal it cannot
 // read is no journal: the check is a courtesy on the way to "no store".
-func interrupted(dir, path string) error {
+func Interrupted(dir, path string) error {
 	parent, err := os.OpenRoot(filepath.Dir(path))
 	if err != nil {
 		return nil
@@ -177,14 +179,14 @@ func interrupted(dir, path string) error {
 	if err != nil || aside == "" {
 		return nil
 	}
-	j := &journal{store: path, aside: aside, fresh: fresh}
-	return fmt.Errorf("%w at %s: %s", ErrRecoveryInterrupted, dir, j.pointer())
+	j := &Journal{Store: path, Aside: aside, Fresh: fresh}
+	return fmt.Errorf("%w at %s: %s", ErrInterrupted, dir, j.Pointer())
 }
 
-// syncDir makes the renames and removals in dir durable, as far as the
+// SyncDir makes the renames and removals in dir durable, as far as the
 // system can: not every one syncs a directory, so a failure to is not an
 // error, but a directory that cannot be opened is.
-func syncDir(dir string) error {
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

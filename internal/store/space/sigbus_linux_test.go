@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-package badgerstore
+package space
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ import (
 // sigbusEnv, set in the environment of this test binary, makes
 // TestSigbusGivesTheReserve the child that faults: "covered" with a
 // reserve in the handler's hands, "bare" without.
-const sigbusEnv = "BADGERSTORE_TEST_SIGBUS"
+const sigbusEnv = "SPACE_TEST_SIGBUS"
 
 // TestSigbusSlotLayout checks the offsets at which the handler reads a
 // slot (sigbus_linux_*.s: fd, size, busy; 24 bytes a slot).
@@ -41,14 +41,14 @@ func TestSigbusSlotLayout(t *testing.T) {
 // 1 MiB of reserve left.
 func TestSigbusGivesTheReserve(t *testing.T) {
 	if how := os.Getenv(sigbusEnv); how != "" {
-		sigbusChild(how, os.Getenv("BADGERSTORE_TEST_DIR"))
+		sigbusChild(how, os.Getenv("SPACE_TEST_DIR"))
 		return
 	}
 	mnt := filepath.Join(t.TempDir(), "mnt")
 	testsupport.MountTmpfs(t, mnt, "16m")
 	run := func(how string) ([]byte, error) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestSigbusGivesTheReserve$")
-		cmd.Env = append(os.Environ(), sigbusEnv+"="+how, "BADGERSTORE_TEST_DIR="+mnt)
+		cmd.Env = append(os.Environ(), sigbusEnv+"="+how, "SPACE_TEST_DIR="+mnt)
 		return cmd.CombinedOutput()
 	}
 	out, err := run("bare")

@@ -1,6 +1,6 @@
 //go:build unix
 
-package badgerstore
+package storedir
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package badgerstore
+package storedir
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"github.com/otelrecords/otelrecords/internal/ground/storefs"
 )
 
-// A store from elsewhere.
+// A store from elsewhere (badgerstore.ErrUnsafeFile).
 //
 // Stores are copied between machines, unpacked from tarballs, mounted
 // from artifacts and shared between users, and any of those can put a
@@ -25,18 +25,11 @@ import (
 // may itself be reached through a link — that is the caller's choice —
 // and is resolved once, when it is opened.
 
-// ErrUnsafeFile is matched by the error Open, OpenWait, Verify and
-// Recover return for a store holding a file otelrecords will not open: a
-// symbolic link, a FIFO, a device or a socket where a store keeps regular
-// files. The message names the file; nothing was changed. Remove it (or
-// put what it links to in its place) and open again.
-var ErrUnsafeFile = storefs.ErrRefused
-
-// checkFiles returns an error matching ErrUnsafeFile, naming the entry,
+// Check returns an error matching storefs.ErrRefused, naming the entry,
 // when the store directory dir holds anything but regular files and
 // directories. It reads the directory once, without following a link or
 // opening an entry.
-func checkFiles(dir string) error {
+func Check(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -57,7 +50,7 @@ func checkFiles(dir string) error {
 	return nil
 }
 
-// resolve returns the directory of the store in dir, with the links in
+// Resolve returns the directory of the store in dir, with the links in
 // its path followed once, so that everything after works inside that one
 // directory: Badger, the spool and the marker, and the doctor, which
 // renames the store and must rename the directory, not a link to it. A
@@ -67,7 +60,7 @@ func checkFiles(dir string) error {
 // A directory that holds no store but whose LegacyChild does is the
 // parent of a store an earlier version put there: the child is returned
 // (see Place).
-func resolve(dir string) (string, error) {
+func Resolve(dir string) (string, error) {
 	if dir == "" {
 		return "", errors.New("otelrecords: empty store directory name")
 	}
@@ -76,7 +69,7 @@ func resolve(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("otelrecords: store %s: %w", dir, err)
 	}
-	if child := filepath.Join(real, LegacyChild); !isStore(real) && isStore(child) {
+	if child := filepath.Join(real, LegacyChild); !IsStore(real) && IsStore(child) {
 		return child, nil
 	}
 	return real, nil

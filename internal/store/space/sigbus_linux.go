@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-package badgerstore
+package space
 
 import (
 	"os"
@@ -111,8 +111,8 @@ func installSigbus() bool {
 	return sigbusOn
 }
 
-// sigbusAvailable reports whether the handler is in place.
-func sigbusAvailable() bool { return installSigbus() }
+// HandlerAvailable reports whether the handler is in place.
+func HandlerAvailable() bool { return installSigbus() }
 
 func rtSigaction(sig unix.Signal, act, old *sigaction) error {
 	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(act)), uintptr(unsafe.Pointer(old)), 8, 0, 0)

@@ -8,12 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/otelrecords/otelrecords/internal/store/badgerfmt"
+	"github.com/otelrecords/otelrecords/internal/store/space"
+	"github.com/otelrecords/otelrecords/internal/store/storedir"
 )
 
-// ErrCorrupt is matched (with errors.Is) by the error Open and Verify give
+// ErrCorrupt is matched (with errors.Is) by the error Open gives, and the
+// errors doctor.Verify returns,
 // for a store with a damaged file. The error is a *CorruptError, whose
 // message names the file.
 var ErrCorrupt = errors.New("otelrecords: store damaged")
@@ -54,19 +55,6 @@ func (e *CorruptError) Unwrap() []error {
 	return []error{ErrCorrupt, e.Err}
 }
 
-// corrupt returns the damage package badgerfmt found as CorruptErrors,
-// nil for none.
-func corrupt(found []*badgerfmt.Damage) []*CorruptError {
-	if len(found) == 0 {
-		return nil
-	}
-	out := make([]*CorruptError, len(found))
-	for i, d := range found {
-		out[i] = &CorruptError{File: d.File, Problem: d.Problem, Err: d.Err}
-	}
-	return out
-}
-
 // What a store's files hold, and how to read them without Badger's Open,
 // is package badgerfmt's: Badger panics on some damaged files in
 // goroutines no recover reaches, and silently drops data over others, so
@@ -77,7 +65,8 @@ func corrupt(found []*badgerfmt.Damage) []*CorruptError {
 // checkBeforeOpen checks that Badger can open the store in dir without
 // harming the process: it returns a *CorruptError for the first damaged
 // file Badger's Open would read, and for a read-write open an error
-// matching ErrNoSpace when the file system is nearly full (space.go). It
+// matching ErrNoSpace when the file system is nearly full
+// (internal/store/space). It
 // holds the store's lock while it reads, shared for a read-only open and
 // exclusive otherwise, so that a live writer's files are never mistaken
 // for damaged ones; when the lock is busy it checks nothing and leaves
@@ -88,13 +77,13 @@ func corrupt(found []*badgerfmt.Damage) []*CorruptError {
 // replay (which skips them), fails over them with an error matching
 // ErrNeedsRecovery, as it does over a log that needs replaying.
 func checkBeforeOpen(dir string, readOnly, replay bool) error {
-	unlock, err := lockDir(dir, !readOnly)
+	unlock, err := storedir.Lock(dir, !readOnly)
 	if err != nil {
 		return nil // busy, or not a directory: Badger says which
 	}
 	defer unlock()
 	if !readOnly {
-		if err := checkSpace(dir); err != nil {
+		if err := space.Check(dir); err != nil {
 			return err
 		}
 	}
@@ -103,7 +92,8 @@ func checkBeforeOpen(dir string, readOnly, replay bool) error {
 		return nil // a directory that cannot be read is Badger's to report
 	}
 	if len(found) > 0 {
-		return corrupt(found[:1])[0]
+		d := found[0]
+		return &CorruptError{File: d.File, Problem: d.Problem, Err: d.Err}
 	}
 	if replay {
 		return nil
@@ -159,50 +149,6 @@ func clearEmptyLogs(dir string, readOnly bool) error {
 			_ = d.Sync()
 			d.Close()
 		}
-	}
-	return nil
-}
-
-// Verify reads every file of the store in dir that Badger reads — the
-// MANIFEST, every block of every table it lists (checksums included), and
-// every entry of the logs — without opening the store, and returns one
-// *CorruptError for each damaged file, or none. It is safe on any bytes:
-// nothing it reads can crash the process. It holds the store's lock
-// (shared) while it reads, and fails with an error matching ErrLocked when
-// a writer holds it.
-//
-// A directory that holds no store gives an error matching fs.ErrNotExist;
-// one holding a link, a FIFO or a device, an error matching ErrUnsafeFile
-// naming it, and nothing is read.
-// Verify reads no file, and says why, when the program links a version of
-// Badger other than the one the store's file readers were written for.
-func Verify(dir string) ([]*CorruptError, error) {
-	unlock, err := lockDir(dir, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		if ierr := interrupted(dir, dir); ierr != nil {
-			return nil, ierr
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if err := checkFiles(dir); err != nil {
-		return nil, err
-	}
-	found, err := badgerfmt.CheckAll(dir)
-	if err == nil && len(found) == 0 {
-		err = storeThere(dir)
-	}
-	return corrupt(found), err
-}
-
-// storeThere returns an error matching fs.ErrNotExist when dir holds no
-// store: no MANIFEST (a directory with data files but no MANIFEST is a
-// damaged store, which the check reports).
-func storeThere(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, badger.ManifestFilename)); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("otelrecords: no store at %s: %w", dir, fs.ErrNotExist)
 	}
 	return nil
 }

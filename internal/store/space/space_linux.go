@@ -1,4 +1,4 @@
-package badgerstore
+package space
 
 import (
 	"errors"
@@ -16,20 +16,20 @@ import (
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// checkSpace returns an error matching ErrNoSpace when the file system
-// holding dir has less than MinFreeSpace free (to an unprivileged user:
+// Check returns an error matching ErrNoSpace when the file system
+// holding dir has less than MinFree free (to an unprivileged user:
 // the blocks kept for root are not Badger's to use), counting the blocks
 // of a reserve a killed writer left, which the opener takes over.
-func checkSpace(dir string) error {
+func Check(dir string) error {
 	free, ok := freeSpace(dir)
 	if !ok {
 		return nil // Badger will say what is wrong with dir
 	}
 	var st unix.Stat_t
-	if unix.Lstat(filepath.Join(dir, reserveName), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+	if unix.Lstat(filepath.Join(dir, ReserveName), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 		free += uint64(st.Blocks) * 512
 	}
-	if free < MinFreeSpace {
+	if free < MinFree {
 		return noSpace(dir, free)
 	}
 	return nil
@@ -45,12 +45,13 @@ func freeSpace(dir string) (uint64, bool) {
 	return st.Bavail * uint64(st.Bsize), true
 }
 
-// guard keeps Badger's writes through its maps on blocks the file system
+// Guard keeps Badger's writes through its maps on blocks the file system
 // has given, for a store open for writing (space.go says how, and what is
 // left). Badger's logger calls its hooks on Badger's goroutines; a nil
-// guard (a read-only store) does nothing.
-type guard struct {
-	dir string
+// Guard (a read-only store) does nothing.
+type Guard struct {
+	dir   string
+	sizes Sizes
 
 	mu      sync.Mutex     // the reserve and the value log's account
 	reserve *os.File       // the reserve file, once taken; nil after close
@@ -64,15 +65,15 @@ type guard struct {
 	closing  atomic.Bool  // Close has begun: Badger flushes, then waits for compactions
 	releases atomic.Int64 // times the guard gave the reserve back (not the handler)
 	hooks    [numHooks]atomic.Int64
-	tables   atomic.Pointer[func() []badger.TableInfo] // Badger's tables, once open (watch)
+	tables   atomic.Pointer[func() []badger.TableInfo] // Badger's tables, once open (Watch)
 	// tableKeys is the keys of the last compaction table the guard sized,
 	// for the test that checks Badger still says them.
 	tableKeys atomic.Uint64
 }
 
-// watch gives the guard Badger's list of its tables, which sizes the
+// Watch gives the guard Badger's list of its tables, which sizes the
 // tables compactions write (tableNeed).
-func (g *guard) watch(tables func() []badger.TableInfo) {
+func (g *Guard) Watch(tables func() []badger.TableInfo) {
 	if g != nil {
 		g.tables.Store(&tables)
 	}
@@ -86,7 +87,7 @@ func (g *guard) watch(tables func() []badger.TableInfo) {
 // a key, which keeps a compaction between levels, whose keys are few,
 // at compactTableMax. Before Badger's tables are known (its Open), the
 // bound is compactTableMax.
-func (g *guard) tableNeed(keys uint64) int64 {
+func (g *Guard) tableNeed(keys uint64) int64 {
 	g.tableKeys.Store(keys)
 	tables := g.tables.Load()
 	if tables == nil || keys == 0 {
@@ -103,19 +104,20 @@ func (g *guard) tableNeed(keys uint64) int64 {
 	return max(compactTableMax, min(level0, int64(min(keys, 1<<32))*density))
 }
 
-// newGuard returns the guard of the store in dir, holding no reserve yet.
-func newGuard(dir string) *guard { return &guard{dir: dir} }
+// NewGuard returns the guard of the store in dir, a Badger of the sizes
+// given, holding no reserve yet.
+func NewGuard(dir string, sizes Sizes) *Guard { return &Guard{dir: dir, sizes: sizes} }
 
-func (g *guard) count(hook int) { g.hooks[hook].Add(1) }
+func (g *Guard) count(hook int) { g.hooks[hook].Add(1) }
 
-// take allocates the reserve (Open, once Badger holds the directory) and
+// Take allocates the reserve (Open, once Badger holds the directory) and
 // the newest write-ahead log, which Badger's Open made; it returns an
 // error matching ErrNoSpace when the file system cannot give them.
-func (g *guard) take() error {
+func (g *Guard) Take() error {
 	if g == nil {
 		return nil
 	}
-	f, err := os.OpenFile(filepath.Join(g.dir, reserveName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(filepath.Join(g.dir, ReserveName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("otelrecords: open store %s: reserve: %w", g.dir, err)
 	}
@@ -134,61 +136,61 @@ func (g *guard) take() error {
 }
 
 // heldNow returns the bytes the reserve holds.
-func (g *guard) heldNow() int64 {
+func (g *Guard) heldNow() int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.heldLocked()
 }
 
 // heldLocked is heldNow with g.mu held.
-func (g *guard) heldLocked() int64 {
+func (g *Guard) heldLocked() int64 {
 	if g.cover != nil {
 		return g.cover.size()
 	}
 	return g.held
 }
 
-// fill allocates the reserve up to reserveSize; g.mu is held. The
+// fill allocates the reserve up to ReserveSize; g.mu is held. The
 // handler keeps its hold on the reserve meanwhile, for a fault may come
 // at any moment: it may shorten the file while fill lengthens it, and
 // then its size is the one that counts (a file longer than it says is
 // only more to give back).
-func (g *guard) fill() error {
+func (g *Guard) fill() error {
 	if g.reserve == nil {
 		return nil
 	}
 	held := g.heldLocked()
-	if held >= reserveSize {
+	if held >= ReserveSize {
 		return nil
 	}
 	// Mode 0 sizes the file with its blocks, so that truncating it
 	// gives them back.
-	err := unix.Fallocate(int(g.reserve.Fd()), 0, 0, reserveSize)
+	err := unix.Fallocate(int(g.reserve.Fd()), 0, 0, ReserveSize)
 	if errors.Is(err, unix.EOPNOTSUPP) {
-		err = writeZeros(g.reserve, reserveSize)
+		err = writeZeros(g.reserve, ReserveSize)
 	}
 	if err != nil {
 		return g.noSpace(err, "to hold the store's reserve")
 	}
 	if g.cover != nil {
-		g.cover.refill(held, reserveSize)
+		g.cover.refill(held, ReserveSize)
 	}
-	g.held = reserveSize
+	g.held = ReserveSize
 	return nil
 }
 
 // noSpace turns a failed allocation into an error matching ErrNoSpace
 // when the file system was full, and names it otherwise.
-func (g *guard) noSpace(err error, what string) error {
+func (g *Guard) noSpace(err error, what string) error {
 	if errors.Is(err, unix.ENOSPC) {
 		free, _ := freeSpace(g.dir)
-		return noSpaceFor(g.dir, free, MinFreeSpace, what)
+		return noSpaceFor(g.dir, free, MinFree, what)
 	}
 	return fmt.Errorf("otelrecords: %s at %s: %w", what, g.dir, err)
 }
 
-// close removes the reserve, once Badger has closed.
-func (g *guard) close() {
+// Close removes the reserve, once Badger has closed.
+func (g *Guard) Close() {
 	if g == nil {
 		return
 	}
@@ -210,7 +212,7 @@ func (g *guard) close() {
 // release gives the reserve back to the file system, for Badger's writes
 // to come, where no SIGBUS handler does at the fault: the file system was
 // found full after it stopped filling.
-func (g *guard) release() {
+func (g *Guard) release() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.held == 0 || g.reserve == nil || g.cover != nil {
@@ -224,33 +226,33 @@ func (g *guard) release() {
 }
 
 // holds reports whether the guard holds a reserve to give back itself.
-func (g *guard) holds() bool {
+func (g *Guard) holds() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.cover == nil && g.held > 0
 }
 
-// released returns how many times the reserve was given back.
-func (g *guard) released() int64 {
+// Released returns how many times the reserve was given back.
+func (g *Guard) Released() int64 {
 	if g == nil {
 		return 0
 	}
 	return g.releases.Load() + sigbusReleases.Load()
 }
 
-// releasedSince reports whether the reserve was given back since
+// ReleasedSince reports whether the reserve was given back since
 // releases was n: a Write in progress then stops handing Badger entries.
-func (g *guard) releasedSince(n int64) bool {
-	return g != nil && g.released() != n
+func (g *Guard) ReleasedSince(n int64) bool {
+	return g != nil && g.Released() != n
 }
 
-// checkWrite returns an error matching ErrNoSpace when Badger may not take
+// CheckWrite returns an error matching ErrNoSpace when Badger may not take
 // entries: while the reserve, taken again first if there is room for it,
-// is not whole, or the file system has less than MinFreeSpace beside the
+// is not whole, or the file system has less than MinFree beside the
 // entries. Refused, the entries are not written, and the caller keeps
 // them; nothing it was told is written is lost. Let through, the part of
 // the value log the entries' large values will take is allocated first.
-func (g *guard) checkWrite(entries []sessions.Entry) error {
+func (g *Guard) CheckWrite(entries []sessions.Entry) error {
 	if g == nil {
 		return nil
 	}
@@ -258,23 +260,23 @@ func (g *guard) checkWrite(entries []sessions.Entry) error {
 	if !ok {
 		return nil
 	}
-	need := uint64(MinFreeSpace)
+	need := uint64(MinFree)
 	var large int64
 	for _, e := range entries {
 		need += uint64(len(e.Key) + len(e.Value))
-		if len(e.Value) >= valueThreshold {
+		if len(e.Value) >= g.sizes.ValueThreshold {
 			large += maxHeaderSize + int64(len(e.Key)) + 8 + int64(len(e.Value)) + 4
 		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if held := g.heldLocked(); held < reserveSize && free >= uint64(MinFreeSpace-held) {
+	if held := g.heldLocked(); held < ReserveSize && free >= uint64(MinFree-held) {
 		// Room again: what was given back to Badger is taken back first.
 		if g.fill() == nil {
 			free, _ = freeSpace(g.dir)
 		}
 	}
-	if held := g.heldLocked(); held < reserveSize || free+uint64(held) < need {
+	if held := g.heldLocked(); held < ReserveSize || free+uint64(held) < need {
 		room := free + uint64(held)
 		return noSpaceFor(g.dir, room, need, fmt.Sprintf("to write %d entries", len(entries)))
 	}
@@ -286,11 +288,11 @@ func (g *guard) checkWrite(entries []sessions.Entry) error {
 	return nil
 }
 
-// refuse returns the error of a Write of n entries that stopped because
+// Refuse returns the error of a Write of n entries that stopped because
 // the reserve was given back while Badger took them.
-func (g *guard) refuse(n int) error {
+func (g *Guard) Refuse(n int) error {
 	free, _ := freeSpace(g.dir)
-	return noSpaceFor(g.dir, free, MinFreeSpace, fmt.Sprintf("to write %d entries: the file system filled while they were written", n))
+	return noSpaceFor(g.dir, free, MinFree, fmt.Sprintf("to write %d entries: the file system filled while they were written", n))
 }
 
 // allocVlog allocates the part of the newest value log that n more bytes
@@ -298,7 +300,7 @@ func (g *guard) refuse(n int) error {
 // held. A value log that fills (valueLogFileSize) makes Badger start
 // another during the Write: its first values are then written without
 // this, just after the Write's look at the free space.
-func (g *guard) allocVlog(n int64) error {
+func (g *Guard) allocVlog(n int64) error {
 	fid, name := newest(g.dir, badgerfmt.ValueLogFileExt)
 	if name == "" {
 		return nil
@@ -315,7 +317,7 @@ func (g *guard) allocVlog(n int64) error {
 		return nil // Badger's to report
 	}
 	defer f.Close()
-	if err := allocate(f, min(g.vlogEnd, 2*valueLogFileSize)); err != nil {
+	if err := allocate(f, min(g.vlogEnd, 2*g.sizes.ValueLogFile)); err != nil {
 		return g.noSpace(err, "to write large values into the value log")
 	}
 	return nil
@@ -324,7 +326,7 @@ func (g *guard) allocVlog(n int64) error {
 // allocLog allocates the newest write-ahead log when a memtable rotated
 // since it last did. A full file system leaves it to Badger's writes,
 // which the hooks watch, and to the next call.
-func (g *guard) allocLog() error {
+func (g *Guard) allocLog() error {
 	if !g.rotated.Load() {
 		return nil
 	}
@@ -352,9 +354,9 @@ func (g *guard) allocLog() error {
 // the memtable's log, which is allocated but for a log begun in this
 // batch, and may rotate the memtable, whose table its flush goroutine
 // then writes at once.
-func (g *guard) beforeWrites() {
-	if free, _ := freeSpace(g.dir); free < lowWater {
-		g.lookCloser(g.flushNeed() + memLogSize)
+func (g *Guard) beforeWrites() {
+	if free, _ := freeSpace(g.dir); free < LowWater {
+		g.lookCloser(g.flushNeed() + g.sizes.MemLog)
 		return
 	}
 	_ = g.allocLog()
@@ -362,15 +364,15 @@ func (g *guard) beforeWrites() {
 
 // beforeFlush is the hook before a memtable is flushed at Close (or by
 // DropPrefix).
-func (g *guard) beforeFlush() {
-	if free, _ := freeSpace(g.dir); free < lowWater {
+func (g *Guard) beforeFlush() {
+	if free, _ := freeSpace(g.dir); free < LowWater {
 		g.lookCloser(g.flushNeed())
 	}
 }
 
-// beforeClose gives Badger's close its room: it flushes the memtables
+// BeforeClose gives Badger's close its room: it flushes the memtables
 // still in memory.
-func (g *guard) beforeClose() {
+func (g *Guard) BeforeClose() {
 	if g != nil {
 		g.closing.Store(true)
 		g.lookCloser(g.flushNeed())
@@ -380,7 +382,7 @@ func (g *guard) beforeClose() {
 // lookCloser waits for the file system to stop filling, then gives the
 // reserve back when less than need is free: Badger is about to write
 // need bytes through its maps, and cannot be stopped.
-func (g *guard) lookCloser(need int64) {
+func (g *Guard) lookCloser(need int64) {
 	if !g.holds() {
 		return // nothing more to give
 	}
@@ -396,12 +398,12 @@ func (g *guard) lookCloser(need int64) {
 // waits for the disk rather than take the reserve; but once Close has
 // flushed the memtables, the compaction it waits for may take what is
 // left of the reserve (at its faults), as far as that covers the table.
-func (g *guard) beforeTable(keys uint64) {
+func (g *Guard) beforeTable(keys uint64) {
 	table := g.tableNeed(keys)
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
 		flushes := g.flushNeed()
 		need := uint64(table + flushes)
-		if free, _ := freeSpace(g.dir); free >= need+lowWater {
+		if free, _ := freeSpace(g.dir); free >= need+LowWater {
 			return
 		}
 		free := settle(g.dir)
@@ -414,7 +416,7 @@ func (g *guard) beforeTable(keys uint64) {
 
 // flushNeed is the room the memtables Badger holds (one log each) take
 // once flushed.
-func (g *guard) flushNeed() int64 {
+func (g *Guard) flushNeed() int64 {
 	n := int64(0)
 	des, _ := os.ReadDir(g.dir)
 	for _, de := range des {
@@ -422,7 +424,7 @@ func (g *guard) flushNeed() int64 {
 			n++
 		}
 	}
-	return n * flushTableMax
+	return n * g.sizes.FlushTableMax
 }
 
 // How settle tells a file system that fills from one that stopped: it
@@ -505,3 +507,42 @@ const (
 	vlogHeaderSize = 20
 	maxHeaderSize  = 22
 )
+
+// Heard counts what the guard has heard from Badger: each of the log
+// lines it listens for, and the keys of the last compaction table it
+// sized. A test reads it to prove that Badger still says them: a release
+// whose lines differ would leave the guard deaf.
+type Heard struct {
+	Writes, Rotate, Flush, Compact int64
+	TableKeys                      uint64
+}
+
+// Heard returns what the guard has heard so far.
+func (g *Guard) Heard() Heard {
+	return Heard{
+		Writes:    g.hooks[hookWritesAt].Load(),
+		Rotate:    g.hooks[hookRotateAt].Load(),
+		Flush:     g.hooks[hookFlushAt].Load(),
+		Compact:   g.hooks[hookCompactAt].Load(),
+		TableKeys: g.tableKeys.Load(),
+	}
+}
+
+// Unhandled takes the reserve out of the SIGBUS handler's hands, as where
+// there is no handler, so that the guard gives it back itself; it returns
+// the bytes the reserve holds. The test of that path calls it on machines
+// that have the handler.
+func (g *Guard) Unhandled() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cover != nil {
+		g.held = g.cover.take()
+		g.cover.uncover()
+		g.cover = nil
+	}
+	return g.held
+}
+
+// OwnReleases returns how many times the guard gave the reserve back
+// itself, not counting the handler's.
+func (g *Guard) OwnReleases() int64 { return g.releases.Load() }

@@ -1,6 +1,6 @@
 //go:build linux && !(amd64 || arm64)
 
-package badgerstore
+package space
 
 import (
 	"os"
@@ -23,5 +23,5 @@ func (r *sigbusReserve) refill(was, size int64) {}
 func (r *sigbusReserve) take() int64            { return 0 }
 func (r *sigbusReserve) uncover()               {}
 
-// sigbusAvailable reports whether the handler is in place: never here.
-func sigbusAvailable() bool { return false }
+// HandlerAvailable reports whether the handler is in place: never here.
+func HandlerAvailable() bool { return false }

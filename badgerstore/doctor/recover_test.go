@@ -1,4 +1,4 @@
-package badgerstore
+package doctor
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,21 +16,39 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/internal/store/badgerfmt/badgerfmttest"
 	"github.com/otelrecords/otelrecords/internal/store/spool"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
+// childEnv, set in the environment of this test binary, makes TestMain
+// the doctor process that TestRecoverKilledAtEachStep stops (doctorChild).
+const childEnv = "DOCTOR_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "doctor" {
+		doctorChild(os.Getenv("DOCTOR_TEST_DIR"), os.Getenv("DOCTOR_TEST_STOP"))
+		return
+	}
+	os.Exit(m.Run())
+}
+
 // readAll returns every entry of the store in dir.
 func readAll(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	s, err := Open(dir, WithReadOnly(), WithErrorHandler(func(err error) { t.Errorf("badger: %v", err) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	return testsupport.Entries(t, s)
+	return testsupport.EntriesIn(t, func() (sessions.Store, error) {
+		return badgerstore.Open(dir, badgerstore.WithReadOnly(), badgerstore.WithErrorHandler(func(err error) { t.Errorf("badger: %v", err) }))
+	})
+}
+
+// buildStore writes a store in dir as badgerfmttest.BuildStore does.
+func buildStore(t testing.TB, dir string, opens int, crash bool) []sessions.Entry {
+	t.Helper()
+	return badgerfmttest.BuildStore(t, dir, opens, crash, func(dir string) (sessions.Store, error) {
+		return badgerstore.Open(dir, badgerstore.WithErrorHandler(func(err error) { t.Errorf("building the store: %v", err) }))
+	})
 }
 
 // TestRecover damages a store in each way of badgerfmttest.Damages, and a
@@ -57,7 +76,7 @@ func TestRecover(t *testing.T) {
 			if rec.Damage[0].File != filepath.Join(rec.Aside, filepath.Base(path)) {
 				t.Errorf("damage reported in %s, want %s", rec.Damage[0].File, path)
 			}
-			if after := badgerfmttest.FilesIn(t, rec.Aside); !mapsEqual(before, after) {
+			if after := badgerfmttest.FilesIn(t, rec.Aside); !maps.Equal(before, after) {
 				t.Errorf("the damaged store changed when moved aside:\nbefore %v\nafter  %v", before, after)
 			}
 
@@ -111,7 +130,7 @@ func TestRecoverHealthy(t *testing.T) {
 	if err != nil || rec.Aside != "" || len(rec.Damage) != 0 {
 		t.Fatalf("Recover of a healthy store = %+v, %v", rec, err)
 	}
-	if after := badgerfmttest.FilesIn(t, dir); !mapsEqual(before, after) {
+	if after := badgerfmttest.FilesIn(t, dir); !maps.Equal(before, after) {
 		t.Errorf("Recover changed a healthy store")
 	}
 }
@@ -129,12 +148,12 @@ func TestRecoverKeepsSpoolAndRefusesBusyStore(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err := Open(filepath.Join(t.TempDir(), "other"))
+	s, err := badgerstore.Open(filepath.Join(t.TempDir(), "other"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Recover(s.Dir()); !errors.Is(err, ErrLocked) {
-		t.Errorf("Recover of a store held open = %v, want ErrLocked", err)
+	if _, err := Recover(s.Dir()); !errors.Is(err, badgerstore.ErrLocked) {
+		t.Errorf("Recover of a store held open = %v, want badgerstore.ErrLocked", err)
 	}
 	s.Close()
 
@@ -203,7 +222,7 @@ func TestRecoverKilledAtEachStep(t *testing.T) {
 			want := damagedStore(t, dir)
 			damaged := badgerfmttest.FilesIn(t, dir)
 			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), childEnv+"=doctor", "BADGERSTORE_TEST_DIR="+dir, "BADGERSTORE_TEST_STOP="+stop)
+			cmd.Env = append(os.Environ(), childEnv+"=doctor", "DOCTOR_TEST_DIR="+dir, "DOCTOR_TEST_STOP="+stop)
 			out, err := cmd.CombinedOutput()
 			if code := cmd.ProcessState.ExitCode(); code != 3 {
 				t.Fatalf("doctor process: %v, exit %d, %s; want it stopped after %q", err, code, out, stop)
@@ -215,15 +234,15 @@ func TestRecoverKilledAtEachStep(t *testing.T) {
 			case errors.Is(statErr, fs.ErrNotExist):
 				// Missing: the journal says where the records are, and no
 				// one makes an empty store here meanwhile.
-				for _, opts := range [][]Option{nil, {WithReadOnly()}} {
-					_, err := Open(dir, opts...)
-					if !errors.Is(err, ErrRecoveryInterrupted) || !strings.Contains(err.Error(), dir+".damaged-") ||
+				for _, opts := range [][]badgerstore.Option{nil, {badgerstore.WithReadOnly()}} {
+					_, err := badgerstore.Open(dir, opts...)
+					if !errors.Is(err, badgerstore.ErrRecoveryInterrupted) || !strings.Contains(err.Error(), dir+".damaged-") ||
 						!strings.Contains(err.Error(), dir+".doctor-new") || !strings.Contains(err.Error(), "records doctor --dir "+dir) {
-						t.Errorf("Open(%v) of a store missing mid-doctor = %v; want ErrRecoveryInterrupted naming where the records are", opts, err)
+						t.Errorf("badgerstore.Open(%v) of a store missing mid-doctor = %v; want badgerstore.ErrRecoveryInterrupted naming where the records are", opts, err)
 					}
 				}
 				if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
-					t.Errorf("a read-write Open made a directory where the store will go")
+					t.Errorf("a read-write badgerstore.Open made a directory where the store will go")
 				}
 				// A writer that found the store busy spools at its
 				// deadline, making the directory: the doctor keeps those
@@ -235,7 +254,7 @@ func TestRecoverKilledAtEachStep(t *testing.T) {
 				want[string(late.Key)] = late.Value
 			case badgerfmttest.FilesIn(t, dir)["MANIFEST"] == damaged["MANIFEST"]:
 				// The damaged store, unchanged.
-				if got := badgerfmttest.FilesIn(t, dir); !mapsEqual(got, damaged) {
+				if got := badgerfmttest.FilesIn(t, dir); !maps.Equal(got, damaged) {
 					t.Errorf("the damaged store changed before it was moved")
 				}
 			default:
@@ -253,7 +272,7 @@ func TestRecoverKilledAtEachStep(t *testing.T) {
 				t.Fatalf("second Recover: %v", err)
 			}
 			t.Logf("second Recover: resumed %v, aside %s, kept %v", rec.Resumed, rec.Aside, rec.Kept)
-			st, err := OpenWait(context.Background(), dir, nil, WithReadOnly())
+			st, err := badgerstore.OpenWait(context.Background(), dir, nil, badgerstore.WithReadOnly())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -278,7 +297,7 @@ func TestRecoverKilledAtEachStep(t *testing.T) {
 			if len(asides) != 1 || rec.Aside != asides[0] {
 				t.Fatalf("damaged stores aside: %v (Recover says %s), want one", asides, rec.Aside)
 			}
-			if got := badgerfmttest.FilesIn(t, asides[0]); !mapsEqual(got, damaged) {
+			if got := badgerfmttest.FilesIn(t, asides[0]); !maps.Equal(got, damaged) {
 				t.Errorf("the damaged store aside is not the store as it was")
 			}
 			if left, _ := filepath.Glob(dir + ".doctor*"); len(left) != 0 {

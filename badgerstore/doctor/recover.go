@@ -1,21 +1,23 @@
-package badgerstore
+package doctor
 
 import (
 	"errors"
 	"fmt"
-	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/store/badgerfmt"
-
+	"github.com/otelrecords/otelrecords/internal/store/chunk"
 	"github.com/otelrecords/otelrecords/internal/store/spool"
+	"github.com/otelrecords/otelrecords/internal/store/storedir"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// Recovery from a damaged store, for `records doctor`.
+// Recovery from a damaged store.
 //
 // Badger cannot open a store with a damaged file, and would lose more than
 // the damage if it could (it truncates a log at the first bad entry). So
@@ -24,11 +26,11 @@ import (
 // is the store's is the lock, the new store, the swap and the spool.
 //
 // The swap is crash-safe: the new store is built whole in a sibling
-// directory, a journal beside the store names both (journal.go), and two
-// renames put the damaged store aside and the new one in its place. At
-// every instant the store's directory holds the old store, or the new
-// one, or is missing while the journal says where the records are; the
-// next Recover finishes a run cut short.
+// directory, a journal beside the store names both (storedir.Journal),
+// and two renames put the damaged store aside and the new one in its
+// place. At every instant the store's directory holds the old store, or
+// the new one, or is missing while the journal says where the records
+// are; the next Recover finishes a run cut short.
 
 // A Recovery says what Recover did.
 type Recovery struct {
@@ -38,7 +40,7 @@ type Recovery struct {
 	// store was healthy and nothing was done.
 	Aside string
 	// Damage is what was found wrong, one entry per damaged file.
-	Damage []*CorruptError
+	Damage []*badgerstore.CorruptError
 	// Kept counts what the new store holds, by kind ("sessions" for
 	// session rows; keys otelrecords does not know count under "").
 	Kept map[string]int
@@ -69,8 +71,8 @@ var doctorStep = func(step string) {}
 // it every record and session row it can still read from the damaged one,
 // which it never changes. A healthy store (Verify finds nothing) is left
 // as it is, and the Recovery says so (Aside is ""). Recover holds the
-// store's lock while it works, and fails with an error matching ErrLocked
-// when another process has the store open, or another Recover is at work
+// store's lock while it works, and fails with an error matching
+// badgerstore.ErrLocked when another process has the store open, or another Recover is at work
 // on it. Like Verify, it reads no file, moves nothing and says why when
 // the program links a version of Badger other than the one the store's
 // file readers were written for.
@@ -78,30 +80,30 @@ var doctorStep = func(step string) {}
 // The new store is built beside the store and swapped in with renames,
 // after a journal (dir.doctor) records where both are, so a Recover cut
 // short (killed, or the machine down) leaves at dir either the old store,
-// or the new one, or nothing and the journal, which Open reports
-// (ErrRecoveryInterrupted); the next Recover finishes the run. When dir
+// or the new one, or nothing and the journal, which badgerstore.Open
+// reports (badgerstore.ErrRecoveryInterrupted); the next Recover finishes the run. When dir
 // is a symbolic link, the directory it points to is recovered, and the
 // link left as it is.
 func Recover(dir string) (*Recovery, error) {
 	if err := badgerfmt.CheckVersion(); err != nil {
 		return nil, err
 	}
-	path, err := resolve(dir)
+	path, err := storedir.Resolve(dir)
 	if err != nil {
 		return nil, err
 	}
-	if interrupted(dir, path) != nil {
-		j, err := openJournal(path)
+	if storedir.Interrupted(dir, path) != nil {
+		j, err := storedir.OpenJournal(path)
 		if err != nil {
 			return nil, err
 		}
-		defer j.close()
-		if j.aside != "" {
+		defer j.Close()
+		if j.Aside != "" {
 			return finishRecovery(dir, j)
 		}
 	}
 
-	unlock, err := lockDir(path, true)
+	unlock, err := storedir.Lock(path, true)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("otelrecords: no store at %s: %w", dir, err)
@@ -109,7 +111,7 @@ func Recover(dir string) (*Recovery, error) {
 		return nil, err
 	}
 	defer unlock()
-	if err := checkFiles(path); err != nil {
+	if err := storedir.Check(path); err != nil {
 		return nil, err
 	}
 	damage, err := badgerfmt.CheckAll(path)
@@ -118,7 +120,7 @@ func Recover(dir string) (*Recovery, error) {
 	}
 	rec := &Recovery{Dir: dir, Damage: corrupt(damage), Kept: map[string]int{}}
 	if len(damage) == 0 {
-		if err := storeThere(path); err != nil {
+		if err := storedir.Present(path); err != nil {
 			return nil, err
 		}
 		return rec, nil
@@ -127,17 +129,17 @@ func Recover(dir string) (*Recovery, error) {
 	// The journal is written only once the new store is built, but taken
 	// now: it is also the lock that keeps a second doctor from finishing
 	// a run this one has not recorded yet.
-	j, err := openJournal(path)
+	j, err := storedir.OpenJournal(path)
 	if err != nil {
 		return nil, err
 	}
-	defer j.close()
-	if j.aside != "" {
+	defer j.Close()
+	if j.Aside != "" {
 		return nil, fmt.Errorf("otelrecords: another records doctor recorded a run on %s meanwhile; run the doctor again", dir)
 	}
 	// Build the new store beside the old one. A directory left there by a
 	// run killed before it wrote its journal is half built: start again.
-	fresh := path + newSuffix
+	fresh := path + storedir.NewSuffix
 	if err := os.RemoveAll(fresh); err != nil {
 		return nil, fmt.Errorf("otelrecords: remove %s, left by a doctor run cut short: %w", fresh, err)
 	}
@@ -161,14 +163,14 @@ func Recover(dir string) (*Recovery, error) {
 		return nil, fmt.Errorf("otelrecords: carry the spool over to the new store: %w", err)
 	}
 	rec.Spool = n > 0
-	if err := syncDir(fresh); err != nil {
+	if err := storedir.SyncDir(fresh); err != nil {
 		return nil, err
 	}
 	doctorStep("built")
 
 	// The swap, journaled.
 	aside := freeName(path + ".damaged-" + time.Now().UTC().Format("20060102T150405Z"))
-	if err := j.record(filepath.Base(aside), filepath.Base(fresh)); err != nil {
+	if err := j.Record(filepath.Base(aside), filepath.Base(fresh)); err != nil {
 		return nil, fmt.Errorf("otelrecords: write the doctor's journal (nothing was moved): %w", err)
 	}
 	doctorStep("journal")
@@ -197,7 +199,7 @@ func freeName(path string) string {
 // swap moves the damaged store at path aside and the new store from fresh
 // into its place, and ends the run j records. A step already done (by a
 // run cut short) is skipped.
-func swap(path, aside, fresh string, j *journal, rec *Recovery) error {
+func swap(path, aside, fresh string, j *storedir.Journal, rec *Recovery) error {
 	if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
 		// The lock is on the directory itself, so it moves with it: no
 		// one opens the damaged store while it moves.
@@ -208,10 +210,10 @@ func swap(path, aside, fresh string, j *journal, rec *Recovery) error {
 	rec.Aside = aside
 	doctorStep("aside")
 	if err := os.Rename(fresh, path); err != nil {
-		return fmt.Errorf("otelrecords: move the new store into place: %w; %s", err, j.pointer())
+		return fmt.Errorf("otelrecords: move the new store into place: %w; %s", err, j.Pointer())
 	}
 	doctorStep("swap")
-	if err := j.done(); err != nil {
+	if err := j.Done(); err != nil {
 		return fmt.Errorf("otelrecords: remove the doctor's journal (the new store is in place): %w", err)
 	}
 	return nil
@@ -219,23 +221,23 @@ func swap(path, aside, fresh string, j *journal, rec *Recovery) error {
 
 // finishRecovery finishes the run that the journal j records, and says
 // what the new store holds.
-func finishRecovery(dir string, j *journal) (*Recovery, error) {
-	path := j.store
-	aside := filepath.Join(filepath.Dir(path), j.aside)
-	fresh := filepath.Join(filepath.Dir(path), j.fresh)
+func finishRecovery(dir string, j *storedir.Journal) (*Recovery, error) {
+	path := j.Store
+	aside := filepath.Join(filepath.Dir(path), j.Aside)
+	fresh := filepath.Join(filepath.Dir(path), j.Fresh)
 	rec := &Recovery{Dir: dir, Aside: aside, Kept: map[string]int{}, Resumed: true}
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
 	switch {
 	case !exists(fresh) && exists(path):
 		// Both renames were made; only the journal was left.
-		if err := j.done(); err != nil {
+		if err := j.Done(); err != nil {
 			return nil, err
 		}
 	case !exists(fresh):
 		return nil, fmt.Errorf("otelrecords: a records doctor run on %s was cut short, and %s, the store it recovered, is gone; the damaged store is in %s", dir, fresh, aside)
 	case exists(path) && !exists(aside):
 		// Nothing was moved: path is the damaged store.
-		unlock, err := lockDir(path, true)
+		unlock, err := storedir.Lock(path, true)
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +252,7 @@ func finishRecovery(dir string, j *journal) (*Recovery, error) {
 			// makes the directory it spools into. Its spool goes to the
 			// new store; anything else is for a person.
 			if err := adopt(path, fresh); err != nil {
-				return rec, fmt.Errorf("%w; %s", err, j.pointer())
+				return rec, fmt.Errorf("%w; %s", err, j.Pointer())
 			}
 		}
 		if err := swap(path, aside, fresh, j, rec); err != nil {
@@ -284,7 +286,7 @@ func adopt(path, fresh string) error {
 // countKept counts, by kind, what the store at path holds, as far as it
 // can be read now (a writer may hold it already).
 func countKept(path string, rec *Recovery) {
-	s, err := Open(path, WithReadOnly(), WithErrorHandler(nil))
+	s, err := badgerstore.Open(path, badgerstore.WithReadOnly(), badgerstore.WithErrorHandler(nil))
 	if err != nil {
 		return
 	}
@@ -310,7 +312,7 @@ func kindOf(key []byte) string {
 // writeRecovered creates the new store in dir and writes the entries into
 // it. No one else knows the directory: it is not waited for.
 func writeRecovered(dir string, kept []sessions.Entry, rec *Recovery) error {
-	s, err := Open(dir, WithErrorHandler(nil))
+	s, err := badgerstore.Open(dir, badgerstore.WithErrorHandler(nil))
 	if err != nil {
 		return fmt.Errorf("otelrecords: create the new store (nothing was moved): %w", err)
 	}
@@ -331,11 +333,11 @@ func writeRecovered(dir string, kept []sessions.Entry, rec *Recovery) error {
 // recordsIn returns the kind of what an entry holds, as kindOf, and how
 // many records: those of a chunk that decodes, else one.
 func recordsIn(e sessions.Entry) (kind string, n int) {
-	first, lo, hi, ok := parseChunkKey(e.Key)
+	first, lo, hi, ok := chunk.ParseKey(e.Key)
 	if !ok {
 		return kindOf(e.Key), 1
 	}
-	recs, _, err := decodeChunk(e.Value, lo, hi, nil, nil)
+	recs, _, err := chunk.Decode(e.Value, lo, hi, nil, nil)
 	if err != nil || len(recs) == 0 {
 		return "", 1
 	}
@@ -345,7 +347,7 @@ func recordsIn(e sessions.Entry) (kind string, n int) {
 // describeKey names a key for people: the record, records or session row
 // it holds, or the key itself, quoted.
 func describeKey(k []byte) string {
-	if first, lo, hi, ok := parseChunkKey(k); ok {
+	if first, lo, hi, ok := chunk.ParseKey(k); ok {
 		kind, session, _, _ := keys.Parse(first)
 		return fmt.Sprintf("the %q records of session %d from seq %d to %d", kind, session, lo, hi)
 	}
