@@ -24,7 +24,7 @@ func Entries(session sessions.SessionID, first, n int) []sessions.Entry {
 			Wall: time.Duration(i) * time.Microsecond,
 			Attributes: sessions.Attrs{
 				{Key: "autotune.key", Value: sessions.StringValue(fmt.Sprintf("matmul %dx%d tiled simd", i, 7*i))},
-				{Key: "tried", Value: sessions.IntValue(i)},
+				{Key: "tried", Value: sessions.Int64Value(int64(i))},
 			},
 		}}.MarshalCBOR()
 		if err != nil {

@@ -1,4 +1,4 @@
-package sessions
+package cborwire
 
 import (
 	"encoding/binary"
@@ -6,9 +6,22 @@ import (
 	"fmt"
 )
 
-// The decoding budget. The decoder's limits (codec.go) bound each
-// container, not what a value of many small ones makes a reader allocate:
-// every item a value holds becomes Go values, and an item of one byte can
+// Decode limits: a store is untrusted input (it travels between machines),
+// so no value may make a reader allocate without bound or recurse deeply.
+// Readers refuse values beyond them; writers refuse to write such records,
+// which would be unreadable once written.
+const (
+	// MaxNestedLevels is the deepest nesting of CBOR arrays and maps.
+	MaxNestedLevels = 16
+	// MaxArrayElements is the longest array: events, or an array attribute.
+	MaxArrayElements = 1 << 20
+	// MaxMapPairs is the most pairs in one map: attributes of a record,
+	// an event or a session's resource.
+	MaxMapPairs = 1 << 17
+)
+
+// The decoding budget. The decode limits bound each container, not what
+// a value of many small ones makes a reader allocate: every item a value holds becomes Go values, and an item of one byte can
 // become many (an empty map inside an attribute is 64 bytes of map and
 // interface; a map of one pair, 300). So before a value is decoded, a walk
 // over its bytes, which allocates nothing, charges every item what
@@ -16,8 +29,9 @@ import (
 // refused as one that does not decode. The charges are set at or above
 // what the decoder allocates for the item in the costliest place it may
 // sit (an attribute's value, decoded into an interface), so what decoding
-// an accepted value allocates stays within its budget; the test measures
-// it, over every shape docs/FORMAT.md §5 lists.
+// an accepted value allocates stays within its budget; package sessions'
+// test measures it, over every shape docs/FORMAT.md §5 lists. The Decoder
+// charges as the walk does.
 const (
 	// decodeAmplification is how many bytes decoding may allocate per byte
 	// of the value, and decodeSlack how many besides, for the fixed cost
@@ -41,24 +55,26 @@ const (
 // for one). Smaller values, most records, are not walked.
 const budgetFree = decodeSlack / (costMapItem + costGroup + costMap - decodeAmplification)
 
-// budget returns what decoding a value of n bytes may allocate.
-func budget(n int) int64 { return decodeAmplification*int64(n) + decodeSlack }
+// Budget returns what decoding a value of n bytes may allocate.
+func Budget(n int) int64 { return decodeAmplification*int64(n) + decodeSlack }
 
-var errOverBudget = errors.New("value would allocate more than its decoding budget")
+// ErrOverBudget is matched by the error of a value whose decoding may
+// allocate more than its budget.
+var ErrOverBudget = errors.New("value would allocate more than its decoding budget")
 
-// checkBudget walks the CBOR item in b, charging every item it holds, and
+// CheckBudget walks the CBOR item in b, charging every item it holds, and
 // returns an error when the charges pass budget(len(b)), or when b is not
 // a well-formed item (the decoder says why in more words; this only stops
 // early). It allocates nothing, and costs one pass over b.
-func checkBudget(b []byte) error {
+func CheckBudget(b []byte) error {
 	if len(b) <= budgetFree {
 		return nil
 	}
-	return walkBudget(b)
+	return WalkBudget(b)
 }
 
-// walkBudget is checkBudget's walk.
-func walkBudget(b []byte) error {
+// WalkBudget is CheckBudget's walk, whatever the value's size.
+func WalkBudget(b []byte) error {
 	type frame struct {
 		left  int64 // items to come; -1 for an indefinite length
 		items int64 // items seen
@@ -66,12 +82,12 @@ func walkBudget(b []byte) error {
 		isTag bool
 	}
 	var (
-		stack [maxNestedLevels + 1]frame
+		stack [MaxNestedLevels + 1]frame
 		depth int
 		off   int
 		cost  int64
 	)
-	limit := budget(len(b))
+	limit := Budget(len(b))
 	for {
 		if off >= len(b) {
 			return errTruncated
@@ -191,7 +207,7 @@ func walkBudget(b []byte) error {
 			}
 		}
 		if cost > limit {
-			return fmt.Errorf("%w (%d bytes for %d, at most %d)", errOverBudget, cost, len(b), limit)
+			return fmt.Errorf("%w (%d bytes for %d, at most %d)", ErrOverBudget, cost, len(b), limit)
 		}
 		if !complete {
 			continue
@@ -216,7 +232,7 @@ func walkBudget(b []byte) error {
 var (
 	errTruncated = errors.New("CBOR item cut short")
 	errMalformed = errors.New("malformed CBOR item")
-	errTooDeep   = fmt.Errorf("CBOR nested deeper than %d", maxNestedLevels)
+	errTooDeep   = fmt.Errorf("CBOR nested deeper than %d", MaxNestedLevels)
 )
 
 // argument reads the argument of a CBOR head whose additional information
