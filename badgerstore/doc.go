@@ -1,6 +1,16 @@
 // Package badgerstore is the [sessions.Store] on Badger v4: where the
 // records of a kept session go to disk, and where a reader finds them again.
 //
+// A writer opens a store with [Open] (the exporter does, when a session is
+// first kept); a reader with [OpenWait] and [WithReadOnly], which waits for
+// a writer that holds the store, and reads it through package sessions
+// ([sessions.NewRecords]). The directory named is the store ([Place]);
+// [DefaultDir] is the one used when none is named. What goes wrong has an
+// error to match: a busy store ([ErrLocked]), a damaged one ([ErrCorrupt];
+// package badgerstore/doctor recovers it), a full disk ([ErrNoSpace]), a
+// file no store holds ([ErrUnsafeFile]), a directory that is not a store's
+// ([ErrNotStoreDir]). The sections below say why it is shaped so.
+//
 // # A guest in someone else's process
 //
 // The store runs inside programs that never asked for a database: a build
