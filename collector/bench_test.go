@@ -48,28 +48,7 @@ func BenchmarkCollector(b *testing.B) {
 			cpu0 := processCPU(b, col.cmd.Process.Pid)
 			b.ResetTimer()
 			start := time.Now()
-			var wg sync.WaitGroup
-			next := make(chan []byte)
-			for range 4 {
-				wg.Go(func() {
-					for body := range next {
-						resp, err := http.Post(col.url, "application/x-protobuf", bytes.NewReader(body))
-						if err != nil {
-							b.Error(err)
-							continue
-						}
-						resp.Body.Close()
-						if resp.StatusCode != http.StatusOK {
-							b.Errorf("POST: %s", resp.Status)
-						}
-					}
-				})
-			}
-			for _, r := range reqs {
-				next <- r
-			}
-			close(next)
-			wg.Wait()
+			postAll(b, col.url, reqs)
 			elapsed := time.Since(start)
 			b.StopTimer()
 			spans := float64(b.N * spansPerRequest)
@@ -78,6 +57,33 @@ func BenchmarkCollector(b *testing.B) {
 			col.stop(b)
 		})
 	}
+}
+
+// postAll sends every body to url over OTLP/HTTP, 4 clients at once,
+// and fails b for each request not answered 200.
+func postAll(b testing.TB, url string, bodies [][]byte) {
+	var wg sync.WaitGroup
+	next := make(chan []byte)
+	for range 4 {
+		wg.Go(func() {
+			for body := range next {
+				resp, err := http.Post(url, "application/x-protobuf", bytes.NewReader(body))
+				if err != nil {
+					b.Error(err)
+					continue
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					b.Errorf("POST: %s", resp.Status)
+				}
+			}
+		})
+	}
+	for _, body := range bodies {
+		next <- body
+	}
+	close(next)
+	wg.Wait()
 }
 
 const spansPerRequest = 1000
@@ -136,10 +142,11 @@ func startBenchCollector(b *testing.B, bin, exp string) *collectorProc {
         endpoint: 127.0.0.1:%%d
 processors:
   records:
+    state_directory: %[4]s
 exporters:
   nop:
   records:
-    directory: %s
+    directory: %[1]s
 service:
   telemetry:
     metrics:
@@ -147,9 +154,9 @@ service:
   pipelines:
     traces:
       receivers: [otlp]
-      processors: [%s]
-      exporters: [%s]
-`, filepath.Join(b.TempDir(), "store"), procs, exp)
+      processors: [%[2]s]
+      exporters: [%[3]s]
+`, filepath.Join(b.TempDir(), "store"), procs, exp, filepath.Join(b.TempDir(), "state"))
 	return startCollectorConfig(b, bin, cfg)
 }
 
@@ -196,6 +203,8 @@ func BenchmarkInProcess(b *testing.B) {
 			cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
 			if bc.dir {
 				cfg.Directory = filepath.Join(b.TempDir(), "store")
+			} else {
+				cfg.StateDirectory = filepath.Join(b.TempDir(), "state")
 			}
 			cfg.KeepBy = "trace"
 			p, err := NewProcessorFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, consumertest.NewNop())

@@ -68,6 +68,19 @@ type RecordsConfig struct {
 	// the oldest go first, across senders (exporter.ImporterConfig.HeldBytes).
 	// Keep it well under a memory_limiter's limit.
 	MaxHeldBytes int64 `mapstructure:"max_held_bytes"`
+	// DedupWindow is how long a span taken is recognised when it is
+	// delivered again (a sender's retry, a sending queue's replay after an
+	// outage or a restart), and stored once: whatever the session timeout,
+	// a span sent again within it is not stored twice, and one of a
+	// session that ended joins that session again
+	// (exporter.ImporterConfig.DedupWindow). Keep it at least the
+	// retry_on_failure.max_elapsed_time of the senders and of any
+	// Collector in front.
+	DedupWindow time.Duration `mapstructure:"dedup_window"`
+	// DedupMaxBytes bounds the memory recognising spans takes, over every
+	// sender (16 to 32 bytes a span): past it the oldest are forgotten
+	// before the window passes (exporter.ImporterConfig.DedupBytes).
+	DedupMaxBytes int64 `mapstructure:"dedup_max_bytes"`
 }
 
 // Validate checks every field, so that a mistyped configuration stops the
@@ -95,13 +108,20 @@ func (c *RecordsConfig) Validate() error {
 	if c.MaxHeldBytes <= 0 || c.MaxHeldBytes > math.MaxInt32 {
 		errs = append(errs, fmt.Errorf("max_held_bytes: %d must be positive and under 2 GiB", c.MaxHeldBytes))
 	}
+	if c.DedupWindow <= 0 || c.DedupWindow > exporter.MaxDedupWindow {
+		errs = append(errs, fmt.Errorf("dedup_window: %v must be positive and at most %v", c.DedupWindow, exporter.MaxDedupWindow))
+	}
+	if c.DedupMaxBytes < 1<<20 || c.DedupMaxBytes > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("dedup_max_bytes: %d must be at least 1 MiB and under 2 GiB", c.DedupMaxBytes))
+	}
 	return errors.Join(errs...)
 }
 
 // options turns the configuration into the library's options and the
 // Importer's configuration.
 func (c *RecordsConfig) options() (exporter.ImporterConfig, []exporter.Option, error) {
-	ic := exporter.ImporterConfig{SessionTimeout: c.SessionTimeout, DecisionWait: c.DecisionWait, HeldBytes: int(c.MaxHeldBytes)}
+	ic := exporter.ImporterConfig{SessionTimeout: c.SessionTimeout, DecisionWait: c.DecisionWait, HeldBytes: int(c.MaxHeldBytes),
+		DedupWindow: c.DedupWindow, DedupBytes: int(c.DedupMaxBytes)}
 	level, err := sessions.ParseLevel(c.Level)
 	if err != nil {
 		return ic, nil, err

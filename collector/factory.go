@@ -47,6 +47,8 @@ func defaultRecordsConfig() RecordsConfig {
 		SessionTimeout: exporter.DefaultSessionTimeout,
 		DecisionWait:   exporter.DefaultDecisionWait,
 		MaxHeldBytes:   exporter.DefaultHeldBytes,
+		DedupWindow:    exporter.DefaultDedupWindow,
+		DedupMaxBytes:  exporter.DefaultDedupBytes,
 	}
 }
 

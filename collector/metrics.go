@@ -45,7 +45,10 @@ func registerMetrics(mp metric.MeterProvider, id string, im *exporter.Importer) 
 	kept := counter("otelcol.records.sessions.kept", "{session}", "Sessions kept: they changed something.")
 	held := gauge("otelcol.records.held", "By", "Bytes held in memory for every sender, against max_held_bytes.")
 	waiting := gauge("otelcol.records.spans.waiting", "{span}", "Spans waiting for their parents.")
-	sessions := gauge("otelcol.records.sessions", "{session}", "Senders' sessions in memory (and, with state=parked, let go while quiet).")
+	sessions := gauge("otelcol.records.sessions", "{session}", "Senders' sessions in memory (and, with state=parked, let go while quiet; with state=ended, ended within the dedup window).")
+	remembered := gauge("otelcol.records.dedup.spans", "{span}", "Spans remembered to take each once if delivered again, within dedup_window.")
+	rememberedBytes := gauge("otelcol.records.dedup.bytes", "By", "Memory the remembered spans take, against dedup_max_bytes.")
+	forgotten := counter("otelcol.records.dedup.forgotten", "{span}", "Spans forgotten before dedup_window passed, to stay within dedup_max_bytes: one delivered again would be stored again.")
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +63,7 @@ func registerMetrics(mp metric.MeterProvider, id string, im *exporter.Importer) 
 		with(attribute.String("cause", "unwritable")),
 	}
 	active, parked, plain := with(attribute.String("state", "active")), with(attribute.String("state", "parked")), with()
+	ended := with(attribute.String("state", "ended"))
 	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		s := im.Stats()
 		o.ObserveInt64(accepted, s.Accepted, plain)
@@ -76,8 +80,12 @@ func registerMetrics(mp metric.MeterProvider, id string, im *exporter.Importer) 
 		o.ObserveInt64(waiting, s.HeldSpans, plain)
 		o.ObserveInt64(sessions, int64(s.Sessions), active)
 		o.ObserveInt64(sessions, int64(s.Parked), parked)
+		o.ObserveInt64(sessions, int64(s.Ended), ended)
+		o.ObserveInt64(remembered, s.SeenSpans, plain)
+		o.ObserveInt64(rememberedBytes, s.SeenBytes, plain)
+		o.ObserveInt64(forgotten, s.ForgottenEarly, plain)
 		return nil
-	}, accepted, duplicates, rejected, refused, written, spooled, dropped, kept, held, waiting, sessions)
+	}, accepted, duplicates, rejected, refused, written, spooled, dropped, kept, held, waiting, sessions, remembered, rememberedBytes, forgotten)
 	if err != nil {
 		return nil, err
 	}

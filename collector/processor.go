@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
@@ -29,23 +31,51 @@ import (
 // what makes it a record again (records.kind, records.seq, the session's
 // row on its Resource with records.session.id) and `records pull` can
 // rebuild the store exactly from a backend. A warm fleet sends nothing
-// downstream. With a directory it also records into that store.
+// downstream. With a directory it also records into that store; without
+// one it keeps no records, only, in a state directory, what it needs to
+// take a batch once across a restart (exporter.ImporterConfig.ForwardOnly).
 
 // ProcessorConfig is the records processor's configuration.
 type ProcessorConfig struct {
 	// RecordsConfig is how sessions are recorded; Directory, when set,
 	// is a store the processor records into as well as handing on.
 	RecordsConfig `mapstructure:",squash"`
+	// StateDirectory, for a processor without a Directory, is where it
+	// keeps what it needs to take a batch sent again once and continue
+	// its senders' sessions under their ids across a restart: the
+	// sessions in progress, the ids of the spans it handed on within
+	// dedup_window, the spans waiting for their parents. Empty means
+	// "otelrecords/processor/<component id>" under the user's cache
+	// directory. Give each Collector process its own, on storage that
+	// outlives the process (a container's volume).
+	StateDirectory string `mapstructure:"state_directory"`
 }
 
-// Validate checks the recording fields, and that max_bytes, which bounds
-// a store, comes with a directory.
+// Validate checks the recording fields, that max_bytes, which bounds a
+// store, comes with a directory, and that a state directory does not.
 func (c *ProcessorConfig) Validate() error {
 	err := c.RecordsConfig.Validate()
 	if c.MaxBytes > 0 && c.Directory == "" {
 		err = errors.Join(err, errors.New("max_bytes: bounds a store, and the processor has none without a directory"))
 	}
+	if c.StateDirectory != "" && c.Directory != "" {
+		err = errors.Join(err, errors.New("state_directory: the processor keeps its state in its store when it has a directory; give one or the other"))
+	}
 	return err
+}
+
+// stateDir is where a processor without a directory keeps its state: dir
+// when given, else under the user's cache directory, by component id.
+func stateDir(dir string, id component.ID) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("records: no directory, and no default state_directory (%w): set state_directory", err)
+	}
+	name := strings.NewReplacer("/", "_", string(filepath.Separator), "_").Replace(id.String())
+	return filepath.Join(cache, "otelrecords", "processor", name), nil
 }
 
 // NewProcessorFactory returns the factory of the records processor, for
@@ -64,7 +94,12 @@ func createTracesProcessor(ctx context.Context, set processor.Settings, cfg comp
 		return nil, err
 	}
 	p := &recordsProcessor{dir: c.Directory, id: set.ID.String(), ic: ic, opts: opts, set: set.TelemetrySettings,
-		fwd: &forwarder{next: next, logger: set.Logger}}
+		fwd: &forwarder{next: next, logger: set.Logger}, logger: set.Logger}
+	if c.Directory == "" {
+		if p.state, err = stateDir(c.StateDirectory, set.ID); err != nil {
+			return nil, err
+		}
+	}
 	return processorhelper.NewTraces(ctx, set, cfg, next, p.process,
 		processorhelper.WithStart(p.start), processorhelper.WithShutdown(p.shutdown),
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}))
@@ -73,28 +108,31 @@ func createTracesProcessor(ctx context.Context, set processor.Settings, cfg comp
 // recordsProcessor is the component: an exporter.Importer whose store
 // hands what it is given down the pipeline.
 type recordsProcessor struct {
-	dir   string
-	id    string
-	ic    exporter.ImporterConfig
-	opts  []exporter.Option
-	set   component.TelemetrySettings
-	fwd   *forwarder
-	im    *exporter.Importer
-	unreg func() error
+	dir    string
+	state  string // without a directory: where it keeps its state
+	id     string
+	ic     exporter.ImporterConfig
+	opts   []exporter.Option
+	set    component.TelemetrySettings
+	fwd    *forwarder
+	im     *exporter.Importer
+	unreg  func() error
+	logger *zap.Logger
 }
 
 func (p *recordsProcessor) start(context.Context, component.Host) error {
-	var im *exporter.Importer
-	var err error
-	if p.dir != "" {
-		ic := p.ic
-		ic.Forward = p.fwd.forward
-		im, err = exporter.NewImporter(p.dir, ic, p.opts...)
-	} else {
-		im, err = exporter.NewImporter("", p.ic, append(p.opts, exporter.WithStore(forwardStore{p.fwd}))...)
+	ic := p.ic
+	ic.Forward = p.fwd.forward
+	dir := p.dir
+	if dir == "" {
+		dir, ic.ForwardOnly = p.state, true
 	}
+	im, err := exporter.NewImporter(dir, ic, p.opts...)
 	if err != nil {
 		return err
+	}
+	if p.dir == "" {
+		p.logger.Info("handing kept sessions on; state kept across restarts", zap.String("state_directory", im.Dir()))
 	}
 	p.im = im
 	if p.unreg, err = registerMetrics(p.set.MeterProvider, p.id, im); err != nil {
@@ -225,16 +263,3 @@ func (f *forwarder) row(id sessions.SessionID) sessions.Session {
 	}
 	return sessions.Session{ID: id}
 }
-
-// forwardStore is the store of a processor without a directory: it hands
-// on what it is given and keeps nothing.
-type forwardStore struct{ f *forwarder }
-
-func (s forwardStore) Write(es []sessions.Entry) error { return s.f.forward(es) }
-func (forwardStore) Scan(start, end []byte) iter.Seq2[sessions.Entry, error] {
-	return func(func(sessions.Entry, error) bool) {}
-}
-func (forwardStore) DeleteRange(start, end []byte, match func([]byte) bool) (int, error) {
-	return 0, nil
-}
-func (forwardStore) Close() error { return nil }

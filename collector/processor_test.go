@@ -46,6 +46,9 @@ func senderBatch(instance string, from, n int, changed func(int) bool) ptrace.Tr
 func runProcessor(t *testing.T, cfg *ProcessorConfig, tds ...ptrace.Traces) *consumertest.TracesSink {
 	t.Helper()
 	sink := new(consumertest.TracesSink)
+	if cfg.Directory == "" && cfg.StateDirectory == "" {
+		cfg.StateDirectory = t.TempDir() // not the user's cache directory
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

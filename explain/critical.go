@@ -49,7 +49,7 @@ type Step struct {
 // it, siblings in time order. It costs O(n log n) time at worst and O(n)
 // memory for n records, without recursion.
 func (t *SessionTree) CriticalPath() []Step {
-	n := t.nodes.n
+	n := t.nodes.Len()
 	if n == 0 {
 		return nil
 	}
@@ -58,18 +58,18 @@ func (t *SessionTree) CriticalPath() []Step {
 	// backwards carries every end up to the root.
 	ends := make([]time.Duration, n)
 	for i := range int32(n) {
-		nd := t.nodes.at(i)
+		nd := t.nodes.At(i)
 		ends[i] = endOf(nd.Offset, nd.Wall)
 	}
 	for i := int32(n - 1); i >= 0; i-- {
-		if p := t.nodes.at(i).parent; p >= 0 {
+		if p := t.nodes.At(i).parent; p >= 0 {
 			ends[p] = max(ends[p], ends[i])
 		}
 	}
 
 	// Records are numbered by position + 1 below, so that 0 stands for
 	// the session, whose children are the roots.
-	parent := func(v int32) int32 { return t.nodes.at(v-1).parent + 1 }
+	parent := func(v int32) int32 { return t.nodes.At(v-1).parent + 1 }
 
 	// The walk keeps a state for each record it enters: the records on
 	// the paths it follows, a few of a session's, so the others cost a
@@ -103,7 +103,7 @@ func (t *SessionTree) CriticalPath() []Step {
 		if c := cmp.Compare(ends[b-1], ends[a-1]); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(t.nodes.at(a-1).Offset, t.nodes.at(b-1).Offset); c != 0 {
+		if c := cmp.Compare(t.nodes.At(a-1).Offset, t.nodes.At(b-1).Offset); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)
@@ -117,7 +117,7 @@ func (t *SessionTree) CriticalPath() []Step {
 			s := stateOf(cur)
 			if states[s].from < 0 {
 				from := int32(len(kids))
-				for j := t.nodes.at(cur - 1).first; j >= 0; j = t.nodes.at(j).next {
+				for j := t.nodes.At(cur - 1).first; j >= 0; j = t.nodes.At(j).next {
 					kids = append(kids, j+1)
 				}
 				slices.SortFunc(kids[from:], byEnd)
@@ -145,7 +145,7 @@ func (t *SessionTree) CriticalPath() []Step {
 			if cur == 0 {
 				return covered
 			}
-			if start := t.nodes.at(cur - 1).Offset; start < at {
+			if start := t.nodes.At(cur - 1).Offset; start < at {
 				states[s].crit += at - start
 				covered += at - start
 				at = start
@@ -162,7 +162,7 @@ func (t *SessionTree) CriticalPath() []Step {
 	}
 	var roots []root
 	req := t.requests
-	for j := t.first; j >= 0; j = t.nodes.at(j).next {
+	for j := t.first; j >= 0; j = t.nodes.At(j).next {
 		r := root{v: j + 1}
 		for len(req) > 0 && req[0].index < j {
 			req = req[1:]
@@ -206,7 +206,7 @@ func (t *SessionTree) CriticalPath() []Step {
 	var steps []Step
 	at := func(v int32) *state { return &states[entered[v]-1] }
 	for v := best; v > 0; {
-		steps = append(steps, Step{Seq: t.nodes.at(v - 1).Seq, Critical: at(v).crit})
+		steps = append(steps, Step{Seq: t.nodes.At(v - 1).Seq, Critical: at(v).crit})
 		if at(v).first > 0 {
 			v = at(v).first
 			continue

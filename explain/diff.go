@@ -96,8 +96,9 @@ func (m Match) Check() error {
 	return nil
 }
 
-// keyOf returns the key attributes of attrs, nil when it has none.
-func (m Match) keyOf(attrs sessions.Attrs) sessions.Attrs {
+// KeyOf returns the key attributes of attrs (IsKey), in a new slice; nil
+// when it has none.
+func (m Match) KeyOf(attrs sessions.Attrs) sessions.Attrs {
 	var key sessions.Attrs
 	for _, kv := range attrs {
 		if m.IsKey(kv.Key) {

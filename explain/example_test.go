@@ -172,3 +172,24 @@ func ExampleSessionTree_RootGroups() {
 	// GET /health ×1: median 1ms, p90 1ms, max 1ms (seq 20)
 	// expand: [13 4 9]
 }
+
+// Walk reads a store a session at a time, each session's records in the
+// order they were stamped: here, a tree per session, built and dropped,
+// so that memory follows the largest session rather than the store.
+func ExampleWalk() {
+	r, _ := exampleSession()
+	var b explain.TreeBuilder
+	err := explain.Walk(r, explain.Visitor{
+		Record: b.Add,
+		End: func(s sessions.Session) error {
+			t := b.Tree()
+			fmt.Printf("session %q: %d records, %d requests, lasted %v\n", s.Label, t.Len(), t.Requests(), t.Summary().End)
+			return nil
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// session "": 6 records, 2 requests, lasted 90ms
+}

@@ -17,6 +17,18 @@ import (
 // instances apart.
 var InstanceKeys = []string{"service.instance.id", "host.name"}
 
+// ServiceVersion returns the version of the service a session ran: its
+// Resource's service.version, "" when it has none. For a sender's session
+// (through a Collector, or pulled from a backend) it is the sender's; the
+// row's Version is the otelrecords that wrote the session, which there is
+// the Collector's.
+func ServiceVersion(s sessions.Session) string {
+	if v, ok := s.Resource.Get("service.version"); ok {
+		return v.String()
+	}
+	return ""
+}
+
 // instanceOf returns what names the instance a session ran as: the values
 // of its InstanceKeys, each with its length, or "-" where it lacks one. A
 // session without a row (nil) names none, as a row without them.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otelrecords/otelrecords/explain/internal/chunks"
 	"github.com/otelrecords/otelrecords/explain/internal/keyhistory"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -53,8 +54,8 @@ type Rework struct {
 	keys     map[string]*keyTally // by identity
 
 	b    TreeBuilder
-	open bool           // b holds a session not yet counted
-	ids  chunked[int32] // each record's key in list, in the order added
+	open bool                  // b holds a session not yet counted
+	ids  chunks.Chunked[int32] // each record's key in list, in the order added
 	list []*keyTally
 
 	names instances
@@ -180,7 +181,7 @@ func (w *Rework) Add(kr sessions.KindRecord) error {
 		return err
 	}
 	w.open = true
-	key := Match{Keys: w.Keys}.keyOf(kr.Record.Attributes)
+	key := Match{Keys: w.Keys}.KeyOf(kr.Record.Attributes)
 	id := identity(kr.Kind, kr.Record.Name, key)
 	k := w.keys[id]
 	if k == nil {
@@ -188,7 +189,7 @@ func (w *Rework) Add(kr sessions.KindRecord) error {
 		w.keys[id] = k
 		w.list = append(w.list, k)
 	}
-	*w.ids.add() = k.index
+	*w.ids.Add() = k.index
 	return nil
 }
 
@@ -203,12 +204,12 @@ func (w *Rework) count() {
 	if w.row == t.ID {
 		inst = w.inst
 	}
-	w.open, w.ids = false, chunked[int32]{}
+	w.open, w.ids = false, chunks.Chunked[int32]{}
 	w.adds++
 	for _, i := range startOrder(t) {
-		n := t.nodes.at(i)
+		n := t.nodes.At(i)
 		wall := max(n.Wall, 0)
-		k := w.list[*ids.at(i)]
+		k := w.list[*ids.At(i)]
 		v := n.Verdict()
 		if v.IsWork() {
 			k.Misses++
@@ -235,8 +236,8 @@ func (w *Rework) count() {
 
 		// A record's children, together, so that a marker counts each
 		// parent once per pair of kinds.
-		for j := n.first; j >= 0; j = t.nodes.at(j).next {
-			child := t.nodes.at(j)
+		for j := n.first; j >= 0; j = t.nodes.At(j).next {
+			child := t.nodes.At(j)
 			pair := [2]string{t.Kind(n), t.Kind(child)}
 			c := w.children[pair]
 			if c == nil {
@@ -265,12 +266,12 @@ func (w *Rework) count() {
 // gateway stamps concurrent requests in the order their traces came, not
 // the order they started.
 func startOrder(t *SessionTree) []int32 {
-	order := make([]int32, t.nodes.n)
+	order := make([]int32, t.nodes.Len())
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(t.nodes.at(a).Offset, t.nodes.at(b).Offset), cmp.Compare(a, b))
+		return cmp.Or(cmp.Compare(t.nodes.At(a).Offset, t.nodes.At(b).Offset), cmp.Compare(a, b))
 	})
 	return order
 }

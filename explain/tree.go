@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/otelrecords/otelrecords/explain/internal/chunks"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -123,8 +124,8 @@ type Placement struct {
 type Nesting struct {
 	session sessions.SessionID
 	started bool
-	spans   spanIndex
-	placed  chunked[placed] // by position
+	spans   chunks.SpanIndex
+	placed  chunks.Chunked[placed] // by position
 }
 
 // Place returns where the next record of the session hangs: its depth and
@@ -133,7 +134,7 @@ func (ns *Nesting) Place(kr sessions.KindRecord) Placement {
 	if !ns.started || kr.Stamp.Session != ns.session {
 		*ns = Nesting{started: true, session: kr.Stamp.Session}
 	}
-	if ns.placed.n == math.MaxInt32 {
+	if ns.placed.Len() == math.MaxInt32 {
 		// Positions are int32 to keep them small; no session this large
 		// fits in memory anyway, but a stream may still pass by.
 		return Placement{}
@@ -142,14 +143,14 @@ func (ns *Nesting) Place(kr sessions.KindRecord) Placement {
 	var pl Placement
 	p := placed{seq: kr.Stamp.Seq}
 	if !rec.ParentSpanID.IsZero() {
-		if i := ns.spans.find(rec.TraceID, rec.ParentSpanID); i >= 0 {
-			parent := ns.placed.at(i)
+		if i := ns.spans.Find(rec.TraceID, rec.ParentSpanID); i >= 0 {
+			parent := ns.placed.At(i)
 			pl = Placement{Depth: int(parent.depth) + 1, ParentSeq: parent.seq}
 			p.depth = parent.depth + 1
 		}
 	}
-	*ns.placed.add() = p
-	ns.spans.next(rec.TraceID, rec.SpanID)
+	*ns.placed.Add() = p
+	ns.spans.Next(rec.TraceID, rec.SpanID)
 	return pl
 }
 
@@ -188,8 +189,8 @@ type SessionTree struct {
 	// ID is the session's id.
 	ID sessions.SessionID
 
-	nodes chunked[Node] // in the order the records came: stamp order
-	first int32         // the first root
+	nodes chunks.Chunked[Node] // in the order the records came: stamp order
+	first int32                // the first root
 	kinds []string
 	names []string
 	bySeq map[uint64]int32
@@ -219,6 +220,20 @@ type unnamedRoot struct {
 // ErrTooManyRecords is returned by BuildTree and Tree for a session of
 // more than math.MaxInt32 records.
 var ErrTooManyRecords = errors.New("explain: too many records in one session")
+
+// noName is the name of a node whose name the tree does not hold.
+const noName = chunks.None
+
+// Names a tree holds: each name once, however many records carry it,
+// while they are few and short; past that, a record's name is read again
+// from the store (SessionTree.Record), so that a session of a million
+// names each of its own holds none of them.
+const (
+	// heldNameMax is the longest name a tree holds.
+	heldNameMax = 1 << 10
+	// heldNamesMax is how many names a tree holds at most.
+	heldNamesMax = 1 << 16
+)
 
 // Tree reads a session from the store and builds its tree. A session with
 // no records gives an empty tree. It lists the store's kinds first; a
@@ -259,9 +274,9 @@ type TreeBuilder struct {
 	Body Body
 
 	t       *SessionTree
-	spans   spanIndex
-	kinds   interned
-	names   interned
+	spans   chunks.SpanIndex
+	kinds   chunks.Interned
+	names   chunks.Interned
 	seed    maphash.Seed // for the hashes of names not held
 	outOf   bool         // a seq came out of order, or twice
 	prevSeq uint64
@@ -276,24 +291,24 @@ func (b *TreeBuilder) Add(kr sessions.KindRecord) error {
 	}
 	t := b.t
 	switch {
-	case t.nodes.n == 0:
+	case t.nodes.Len() == 0:
 		t.ID = kr.Stamp.Session
 	case kr.Stamp.Session != t.ID:
 		return fmt.Errorf("explain: one tree given records of sessions %s and %s", t.ID, kr.Stamp.Session)
-	case t.nodes.n == math.MaxInt32:
+	case t.nodes.Len() == math.MaxInt32:
 		return ErrTooManyRecords
 	case kr.Stamp.Seq <= b.prevSeq:
 		b.outOf = true
 	}
 	b.prevSeq = kr.Stamp.Seq
 	rec := &kr.Record
-	i := int32(t.nodes.n)
-	n := t.nodes.add()
+	i := int32(t.nodes.Len())
+	n := t.nodes.Add()
 	*n = Node{Seq: kr.Stamp.Seq, Offset: kr.Stamp.Offset, Wall: rec.Wall, parent: -1, first: -1, next: -1}
-	n.kind = b.kinds.id(kr.Kind, math.MaxInt32)
+	n.kind = b.kinds.ID(kr.Kind, math.MaxInt32)
 	name := int32(noName)
 	if len(rec.Name) <= heldNameMax {
-		name = b.names.id(rec.Name, heldNamesMax)
+		name = b.names.ID(rec.Name, heldNamesMax)
 	}
 	n.tag = uint32(name + 1)
 	body := b.Body
@@ -311,13 +326,13 @@ func (b *TreeBuilder) Add(kr sessions.KindRecord) error {
 	}
 	p := int32(-1)
 	if !rec.ParentSpanID.IsZero() {
-		p = b.spans.find(rec.TraceID, rec.ParentSpanID)
+		p = b.spans.Find(rec.TraceID, rec.ParentSpanID)
 	}
-	b.spans.next(rec.TraceID, rec.SpanID)
+	b.spans.Next(rec.TraceID, rec.SpanID)
 	// Children and roots are put first in their lists, which Tree turns
 	// round: appending would need the last of each list, a word a node.
 	if p >= 0 {
-		parent := t.nodes.at(p)
+		parent := t.nodes.At(p)
 		n.Depth, n.parent = parent.Depth+1, p
 		n.next, parent.first = parent.first, i
 		return nil
@@ -343,37 +358,37 @@ func (b *TreeBuilder) Tree() *SessionTree {
 	if t == nil {
 		t = &SessionTree{first: -1}
 	}
-	t.kinds, t.names = b.kinds.list, b.names.list
+	t.kinds, t.names = b.kinds.List(), b.names.List()
 	// Lists were built last first; turn them round.
 	reverse := func(i int32) int32 {
 		prev := int32(-1)
 		for i >= 0 {
-			n := t.nodes.at(i)
+			n := t.nodes.At(i)
 			i, n.next, prev = n.next, prev, i
 		}
 		return prev
 	}
 	t.first = reverse(t.first)
-	for i := range int32(t.nodes.n) {
-		n := t.nodes.at(i)
+	for i := range int32(t.nodes.Len()) {
+		n := t.nodes.At(i)
 		n.first = reverse(n.first)
 	}
 	// What changed inside each record: a parent always comes before its
 	// children, so one pass backwards carries every change up to the
 	// roots.
-	for i := int32(t.nodes.n) - 1; i >= 0; i-- {
-		n := t.nodes.at(i)
+	for i := int32(t.nodes.Len()) - 1; i >= 0; i-- {
+		n := t.nodes.At(i)
 		if n.parent >= 0 && n.has(flagChanged|flagChangedInside) {
-			t.nodes.at(n.parent).set(flagChangedInside)
+			t.nodes.At(n.parent).set(flagChangedInside)
 		}
 	}
 	if b.outOf {
 		// Only a damaged store gives seqs out of order (or twice): look
 		// them up by map rather than by binary search. The first record
 		// with a seq keeps it.
-		t.bySeq = make(map[uint64]int32, t.nodes.n)
-		for i := range int32(t.nodes.n) {
-			seq := t.nodes.at(i).Seq
+		t.bySeq = make(map[uint64]int32, t.nodes.Len())
+		for i := range int32(t.nodes.Len()) {
+			seq := t.nodes.At(i).Seq
 			if _, dup := t.bySeq[seq]; !dup {
 				t.bySeq[seq] = i
 			}
@@ -384,7 +399,7 @@ func (b *TreeBuilder) Tree() *SessionTree {
 }
 
 // Len returns how many records the tree holds.
-func (t *SessionTree) Len() int { return t.nodes.n }
+func (t *SessionTree) Len() int { return t.nodes.Len() }
 
 // Kind returns the kind of n's record. n must be a node of t.
 func (t *SessionTree) Kind(n *Node) string { return t.kinds[n.kind] }
@@ -414,9 +429,9 @@ type chunkAddr struct {
 // (ChangeInside, GroupKey) find it in a sorted list of the chunks.
 func (t *SessionTree) pos(n *Node) int32 {
 	t.chunksOnce.Do(func() {
-		t.chunkAddrs = make([]chunkAddr, len(t.nodes.c))
-		for i, c := range t.nodes.c {
-			t.chunkAddrs[i] = chunkAddr{uintptr(unsafe.Pointer(unsafe.SliceData(c))), int32(i * chunkSize)}
+		t.chunkAddrs = make([]chunkAddr, len(t.nodes.Chunks()))
+		for i, c := range t.nodes.Chunks() {
+			t.chunkAddrs[i] = chunkAddr{uintptr(unsafe.Pointer(unsafe.SliceData(c))), int32(i * chunks.ChunkSize)}
 		}
 		slices.SortFunc(t.chunkAddrs, func(a, b chunkAddr) int { return cmp.Compare(a.addr, b.addr) })
 	})
@@ -448,15 +463,15 @@ func (t *SessionTree) Record(r *sessions.Records, n *Node) (sessions.KindRecord,
 func (t *SessionTree) BySeq(seq uint64) *Node {
 	if t.bySeq != nil {
 		if i, ok := t.bySeq[seq]; ok {
-			return t.nodes.at(i)
+			return t.nodes.At(i)
 		}
 		return nil
 	}
-	i := sort.Search(t.nodes.n, func(i int) bool { return t.nodes.at(int32(i)).Seq >= seq })
-	if i == t.nodes.n || t.nodes.at(int32(i)).Seq != seq {
+	i := sort.Search(t.nodes.Len(), func(i int) bool { return t.nodes.At(int32(i)).Seq >= seq })
+	if i == t.nodes.Len() || t.nodes.At(int32(i)).Seq != seq {
 		return nil
 	}
-	return t.nodes.at(int32(i))
+	return t.nodes.At(int32(i))
 }
 
 // node returns the node at position i, or nil for -1.
@@ -464,7 +479,7 @@ func (t *SessionTree) node(i int32) *Node {
 	if i < 0 {
 		return nil
 	}
-	return t.nodes.at(i)
+	return t.nodes.At(i)
 }
 
 // Parent returns the node n hangs under, or nil for a root. n must be a
@@ -485,8 +500,8 @@ func (t *SessionTree) Children(n *Node) iter.Seq[*Node] { return t.siblings(n.fi
 
 func (t *SessionTree) siblings(i int32) iter.Seq[*Node] {
 	return func(yield func(*Node) bool) {
-		for ; i >= 0; i = t.nodes.at(i).next {
-			if !yield(t.nodes.at(i)) {
+		for ; i >= 0; i = t.nodes.At(i).next {
+			if !yield(t.nodes.At(i)) {
 				return
 			}
 		}
@@ -498,8 +513,8 @@ func (t *SessionTree) siblings(i int32) iter.Seq[*Node] {
 // nesting.
 func (t *SessionTree) Nodes() iter.Seq[*Node] {
 	return func(yield func(*Node) bool) {
-		for i := range int32(t.nodes.n) {
-			if !yield(t.nodes.at(i)) {
+		for i := range int32(t.nodes.Len()) {
+			if !yield(t.nodes.At(i)) {
 				return
 			}
 		}
@@ -513,7 +528,7 @@ func (t *SessionTree) Nodes() iter.Seq[*Node] {
 func (t *SessionTree) Walk() iter.Seq[*Node] {
 	return func(yield func(*Node) bool) {
 		for i := t.first; i >= 0; {
-			n := t.nodes.at(i)
+			n := t.nodes.At(i)
 			if !yield(n) {
 				return
 			}
@@ -521,11 +536,11 @@ func (t *SessionTree) Walk() iter.Seq[*Node] {
 				i = n.first
 				continue
 			}
-			for i >= 0 && t.nodes.at(i).next < 0 {
-				i = t.nodes.at(i).parent
+			for i >= 0 && t.nodes.At(i).next < 0 {
+				i = t.nodes.At(i).parent
 			}
 			if i >= 0 {
-				i = t.nodes.at(i).next
+				i = t.nodes.At(i).next
 			}
 		}
 	}

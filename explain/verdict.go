@@ -72,12 +72,12 @@ func (t *SessionTree) ChangeInside(n *Node) *Node {
 	t.changesOnce.Do(func() {
 		// A parent comes before its children: one pass backwards carries
 		// each record's first change up to its parent.
-		t.changes = make([]int32, t.nodes.n)
+		t.changes = make([]int32, t.nodes.Len())
 		for i := range t.changes {
 			t.changes[i] = -1
 		}
-		for i := int32(t.nodes.n) - 1; i >= 0; i-- {
-			nd := t.nodes.at(i)
+		for i := int32(t.nodes.Len()) - 1; i >= 0; i-- {
+			nd := t.nodes.At(i)
 			if nd.parent < 0 {
 				continue
 			}

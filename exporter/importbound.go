@@ -15,7 +15,7 @@ import (
 // account counts what rs holds now against the bound. im.mu is held.
 func (im *Importer) account(rs *remoteSession) {
 	mem := rs.rec.HeldMemory()
-	c := sessionOverhead + rs.pendingBytes + mem
+	c := rs.holding(mem)
 	if rs.counted <= sessionOverhead && c > sessionOverhead {
 		rs.oldest = rs.last // it held nothing before this batch
 	}
@@ -23,13 +23,20 @@ func (im *Importer) account(rs *remoteSession) {
 	rs.counted, rs.heldMem = c, mem
 }
 
+// holding is what rs holds, against the bound, when its Recorder holds
+// mem: a fixed part, its waiting spans and their traces' entries, the ids
+// of its next taken entry, and mem.
+func (rs *remoteSession) holding(mem int) int {
+	return sessionOverhead + rs.pendingBytes + len(rs.traces)*liveTraceBytes + cap(rs.taken)*takenRefBytes + mem
+}
+
 // keepWithinHeld lets the oldest held data go while the sessions hold
 // more than HeldBytes, down to nine tenths of it: sessions are taken
 // oldest data first, and each gives what it holds, oldest first — a
 // session not kept yet drops its oldest spans and records (counted in
 // Stats.Evicted, as a warm run's are); a kept session records the spans
-// it has waiting for their parents at once (they are in the store
-// already, written ahead). im.mu is held.
+// it has waiting for their parents at once, oldest traces first (they
+// are in the store already, written ahead). im.mu is held.
 func (im *Importer) keepWithinHeld(now time.Time) {
 	if im.held <= im.cfg.HeldBytes {
 		return
@@ -61,19 +68,22 @@ func (rs *remoteSession) idleEmpty(now time.Time) bool {
 // im.mu is held.
 func (im *Importer) evict(rs *remoteSession, need int, now time.Time) {
 	before := rs.counted
+	freed := func() int { return before - rs.holding(rs.heldMem) }
 	if rs.rec.Kept() {
 		// Its waiting spans are written ahead: record them now, without
-		// waiting longer for their parents.
-		im.settleTraces(rs, now, true)
+		// waiting longer for their parents — the traces that came first,
+		// until need is freed, so that what is recorded at once (and
+		// written in one go) is about a tenth of the bound, not all of it.
+		im.settleUntil(rs, now, true, func() bool { return freed() >= need })
 	} else {
 		for _, p := range rs.oldestPending() {
-			if before-(sessionOverhead+rs.pendingBytes+rs.heldMem) >= need {
+			if freed() >= need {
 				break
 			}
 			im.drop(rs, p, now)
 		}
 	}
-	if left := need - (before - (sessionOverhead + rs.pendingBytes + rs.heldMem)); left > 0 && rs.heldMem > 0 {
+	if left := need - freed(); left > 0 && rs.heldMem > 0 {
 		rs.evicted += int64(rs.rec.DropHeld(rs.rec.HeldCounted() - left))
 	}
 	im.account(rs)
@@ -85,7 +95,6 @@ func (im *Importer) evict(rs *remoteSession, need int, now time.Time) {
 	}
 	if rs.idleEmpty(now) {
 		im.held -= rs.counted
-		im.seen -= rs.seen.len()
 		addStats(&im.ended, rs.stats())
 		delete(im.sessions, rs.key)
 	}
@@ -120,7 +129,5 @@ func (im *Importer) drop(rs *remoteSession, p *pendingSpan, now time.Time) {
 	rs.pendingSpans--
 	rs.pendingBytes -= p.size
 	rs.evicted++
-	if rs.seen.set(spanRef{p.span.TraceID, p.span.SpanID}, statePlaced, im.second(now)) {
-		im.seen++
-	}
+	im.remember(rs, spanRef{p.span.TraceID, p.span.SpanID}, statePlaced, now)
 }

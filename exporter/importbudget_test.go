@@ -2,12 +2,16 @@ package exporter
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -44,5 +48,44 @@ func TestImportRecordPastTheBudgetIsTooLarge(t *testing.T) {
 	}
 	if len(handled()) == 0 {
 		t.Error("nothing reported the dropped record")
+	}
+}
+
+// Spans waiting for their parents count against HeldBytes by what they
+// cost: held by the thousand (a sender not kept yet, traces of one span
+// and of ten, a 1 KiB attribute each, every string its own allocation as
+// pdata's are), the heap they take is at most what the Importer counts.
+func TestImportHeldSpansCountTheirCost(t *testing.T) {
+	for _, per := range []int{1, 10} {
+		t.Run(fmt.Sprint("traces of ", per), func(t *testing.T) {
+			r := newImportRig(t, ImporterConfig{HeldBytes: 1 << 30})
+			heap := func() uint64 {
+				var ms runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				return ms.HeapAlloc
+			}
+			const n = 20000
+			h0 := heap()
+			for i := 0; i < n; i += 1000 {
+				batch := make([]ImportedSpan, 1000)
+				for j := range batch {
+					k := i + j
+					batch[j] = span(fmt.Sprint("compile ", k), 2, 1, 0,
+						attribute.String(strings.Clone("records.kind"), strings.Clone("artifact")),
+						attribute.String(strings.Clone("records.effect"), strings.Clone("observed")),
+						attribute.String(strings.Clone("blob"), strings.Repeat("x", 1024)))
+					batch[j].TraceID = trace.TraceID{byte(k / per >> 8), byte(k / per), 9}
+					batch[j].SpanID = trace.SpanID{3, byte(k >> 8), byte(k)}
+				}
+				r.send(node, batch...)
+			}
+			used := heap() - h0
+			st := r.im.Stats()
+			t.Logf("%d spans held: %d bytes of heap, %d counted", st.HeldSpans, used, st.HeldBytes)
+			if st.HeldSpans != n || uint64(st.HeldBytes) < used {
+				t.Fatalf("%d spans held in %d bytes of heap, counted %d: want all %d, counted at least what they take", st.HeldSpans, used, st.HeldBytes, n)
+			}
+		})
 	}
 }

@@ -1,14 +1,14 @@
 package exporter
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
@@ -29,8 +29,8 @@ import (
 const entryEvery = 5 * time.Second
 
 // seqMark is where a session stood at an instant: the seq its next stamp
-// would take. A restart reads back the records from the mark DedupWindow
-// old on, to take each span once.
+// would take. A restart reads back the records from the mark a dedup
+// window old on, to take each span once.
 type seqMark struct {
 	At  int64  `cbor:"at"`
 	Seq uint64 `cbor:"seq"`
@@ -62,30 +62,8 @@ func (im *Importer) writeAhead(rs *remoteSession, now time.Time) {
 	}
 	im.writeEntry(rs, now, !rs.kept)
 	rs.kept = true
-	for _, t := range rs.traces {
-		for _, p := range t.pending {
-			if p.entry != 0 {
-				continue
-			}
-			v, err := encodePending(p)
-			if err != nil {
-				rs.problems++
-				im.reports.once("pending", fmt.Errorf("otelrecords: importer: span %q cannot be written ahead: %w", cut(p.span.Name, 64), err))
-				continue
-			}
-			rs.nextPending++
-			p.entry = rs.nextPending
-			rs.rec.QueueEntry(sessions.Entry{Key: keys.ImportPendingSpan(uint64(id), p.entry), Value: v})
-		}
-	}
-}
-
-// emptyEntry empties the pending entry n of rs: its span is recorded.
-// im.mu is held.
-func (im *Importer) emptyEntry(rs *remoteSession, n uint64) {
-	if id, _, ok := rs.rec.Started(); ok {
-		rs.rec.QueueEntry(sessions.Entry{Key: keys.ImportPendingSpan(uint64(id), n), Value: []byte{}})
-	}
+	im.writePending(rs, uint64(id))
+	im.writeTaken(rs, uint64(id))
 }
 
 // writeEntry queues rs's sender entry, when force or entryEvery has
@@ -101,9 +79,16 @@ func (im *Importer) writeEntry(rs *remoteSession, now time.Time, force bool) {
 	rs.entryAt = now
 	next := rs.rec.NextSeq()
 	rs.marks = append(rs.marks, seqMark{At: now.UnixNano(), Seq: next})
+	// Marks a thirty-second of the window apart at least (but the last):
+	// a long window needs no mark every few seconds, and a restart reads
+	// back from the mark before the window, a little earlier at worst.
+	step := max(entryEvery, im.cfg.DedupWindow/32).Nanoseconds()
+	if n := len(rs.marks); n >= 3 && rs.marks[n-2].At-rs.marks[n-3].At < step {
+		rs.marks = append(rs.marks[:n-2], rs.marks[n-1])
+	}
 	// Keep the marks of the window, and the newest one before it, which
 	// says where the window starts.
-	from := now.Add(-DedupWindow).UnixNano()
+	from := now.Add(-im.cfg.DedupWindow).UnixNano()
 	i := 0
 	for i+1 < len(rs.marks) && rs.marks[i+1].At <= from {
 		i++
@@ -120,13 +105,14 @@ func (im *Importer) writeEntry(rs *remoteSession, now time.Time, force bool) {
 }
 
 // recover reads back what a previous run of an Importer on this store
-// left: the sessions in progress (their sender heard from within the
-// session timeout), continued when their senders come back, with the
-// spans they took in the last DedupWindow so that a replay is taken
-// once; and the spans written ahead that were not recorded, placed again
-// in their sessions. Ended sessions' entries are deleted. It runs once,
-// before the first Import; a store another process holds is waited for
-// until ctx ends, and tried again at the next Import. im.mu is held.
+// left: the sessions whose sender was heard from within the session
+// timeout or the dedup window, continued when their senders come back
+// (or, once ended, when a span of theirs comes late), with the spans they
+// took in the last dedup window so that a replay is taken once; and the
+// spans written ahead that were not recorded, placed again in their
+// sessions. Older sessions' entries are deleted. It runs once, before
+// the first Import; a store another process holds is waited for until
+// ctx ends, and tried again at the next Import. im.mu is held.
 func (im *Importer) recover(ctx context.Context) error {
 	if im.recovered {
 		return nil
@@ -137,6 +123,9 @@ func (im *Importer) recover(ctx context.Context) error {
 	}
 	now := im.now()
 	err := im.onStore(ctx, func(st sessions.Store) error {
+		if err := im.loadKey(st); err != nil {
+			return err
+		}
 		found, err := readEntries(st)
 		if err != nil {
 			return err
@@ -146,30 +135,35 @@ func (im *Importer) recover(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for id, f := range found {
-			active := now.Sub(time.Unix(0, f.entry.Seen)) < im.cfg.SessionTimeout
-			if !active && len(f.pending) == 0 {
+		// Oldest first: of two sessions of one sender, the later is the
+		// one its spans continue.
+		ids := slices.SortedFunc(maps.Keys(found), func(a, b uint64) int { return cmp.Compare(found[a].entry.Seen, found[b].entry.Seen) })
+		for _, id := range ids {
+			f := found[id]
+			old := now.Sub(time.Unix(0, f.entry.Seen)) >= im.remembered()
+			if old && len(f.pending) == 0 {
 				if err := deleteEntries(st, id); err != nil {
 					return err
 				}
 				continue
 			}
-			p, err := im.resumed(rd, kinds, id, f, now)
+			p, err := im.resumed(st, rd, kinds, id, f, now)
 			if err != nil {
 				return err
 			}
 			im.counts.recovered++
-			if !active {
+			if old {
 				p.last = now // long quiet, but it left spans to record: record them, then end
 			}
-			if old, ok := im.parked[f.entry.Key]; ok {
-				im.seen -= old.seen.len() // read again: a recovery cut short before
+			if prev, ok := im.parked[f.entry.Key]; ok && prev.id != p.id {
+				im.retired = append(im.retired, retiredEntry{id: uint64(prev.id), last: prev.last})
 			}
 			im.parked[f.entry.Key] = p
 			if len(p.pending) > 0 {
 				// Spans a sender was told are stored: record them even if
 				// the sender never comes back.
-				rs := im.sessionFor(f.entry.Key, p.res, nil, now)
+				key := f.entry.Key
+				rs := im.sessionFor(key, im.seen.salt(key), p.res, nil, now)
 				rs.last = p.last
 				im.settleAll(rs, now)
 				im.account(rs)
@@ -189,6 +183,11 @@ type foundEntry struct {
 	entry       senderEntry
 	pending     []*pendingSpan
 	nextPending uint64
+	// fromSeq is the least seq the session was at when a pending entry
+	// still holding spans was written: a span of it recorded since has a
+	// seq from there on (pendingSeq says there is one).
+	fromSeq    uint64
+	pendingSeq bool
 }
 
 // readEntries reads every sender entry and pending span of the store.
@@ -221,42 +220,55 @@ func readEntries(st sessions.Store) (map[uint64]*foundEntry, error) {
 		if len(e.Value) == 0 {
 			continue // recorded
 		}
-		p, err := decodePending(e.Value)
+		spans, seq, err := decodePending(e.Value)
 		if err != nil {
 			continue
 		}
-		p.entry = n
-		f.pending = append(f.pending, p)
+		for _, p := range spans {
+			p.entry = n
+		}
+		f.pending = append(f.pending, spans...)
+		if !f.pendingSeq || seq < f.fromSeq {
+			f.pendingSeq, f.fromSeq = true, seq
+		}
 	}
 	return found, nil
 }
 
-// deleteEntries deletes the sender entry and pending spans of session id.
+// deleteEntries deletes the sender entry, pending spans and taken
+// entries of session id.
 func deleteEntries(st sessions.Store, id uint64) error {
 	start, end := keys.ImportPendingRange(id)
 	if _, err := st.DeleteRange(start, end, nil); err != nil {
 		return err
 	}
-	_, err := st.DeleteRange(keys.ImportSender(id), keys.ImportSender(id+1), nil)
+	if _, err := st.DeleteRange(keys.ImportSender(id), keys.ImportSender(id+1), nil); err != nil {
+		return err
+	}
+	start, end = keys.ImportTakenRange(id)
+	_, err := st.DeleteRange(start, end, nil)
 	return err
 }
 
 // resumed makes the parked session that continues session id: its seq
-// past every record it wrote, and the spans it took since the mark
-// DedupWindow before its sender was last heard of.
-func (im *Importer) resumed(rd *sessions.Records, kinds []string, id uint64, f *foundEntry, now time.Time) (*parkedSession, error) {
+// past every record it wrote, and the spans it took since the mark a
+// dedup window before its sender was last heard of, remembered again.
+func (im *Importer) resumed(st sessions.Store, rd *sessions.Records, kinds []string, id uint64, f *foundEntry, now time.Time) (*parkedSession, error) {
 	e := f.entry
 	p := &parkedSession{id: sessions.SessionID(id), start: time.Unix(0, e.Start), clock: senderClock{skew: time.Duration(e.Skew)},
 		next: e.NextSeq, last: time.Unix(0, e.Seen), marks: e.Marks, pending: f.pending,
-		nextPending: max(e.NextPending, f.nextPending), res: spanbridge.Attributes(e.Resource)}
+		nextPending: max(e.NextPending, f.nextPending), res: spanbridge.Attributes(e.Resource), recovered: true}
 	from := uint64(0)
-	window := time.Unix(0, e.Seen).Add(-DedupWindow).UnixNano()
+	window := time.Unix(0, e.Seen).Add(-im.cfg.DedupWindow).UnixNano()
 	for _, m := range e.Marks {
 		if m.At <= window {
 			from = m.Seq
 		}
 	}
-	at := im.second(now)
+	if f.pendingSeq {
+		from = min(from, f.fromSeq)
+	}
+	salt, at := im.seen.salt(e.Key), im.second(now)
 	for _, kind := range kinds {
 		for r, err := range rd.All(kind, sessions.InSessionFrom(sessions.SessionID(id), from)) {
 			if err != nil {
@@ -264,112 +276,25 @@ func (im *Importer) resumed(rd *sessions.Records, kinds []string, id uint64, f *
 			}
 			p.next = max(p.next, r.Stamp.Seq+1)
 			if k := (spanRef{trace.TraceID(r.Record.TraceID), trace.SpanID(r.Record.SpanID)}); k.span.IsValid() {
-				p.seen.set(k, statePlaced, at)
+				im.seen.set(im.seen.fingerprint(salt, k), statePlaced, at)
 			}
 		}
 	}
+	// An Importer that keeps no records reads the ids of those it handed
+	// on.
+	next, err := im.readTaken(st, id, from, at)
+	if err != nil {
+		return nil, err
+	}
+	p.next = max(p.next, next)
+	// A pending entry holds spans written ahead together: those of them
+	// recorded before the entry was emptied are taken, and left out.
+	p.pending = slices.DeleteFunc(p.pending, func(ps *pendingSpan) bool {
+		return im.seen.state(im.seen.fingerprint(salt, spanRef{ps.span.TraceID, ps.span.SpanID})) == statePlaced
+	})
 	for _, ps := range p.pending {
 		ps.arrived = now
 		ps.order = im.arrivals()
 	}
-	// Counted once read whole: a session whose records fail to read is
-	// thrown away, and the recovery tried again.
-	im.seen += p.seen.len()
 	return p, nil
-}
-
-// pendingWire is a span written ahead: everything an ImportedSpan holds.
-type pendingWire struct {
-	TraceID    []byte         `cbor:"trace"`
-	SpanID     []byte         `cbor:"span"`
-	Parent     []byte         `cbor:"parent,omitempty"`
-	Remote     bool           `cbor:"remote,omitempty"`
-	TraceState string         `cbor:"state,omitempty"`
-	Name       string         `cbor:"name"`
-	Kind       int            `cbor:"kind,omitempty"`
-	Start      [2]int64       `cbor:"start"`
-	End        [2]int64       `cbor:"end"`
-	Attributes sessions.Attrs `cbor:"attrs,omitempty"`
-	Events     []eventWire    `cbor:"events,omitempty"`
-	Links      []linkWire     `cbor:"links,omitempty"`
-	Status     int            `cbor:"status,omitempty"`
-	StatusText string         `cbor:"status_text,omitempty"`
-	Scope      [3]string      `cbor:"scope"`
-	Dropped    [3]int         `cbor:"dropped,omitempty"`
-}
-
-type eventWire struct {
-	Name       string         `cbor:"name"`
-	Time       [2]int64       `cbor:"time"`
-	Attributes sessions.Attrs `cbor:"attrs,omitempty"`
-	Dropped    int            `cbor:"dropped,omitempty"`
-}
-
-type linkWire struct {
-	TraceID    []byte         `cbor:"trace"`
-	SpanID     []byte         `cbor:"span"`
-	State      string         `cbor:"state,omitempty"`
-	Attributes sessions.Attrs `cbor:"attrs,omitempty"`
-	Dropped    int            `cbor:"dropped,omitempty"`
-}
-
-func wireTime(t time.Time) [2]int64 { return [2]int64{t.Unix(), int64(t.Nanosecond())} }
-func fromWire(t [2]int64) time.Time {
-	if t == wireTime(time.Time{}) {
-		return time.Time{}
-	}
-	return time.Unix(t[0], t[1])
-}
-
-// encodePending encodes a waiting span for its pending entry.
-func encodePending(p *pendingSpan) ([]byte, error) {
-	s := &p.span
-	w := pendingWire{TraceID: s.TraceID[:], SpanID: s.SpanID[:], Remote: s.ParentRemote, TraceState: s.TraceState,
-		Name: s.Name, Kind: int(s.Kind), Start: wireTime(s.Start), End: wireTime(s.End), Attributes: spanbridge.Attrs(s.Attributes),
-		Status: int(s.Status.Code), StatusText: s.Status.Description, Scope: [3]string{s.Scope.Name, s.Scope.Version, s.Scope.SchemaURL},
-		Dropped: [3]int{s.DroppedAttributes, s.DroppedEvents, s.DroppedLinks}}
-	if s.ParentSpanID.IsValid() {
-		w.Parent = s.ParentSpanID[:]
-	}
-	for _, e := range s.Events {
-		w.Events = append(w.Events, eventWire{Name: e.Name, Time: wireTime(e.Time), Attributes: spanbridge.Attrs(e.Attributes), Dropped: e.DroppedAttributeCount})
-	}
-	for _, l := range s.Links {
-		tid, sid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-		w.Links = append(w.Links, linkWire{TraceID: tid[:], SpanID: sid[:], State: l.SpanContext.TraceState().String(),
-			Attributes: spanbridge.Attrs(l.Attributes), Dropped: l.DroppedAttributeCount})
-	}
-	return cbor.Marshal(w)
-}
-
-// decodePending decodes a pending entry's span.
-func decodePending(b []byte) (*pendingSpan, error) {
-	var w pendingWire
-	if err := cbor.Unmarshal(b, &w); err != nil {
-		return nil, err
-	}
-	if len(w.TraceID) != 16 || len(w.SpanID) != 8 || (len(w.Parent) != 0 && len(w.Parent) != 8) {
-		return nil, fmt.Errorf("pending span with ids of %d, %d and %d bytes", len(w.TraceID), len(w.SpanID), len(w.Parent))
-	}
-	s := ImportedSpan{ParentRemote: w.Remote, TraceState: w.TraceState, Name: w.Name, Kind: trace.SpanKind(w.Kind),
-		Start: fromWire(w.Start), End: fromWire(w.End), Attributes: spanbridge.Attributes(w.Attributes),
-		Status:            sdktrace.Status{Code: codes.Code(w.Status), Description: w.StatusText},
-		Scope:             instrumentation.Scope{Name: w.Scope[0], Version: w.Scope[1], SchemaURL: w.Scope[2]},
-		DroppedAttributes: w.Dropped[0], DroppedEvents: w.Dropped[1], DroppedLinks: w.Dropped[2]}
-	copy(s.TraceID[:], w.TraceID)
-	copy(s.SpanID[:], w.SpanID)
-	copy(s.ParentSpanID[:], w.Parent)
-	for _, e := range w.Events {
-		s.Events = append(s.Events, sdktrace.Event{Name: e.Name, Time: fromWire(e.Time), Attributes: spanbridge.Attributes(e.Attributes), DroppedAttributeCount: e.Dropped})
-	}
-	for _, l := range w.Links {
-		var tid trace.TraceID
-		var sid trace.SpanID
-		copy(tid[:], l.TraceID)
-		copy(sid[:], l.SpanID)
-		ts, _ := trace.ParseTraceState(l.State)
-		s.Links = append(s.Links, sdktrace.Link{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceState: ts}),
-			Attributes: spanbridge.Attributes(l.Attributes), DroppedAttributeCount: l.Dropped})
-	}
-	return &pendingSpan{span: s, size: s.size()}, nil
 }

@@ -107,20 +107,39 @@ func (v *importedView) DroppedAttributes() int                      { return v.s
 func (v *importedView) DroppedLinks() int                           { return v.s.DroppedLinks }
 func (v *importedView) DroppedEvents() int                          { return v.s.DroppedEvents }
 
-// size is what an imported span counts against the bytes an Importer
-// holds: its strings and values, and a fixed part for the rest. It is an
-// estimate of the memory the span takes, erring high.
+// size is what an imported span held costs in memory, as it counts
+// against the bytes an Importer holds: the pendingSpan that holds it, a
+// slot for each of its attributes, events and links, and the bytes of
+// its strings, each rounded up as the allocator does. A span that waits
+// alone in its trace costs its trace's entry too (liveTraceBytes).
+// Measured against the heap (TestImportHeldSpansCountTheirCost), it errs
+// high.
 func (s *ImportedSpan) size() int {
-	n := 256 + len(s.Name) + len(s.TraceState) + len(s.Scope.Name) + len(s.Scope.Version)
+	n := pendingSpanBytes + str(s.Name) + str(s.TraceState) + str(s.Scope.Name) + str(s.Scope.Version) + str(s.Scope.SchemaURL)
 	n += attrsSize(s.Attributes)
 	for i := range s.Events {
-		n += 64 + len(s.Events[i].Name) + attrsSize(s.Events[i].Attributes)
+		n += eventBytes + str(s.Events[i].Name) + attrsSize(s.Events[i].Attributes)
 	}
 	for i := range s.Links {
-		n += 64 + attrsSize(s.Links[i].Attributes)
+		n += linkBytes + attrsSize(s.Links[i].Attributes)
 	}
 	return n
 }
+
+// What the parts of a held span cost, rounded up to the allocator's size
+// classes: the pendingSpan (376 bytes), an attribute's slot
+// (attribute.KeyValue), an event's and a link's, and a trace's entry
+// with its map of waiting spans.
+const (
+	pendingSpanBytes = 384
+	kvBytes          = 64
+	eventBytes       = 96
+	linkBytes        = 112
+	liveTraceBytes   = 320
+)
+
+// str is what a string's bytes cost: rounded up to 16.
+func str(s string) int { return (len(s) + 15) &^ 15 }
 
 // detach gives s copies of the slices its fields refer to (attributes,
 // events, links and theirs), so that a span held past Import keeps
@@ -144,7 +163,7 @@ func (s *ImportedSpan) detach() {
 func attrsSize(kvs []attribute.KeyValue) int {
 	n := 0
 	for _, kv := range kvs {
-		n += 48 + len(kv.Key) + valueSize(kv.Value)
+		n += kvBytes + str(string(kv.Key)) + valueSize(kv.Value)
 	}
 	return n
 }
@@ -152,11 +171,11 @@ func attrsSize(kvs []attribute.KeyValue) int {
 func valueSize(v attribute.Value) int {
 	switch v.Type() {
 	case attribute.STRING:
-		return len(v.AsString())
+		return str(v.AsString())
 	case attribute.STRINGSLICE:
 		n := 0
 		for _, s := range v.AsStringSlice() {
-			n += 16 + len(s)
+			n += 16 + str(s)
 		}
 		return n
 	case attribute.BOOLSLICE:

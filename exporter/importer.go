@@ -39,11 +39,22 @@ const (
 	// (KeepByTrace). Past it the oldest go first, whichever sender they
 	// are from (see ImporterConfig.HeldBytes).
 	DefaultHeldBytes = 64 << 20
-	// DedupWindow is how long an Importer recognises a span it has taken,
-	// to take it once when the sender, or a Collector's queue, delivers
-	// it again (see Importer). After a restart it reads the last
-	// DedupWindow of each session in progress back from the store.
-	DedupWindow = 2 * time.Minute
+	// DefaultDedupWindow is how long an Importer recognises a span it has
+	// taken, to take it once when the sender, or a Collector's queue,
+	// delivers it again (see Importer): the exporterhelper's default
+	// retry_on_failure.max_elapsed_time, so that every retry of a sender
+	// or a Collector in front with the default settings comes within it.
+	// It does not depend on the session timeout: a span sent again after
+	// its session ended is still recognised. After a restart an Importer
+	// reads the last DedupWindow of every session back from the store.
+	DefaultDedupWindow = 5 * time.Minute
+	// DefaultDedupBytes bounds the memory that remembering spans takes,
+	// over every sender: 48 MiB, 2,097,152 spans (16 to 32 bytes each,
+	// whatever the traces' shape; see ImporterConfig.DedupBytes), which is
+	// the whole window for a gateway taking 7,000 spans a second.
+	DefaultDedupBytes = 48 << 20
+	// MaxDedupWindow is the longest dedup window an Importer takes.
+	MaxDedupWindow = 24 * time.Hour
 )
 
 // tickEvery is how often the Importer's goroutine places spans whose time
@@ -68,6 +79,20 @@ type ImporterConfig struct {
 	// budget (WithPendingBudget), as a Go program's is. Zero means
 	// DefaultHeldBytes.
 	HeldBytes int
+	// DedupWindow is how long a span taken is recognised when it is
+	// delivered again, and taken once (see Importer). Zero means
+	// DefaultDedupWindow; it is at most MaxDedupWindow.
+	DedupWindow time.Duration
+	// DedupBytes bounds the memory that recognising spans takes, over
+	// every sender: a remembered span costs 16 to 32 bytes, and the table
+	// that holds them grows by doubling, within DedupBytes with the half
+	// it grew from. Past it the oldest spans are forgotten before the
+	// window passes (counted in ImporterStats.ForgottenEarly). Zero means
+	// DefaultDedupBytes. It is a bound of its own, not part of HeldBytes:
+	// what is remembered is what has been stored, never what waits to be,
+	// and a burst of senders' held spans must not make a retry be stored
+	// twice, nor the reverse.
+	DedupBytes int
 	// Forward, when set, is given every batch of entries the store took
 	// (written, or spooled for a store another process held), in the
 	// order they were written, before the Import that wrote them returns:
@@ -76,6 +101,18 @@ type ImporterConfig struct {
 	// written (harmlessly, under the same keys) and handed on again.
 	// Entries are valid only during the call. See DecodeEntry.
 	Forward func([]sessions.Entry) error
+	// ForwardOnly, with Forward, keeps no records: they are handed on
+	// (before the store takes anything), and the store in the Importer's
+	// directory keeps only what it needs to take a batch once across a
+	// restart and continue its senders' sessions under their ids — the
+	// sessions in progress, fingerprints of the spans it handed on within
+	// the dedup window (written within a round of its loop, 100 ms), the
+	// spans written ahead (docs/FORMAT.md §12). The Collector's records
+	// processor without a directory of records runs so. A crash between
+	// handing records on and writing their fingerprints hands them on
+	// again when they are sent again: downstream takes each span at least
+	// once.
+	ForwardOnly bool
 }
 
 // Importer records spans that did not come through this process's SDK —
@@ -132,18 +169,22 @@ type Importer struct {
 	reports reporter
 	epoch   time.Time // the seen sets count seconds from it
 
-	mu        sync.Mutex
-	sessions  map[string]*remoteSession
-	parked    map[string]*parkedSession // kept sessions let go while quiet
-	held      int                       // bytes held over every session (bound.go)
-	seen      int                       // spans remembered over every session
-	recovered bool                      // what a previous run left is read back
-	swept     time.Time                 // when the seen sets were last swept
-	failing   error                     // the store refused the last write; nil once it takes one
-	ended     Stats                     // what ended sessions counted
-	counts    importCounts
-	closed    bool
-	settling  settleScratch // settle's working space, reused under mu
+	mu         sync.Mutex
+	sessions   map[string]*remoteSession
+	parked     map[string]*parkedSession // kept sessions let go while quiet, or ended within the dedup window
+	retired    []retiredEntry            // ended sessions' entries kept until their window passes
+	held       int                       // bytes held over every session (bound.go)
+	seen       seenTable                 // the spans taken, over every sender, for the dedup window
+	looking    lookAhead                 // take's working space, reused under mu
+	takenQueue takenQueue                // ForwardOnly: taken entries for the loop to write
+	keySaved   bool                      // ForwardOnly: the store holds the fingerprints' key
+	recovered  bool                      // what a previous run left is read back
+	swept      time.Time                 // when the seen sets were last swept
+	failing    error                     // the store refused the last write; nil once it takes one
+	ended      Stats                     // what ended sessions counted
+	counts     importCounts
+	closed     bool
+	settling   settleScratch // settle's working space, reused under mu
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -180,9 +221,19 @@ func NewImporter(dir string, ic ImporterConfig, opts ...Option) (*Importer, erro
 	if ic.HeldBytes <= 0 {
 		ic.HeldBytes = DefaultHeldBytes
 	}
+	if ic.DedupWindow <= 0 {
+		ic.DedupWindow = DefaultDedupWindow
+	}
+	ic.DedupWindow = min(ic.DedupWindow, MaxDedupWindow)
+	if ic.DedupBytes <= 0 {
+		ic.DedupBytes = DefaultDedupBytes
+	}
+	if ic.ForwardOnly && (ic.Forward == nil || c.store != nil) {
+		return nil, errors.New("otelrecords: importer: ForwardOnly needs Forward, and a directory rather than WithStore")
+	}
 	im := &Importer{cfg: ic, opts: c, marks: c.marksPolicy(), level: c.recorderConfig().Level, now: c.now,
 		ids: &recorder.ProcessIDs, sessions: make(map[string]*remoteSession), parked: make(map[string]*parkedSession),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		seen: newSeenTable(ic.DedupBytes), stop: make(chan struct{}), done: make(chan struct{})}
 	if im.now == nil {
 		im.now = clock.Real{}.Now
 	}
@@ -380,10 +431,15 @@ func (im *Importer) flushAll(ctx context.Context) error {
 	return err
 }
 
-// Shutdown places every span still waiting, writes what the sessions
-// keep, closes them and lets the store go, within ctx. The sender entries
-// of sessions in progress stay: an Importer started again on the store
-// continues them. Calls after the first return nil.
+// Shutdown writes what the sessions keep, closes them and lets the store
+// go, within ctx. A kept session's spans still waiting for their parents
+// stay written ahead, not stamped: an Importer started again on the store
+// places them, after their parents when these come (within DecisionWait
+// of its start), and otherwise as roots then. Spans waiting in a session
+// not kept are placed under the retention rules, which drop what they
+// hold. The sender entries of sessions in progress stay: an Importer
+// started again on the store continues them. Calls after the first
+// return nil.
 func (im *Importer) Shutdown(ctx context.Context) error {
 	im.mu.Lock()
 	if im.closed {
@@ -396,15 +452,20 @@ func (im *Importer) Shutdown(ctx context.Context) error {
 	im.mu.Lock()
 	ending := make([]*remoteSession, 0, len(im.sessions))
 	for key, rs := range im.sessions {
-		im.detach(key, rs)
+		if rs.kept {
+			im.leave(key, rs)
+		} else {
+			im.detach(key, rs)
+		}
 		ending = append(ending, rs)
 	}
+	taken := im.takenQueue.take()
 	im.mu.Unlock()
 	var errs []error
 	for _, rs := range ending {
-		_, err := im.end(ctx, rs)
-		errs = append(errs, err)
+		errs = append(errs, im.end(ctx, rs))
 	}
+	im.writeQueued(ctx, taken)
 	if im.writer != nil {
 		errs = append(errs, im.writer.CloseContext(ctx))
 	}
@@ -458,6 +519,17 @@ func (im *Importer) tick() {
 			if n, _ := rs.rec.Pending(); n > 0 && im.failing != nil {
 				break // its records wait for the store: it ends once they are written
 			}
+			if rs.rec.Kept() {
+				// It ends: what waits is placed now and written below; then
+				// it is let go as a quiet session is, and remembered for
+				// the dedup window (sessionFor).
+				im.settleTraces(rs, now, true)
+				if rs.idle() {
+					im.park(key, rs)
+					continue
+				}
+				break
+			}
 			im.detach(key, rs)
 			ending = append(ending, rs)
 			continue
@@ -471,18 +543,23 @@ func (im *Importer) tick() {
 		im.account(rs)
 	}
 	gone := im.expireParked(now)
+	var cuts []takenCut
+	if now.Sub(im.swept) >= sweepEvery {
+		cuts = im.takenBefore(now)
+	}
 	im.sweepSeen(now)
 	im.keepWithinHeld(now)
+	taken := im.takenQueue.take()
 	im.mu.Unlock()
+	im.writeQueued(ctx, taken)
 	for _, rs := range ending {
-		id, err := im.end(ctx, rs)
-		im.handle("end", err)
-		if id != 0 {
-			gone = append(gone, id)
-		}
+		im.handle("end", im.end(ctx, rs))
 	}
 	if len(gone) > 0 {
 		im.handle("forget", im.forgetEntries(ctx, gone))
+	}
+	if len(cuts) > 0 {
+		im.handle("forget", im.deleteTaken(ctx, cuts))
 	}
 	if err := im.flushAll(ctx); err != nil {
 		im.handle("write", err)
@@ -494,93 +571,4 @@ func (im *Importer) handle(class string, err error) {
 	if err != nil && !errors.Is(err, sessions.ErrClosed) {
 		im.reports.once(class, fmt.Errorf("otelrecords: importer: %w", err))
 	}
-}
-
-// Stats returns what the Importer counted, over its sessions in progress
-// and those that ended.
-func (im *Importer) Stats() ImporterStats {
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	st := ImporterStats{Stats: im.ended, Sessions: len(im.sessions), Parked: len(im.parked), HeldBytes: int64(im.held),
-		Accepted: im.counts.accepted, Duplicates: im.counts.duplicates, Rejected: im.counts.rejected,
-		Refused: im.counts.refused, Late: im.counts.late, Resumed: im.counts.resumed, Recovered: im.counts.recovered,
-		SeenSpans: int64(im.seen)}
-	for _, rs := range im.sessions {
-		addStats(&st.Stats, rs.stats())
-		st.HeldSpans += int64(rs.pendingSpans)
-		st.HeldSpanBytes += int64(rs.pendingBytes)
-	}
-	return st
-}
-
-// ImporterStats counts what an Importer did: the SpanProcessor's
-// counters, summed over its sessions, and what only an Importer does.
-// Every span given to Import is in exactly one of Accepted, Rejected and
-// Refused; of the accepted, Duplicates were taken before, and the others
-// are recorded (Written, Spooled), held (Held, HeldSpans), or were let go
-// by the rules (Evicted, TracesDropped, the marks policy).
-type ImporterStats struct {
-	Stats
-	// Accepted is how many spans Import took, Duplicates among them.
-	Accepted int64
-	// Duplicates is how many accepted spans had been taken already (a
-	// retry, a replay, a span repeated within a batch): recorded once.
-	Duplicates int64
-	// Rejected is how many spans had no valid trace id or span id.
-	Rejected int64
-	// Refused is how many spans Import refused because the store refused
-	// writes (ErrRefused): the sender was told to retry.
-	Refused int64
-	// Sessions is how many remote sessions are in memory.
-	Sessions int
-	// Parked is how many kept sessions were let go while quiet and will
-	// continue under their id when their sender comes back.
-	Parked int
-	// HeldSpans is how many spans wait for their parents (or, for an
-	// implicit mark, for a record inside it).
-	HeldSpans int64
-	// HeldSpanBytes is what those spans count against
-	// ImporterConfig.HeldBytes.
-	HeldSpanBytes int64
-	// HeldBytes is everything held in memory over every session, as
-	// ImporterConfig.HeldBytes counts it.
-	HeldBytes int64
-	// Late is how many spans arrived after their parent was recorded.
-	Late int64
-	// Resumed is how many times a session let go continued under its id.
-	Resumed int64
-	// Recovered is how many sessions a previous run of an Importer on the
-	// same store left in progress, read back at start.
-	Recovered int64
-	// SeenSpans is how many spans the Importer remembers to take each
-	// once: those placed within the dedup window, and those a record was
-	// placed below before they came. A span still waiting for its parent
-	// is counted in HeldSpans, and known by its trace.
-	SeenSpans int64
-}
-
-// addStats adds what one session counted to a sum.
-func addStats(sum *Stats, s Stats) {
-	sum.Written += s.Written
-	sum.Held += s.Held
-	sum.HeldBytes += s.HeldBytes
-	sum.Evicted += s.Evicted
-	sum.Invalid += s.Invalid
-	sum.TooLarge += s.TooLarge
-	sum.WriteErrors += s.WriteErrors
-	sum.SessionsKept += s.SessionsKept
-	sum.Pending += s.Pending
-	sum.Spooled += s.Spooled
-	sum.SpooledUnwritable += s.SpooledUnwritable
-	sum.Unwritable += s.Unwritable
-	sum.TracesKept += s.TracesKept
-	sum.TracesDropped += s.TracesDropped
-	sum.TracesEvicted += s.TracesEvicted
-	sum.TrimmedSessions += s.TrimmedSessions
-	sum.TrimmedRecords += s.TrimmedRecords
-	sum.Problems += s.Problems
-	sum.AttributesDropped += s.AttributesDropped
-	sum.StoreBytes = max(sum.StoreBytes, s.StoreBytes)
-	sum.StoreOpens = max(sum.StoreOpens, s.StoreOpens) // one writer: every session sees its count
-	sum.BusyWaits = max(sum.BusyWaits, s.BusyWaits)
 }

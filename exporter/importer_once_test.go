@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -239,5 +240,201 @@ func TestImportQuietSessionContinuesUnderItsID(t *testing.T) {
 		if rec.Stamp.Seq != uint64(i) {
 			t.Errorf("record %d at seq %d: want seqs going on", i, rec.Stamp.Seq)
 		}
+	}
+}
+
+// A batch delivered again after its session ended — a retry, a queue's
+// replay after an outage — within the dedup window: 70 s and 130 s after
+// it was taken (the session timeout is a minute), in the same Importer
+// and in one started again after a crash, it is recognised, and no
+// session is started for it. A span of the ended session that was never
+// taken (it started before the session ended) joins that session again.
+func TestImportReplayAfterTheSessionEndedTakenOnce(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprint("restart=", restart), func(t *testing.T) {
+			store := sessions.NewMemStore()
+			fake := clock.NewFake(rigNow)
+			r := newImportRigOn(t, store, fake, ImporterConfig{SessionTimeout: time.Minute})
+			batch := spansOf(3, 200)
+			r.send(node, batch...)
+			before := r.rows()
+			for _, after := range []time.Duration{70 * time.Second, 130 * time.Second} {
+				for fake.Now().Before(rigNow.Add(after)) {
+					fake.Advance(time.Second)
+					r.im.tick()
+				}
+				if restart {
+					r = newImportRigOn(t, store, fake, ImporterConfig{SessionTimeout: time.Minute})
+				}
+				if res := r.send(node, batch...); res.Duplicates != len(batch) {
+					t.Fatalf("the batch sent again %v later: %+v, want all %d recognised", after, res, len(batch))
+				}
+				if st := r.im.Stats(); st.Sessions != 0 {
+					t.Fatalf("the batch sent again %v later brought %d sessions into memory, want none", after, st.Sessions)
+				}
+			}
+			late := spansOf(4, 1)[0] // started with the batch, never taken
+			r.send(node, late)
+			if got := storedOnce(t, store); len(got) != len(batch)+1 {
+				t.Fatalf("%d spans stored, want %d", len(got), len(batch)+1)
+			}
+			rows := r.rows()
+			if len(rows) != 1 || rows[0].ID != before[0].ID {
+				t.Fatalf("sessions %v, want the one from before (%v)", rows, before)
+			}
+			recs := r.records()
+			if last := recs[len(recs)-1]; last.Record.Name != late.Name || last.Stamp.Seq != uint64(len(batch)) {
+				t.Fatalf("the late span stored as %q at seq %d, want %q at %d", last.Record.Name, last.Stamp.Seq, late.Name, len(batch))
+			}
+		})
+	}
+}
+
+// The dedup window is its own setting: past it a span delivered again is
+// taken again (in the sender's new session), and within it, however
+// short the session timeout, it is not.
+func TestImportDedupWindowIsItsOwn(t *testing.T) {
+	r := newImportRig(t, ImporterConfig{SessionTimeout: 2 * time.Second, DedupWindow: 20 * time.Second})
+	batch := spansOf(5, 10)
+	r.send(node, batch...)
+	r.clock.Advance(15 * time.Second)
+	r.im.tick()
+	if res := r.send(node, batch...); res.Duplicates != len(batch) {
+		t.Fatalf("sent again within the window: %+v, want all recognised", res)
+	}
+	for range 3 {
+		r.clock.Advance(sweepEvery)
+		r.im.tick()
+	}
+	if st := r.im.Stats(); st.SeenSpans != 0 || st.Ended != 0 {
+		t.Fatalf("past the window %d spans and %d sessions remembered, want none", st.SeenSpans, st.Ended)
+	}
+	if res := r.send(node, batch...); res.Duplicates != 0 {
+		t.Fatalf("sent again past the window: %+v, want it taken", res)
+	}
+}
+
+// Spans written ahead together share an entry, emptied once all of them
+// are recorded: after a crash with some recorded and some still waiting,
+// the restart places again only those still waiting, each stored once.
+func TestImportWrittenAheadTogetherRecordedOnce(t *testing.T) {
+	store := sessions.NewMemStore()
+	fake := clock.NewFake(rigNow)
+	r1 := newImportRigOn(t, store, fake, ImporterConfig{})
+	var kids []ImportedSpan
+	for i := range 3 {
+		k := span(fmt.Sprint("compile ", i), 20, 10, 10+i, changed("artifact")...)
+		k.TraceID = trace.TraceID{30, byte(i)}
+		kids = append(kids, k)
+	}
+	r1.send(node, kids...)
+	if n := countPending(t, store); n != 1 {
+		t.Fatalf("3 spans written ahead in %d entries, want 1", n)
+	}
+	parent := func(i int) ImportedSpan {
+		p := span(fmt.Sprint("phase ", i), 10, 0, i)
+		p.TraceID = trace.TraceID{30, byte(i)}
+		return p
+	}
+	r1.send(node, parent(0))
+	if n := countPending(t, store); n != 1 {
+		t.Fatalf("%d entries written ahead with one of their 3 spans recorded, want the one", n)
+	}
+	// The crash: r1 is left as it is.
+	fake.Advance(3 * time.Second)
+	r2 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r2.send(node, parent(1), parent(2))
+	got := storedOnce(t, store)
+	if len(got) != 6 {
+		t.Fatalf("%d spans stored, want 6", len(got))
+	}
+	if n := countPending(t, store); n != 0 {
+		t.Fatalf("%d entries written ahead once every span is recorded, want 0", n)
+	}
+}
+
+// A value written ahead that compresses well is stored compressed (Badger
+// sizes the tables it builds by their compressed size, and holds them
+// uncompressed while it builds them), and reads back as it was.
+func TestImportWrittenAheadCompressed(t *testing.T) {
+	blob := attribute.String("blob", strings.Repeat("x", 4096))
+	kid := span("compile", 20, 10, 10, append(changed("artifact"), blob)...)
+	r := newImportRig(t, ImporterConfig{})
+	r.send(node, kid)
+	for e, err := range r.store.Scan(keys.NamespaceStart(keys.ImportPending), keys.NamespaceEnd(keys.ImportPending)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(e.Value) > 1024 {
+			t.Fatalf("a span with a 4 KiB attribute of one letter written ahead in %d bytes", len(e.Value))
+		}
+		spans, _, err := decodePending(e.Value)
+		if err != nil || len(spans) != 1 {
+			t.Fatalf("decoded %d spans, %v", len(spans), err)
+		}
+		set := attribute.NewSet(spans[0].span.Attributes...)
+		if v, _ := set.Value("blob"); set.Len() != 3 || v.AsString() != blob.Value.AsString() {
+			t.Fatal("the attribute read back is not the one written")
+		}
+	}
+}
+
+// A graceful restart while children wait for their parent: Shutdown
+// leaves them written ahead, not stamped, and the parent coming 8 s after
+// the next start (within decision_wait) is stamped before them.
+func TestImportShutdownLeavesWaitingSpansWrittenAhead(t *testing.T) {
+	store := sessions.NewMemStore()
+	fake := clock.NewFake(rigNow)
+	r1 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r1.send(node, span("build", 1, 0, 0, changed("artifact")...))
+	var kids []ImportedSpan
+	for i := range 20 {
+		kids = append(kids, span(fmt.Sprint("compile ", i), byte(30+i), 2, 10+i, changed("artifact")...))
+	}
+	r1.send(node, kids...)
+	if err := r1.im.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r1.records()); n != 1 {
+		t.Fatalf("%d records after Shutdown, want the root alone: its children wait", n)
+	}
+	fake.Advance(8 * time.Second)
+	r2 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r2.send(node, span("phase", 2, 1, 5, spanbridge.Kind("marks")))
+	recs := r2.records()
+	if len(recs) != 22 {
+		t.Fatalf("%d records, want 22", len(recs))
+	}
+	if recs[1].Record.Name != "phase" {
+		t.Fatalf("stamped %v, want the parent before its 20 children", names(recs))
+	}
+	if rows := r2.rows(); len(rows) != 1 {
+		t.Fatalf("%d sessions, want 1", len(rows))
+	}
+	if n := countPending(t, store); n != 0 {
+		t.Fatalf("%d entries still written ahead, want 0", n)
+	}
+}
+
+// A span written ahead and sent again after a crash, before its parent
+// comes: the restart holds it again from the store, and the one sent
+// again is recognised, not held twice.
+func TestImportWrittenAheadSentAgainAfterACrash(t *testing.T) {
+	store := sessions.NewMemStore()
+	fake := clock.NewFake(rigNow)
+	r1 := newImportRigOn(t, store, fake, ImporterConfig{})
+	kid := span("compile", 20, 10, 10, changed("artifact")...)
+	r1.send(node, kid)
+	fake.Advance(3 * time.Second) // the crash: r1 is left as it is
+	r2 := newImportRigOn(t, store, fake, ImporterConfig{})
+	if res := r2.send(node, kid); res.Duplicates != 1 {
+		t.Fatalf("the waiting span sent again: %+v, want it recognised", res)
+	}
+	if st := r2.im.Stats(); st.HeldSpans != 1 {
+		t.Fatalf("%d spans waiting, want 1", st.HeldSpans)
+	}
+	r2.send(node, span("phase", 10, 0, 5))
+	if got := storedOnce(t, store); len(got) != 2 {
+		t.Fatalf("%d spans stored, want 2", len(got))
 	}
 }

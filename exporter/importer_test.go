@@ -299,6 +299,9 @@ func TestImportSessionsPerSender(t *testing.T) {
 	}
 }
 
+// A session ends after the session timeout; spans of its sender that
+// started after that start another. The ended session is remembered for
+// the dedup window (its sender entry with it), then forgotten.
 func TestImportSessionEndsAfterTimeout(t *testing.T) {
 	r := newImportRig(t, ImporterConfig{SessionTimeout: time.Minute})
 	r.send(node, span("build", 1, 0, 0, changed("artifact")...))
@@ -309,17 +312,27 @@ func TestImportSessionEndsAfterTimeout(t *testing.T) {
 	}
 	r.clock.Advance(30 * time.Second)
 	r.im.tick()
-	if st := r.im.Stats(); st.Sessions+st.Parked != 0 {
-		t.Fatalf("%d sessions after the timeout, want 0", st.Sessions+st.Parked)
+	if st := r.im.Stats(); st.Sessions+st.Parked != 0 || st.Ended != 1 {
+		t.Fatalf("after the timeout: %d sessions, %d ended; want 0 and 1", st.Sessions+st.Parked, st.Ended)
 	}
-	if n := countEntries(t, r.store); n != 0 {
-		t.Fatalf("%d sender entries after the session ended, want 0", n)
-	}
-	s := span("build again", 2, 0, 60_000, changed("artifact")...)
+	r.clock.Advance(2 * time.Second)
+	s := span("build again", 2, 0, 61_500, changed("artifact")...)
 	s.TraceID = trace.TraceID{2}
 	r.send(node, s)
 	if n := len(r.rows()); n != 2 {
-		t.Fatalf("%d sessions, want 2: spans after the timeout start another", n)
+		t.Fatalf("%d sessions, want 2: spans started after the timeout start another", n)
+	}
+	if n := countEntries(t, r.store); n != 2 {
+		t.Fatalf("%d sender entries, want both sessions' within the dedup window", n)
+	}
+	r.clock.Advance(DefaultDedupWindow + time.Minute)
+	r.im.tick()
+	r.im.tick()
+	if st := r.im.Stats(); st.Sessions+st.Parked+st.Ended != 0 {
+		t.Fatalf("after the dedup window: %+v, want every session forgotten", st)
+	}
+	if n := countEntries(t, r.store); n != 0 {
+		t.Fatalf("%d sender entries after the dedup window, want 0", n)
 	}
 }
 

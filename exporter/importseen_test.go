@@ -20,20 +20,20 @@ import (
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// refSeen is the seen set as a map of every span: what seenSet must
-// answer, operation by operation.
-type refSeen map[spanRef]seen
+// refSeen is the seen table as a map of every fingerprint: what
+// seenTable must answer, operation by operation.
+type refSeen map[uint64]uint32
 
-func (r refSeen) set(k spanRef, st spanState, at uint32) bool {
-	_, ok := r[k]
-	r[k] = seen{st, at}
+func (r refSeen) set(fp uint64, st spanState, at uint32) bool {
+	_, ok := r[fp]
+	r[fp] = word(st, at)
 	return !ok
 }
 
 func (r refSeen) sweep(from uint32) int {
 	n := 0
-	for k, v := range r {
-		if v.at < from {
+	for k, w := range r {
+		if wordSecond(w) < from {
 			delete(r, k)
 			n++
 		}
@@ -41,111 +41,142 @@ func (r refSeen) sweep(from uint32) int {
 	return n
 }
 
-// TestSeenSetIsAMapOfSpans runs random sets and sweeps on a seenSet and
-// on a map of every span, over traces of 1 to 300 spans (inline, in
-// chunks, and past maxTraceSpans in the map by span), and checks that
-// they answer alike: every set's report, every sweep's count, the state
-// of every span ever set and of spans never set, and the count.
-func TestSeenSetIsAMapOfSpans(t *testing.T) {
-	sawBig, sawChunks := false, false
-	for seed := range uint64(20) {
+// TestSeenTableIsAMapOfSpans runs random sets and sweeps on a seenTable
+// and on a map of every span, over fingerprints of one sender and of
+// several (so that runs of slots meet and wrap around the table's end),
+// through growth, shrinking and in-place removal, and checks that they
+// answer alike: every set's report, every sweep's count, the state of
+// every span ever set and of spans never set, and the count.
+func TestSeenTableIsAMapOfSpans(t *testing.T) {
+	grew, shrank := false, false
+	for seed := range uint64(10) {
 		r := rand.New(rand.NewPCG(seed, 35))
-		var s seenSet
+		tab := newSeenTable(1 << 30)
 		ref := refSeen{}
-		var traces []trace.TraceID
-		var sizes []int
-		var all []spanRef
+		var all []uint64
 		at := uint32(0)
-		check := func(what string) {
+		check := func(what string, every bool) {
 			t.Helper()
-			if s.len() != len(ref) {
-				t.Fatalf("seed %d, %s: len %d, want %d", seed, what, s.len(), len(ref))
+			if tab.n != len(ref) {
+				t.Fatalf("seed %d, %s: n %d, want %d", seed, what, tab.n, len(ref))
 			}
-			for _, k := range all {
-				if got, want := s.state(k), ref[k].state; got != want {
-					t.Fatalf("seed %d, %s: state of %v = %d, want %d", seed, what, k, got, want)
+			some := all
+			if !every && len(some) > 500 {
+				some = some[r.IntN(len(some)-500):][:500]
+			}
+			for _, fp := range some {
+				if got, want := tab.state(fp), wordState(ref[fp]); got != want {
+					t.Fatalf("seed %d, %s: state of %x = %d, want %d", seed, what, fp, got, want)
 				}
 			}
 			for range 20 {
-				k := spanRef{traces[r.IntN(len(traces))], trace.SpanID{0xee, byte(r.Uint32())}}
-				if _, ok := ref[k]; !ok && s.state(k) != stateNone {
-					t.Fatalf("seed %d, %s: a span never set has state %d", seed, what, s.state(k))
+				fp := r.Uint64() | 1
+				if _, ok := ref[fp]; !ok && tab.state(fp) != stateNone {
+					t.Fatalf("seed %d, %s: a span never set has state %d", seed, what, tab.state(fp))
 				}
 			}
 		}
-		for step := range 6000 {
-			sawBig = sawBig || len(s.big) > 0
-			sawChunks = sawChunks || s.used > 0
-			switch x := r.IntN(200); {
-			case x < 3 || len(traces) == 0:
-				var id trace.TraceID
-				id[0], id[1], id[2] = byte(seed), byte(step), byte(step>>8)
-				traces = append(traces, id)
-				sizes = append(sizes, []int{1, 2, 3, 10, 64, 65, 300}[r.IntN(7)])
-			case x < 197:
-				i := r.IntN(len(traces))
-				k := spanRef{traces[i], trace.SpanID{1, byte(r.IntN(sizes[i])), byte(r.IntN(sizes[i]) >> 8)}}
-				if sizes[i] > 255 {
-					n := r.IntN(sizes[i])
-					k.span = trace.SpanID{1, byte(n), byte(n >> 8)}
+		for step := range 12000 {
+			switch x := r.IntN(1000); {
+			case x < 995:
+				var fp uint64
+				if len(all) > 0 && r.IntN(4) == 0 {
+					fp = all[r.IntN(len(all))]
+				} else {
+					// Clustered fingerprints: many share a home.
+					fp = r.Uint64()>>uint(r.IntN(8))<<uint(r.IntN(8)) | 1
+					all = append(all, fp)
 				}
 				st := spanState(1 + r.IntN(2))
-				if got, want := s.set(k, st, at), ref.set(k, st, at); got != want {
-					t.Fatalf("seed %d, step %d: set(%v) reported new %v, want %v", seed, step, k, got, want)
+				if got, want := tab.set(fp, st, at), ref.set(fp, st, at); got != want {
+					t.Fatalf("seed %d, step %d: set(%x) reported new %v, want %v", seed, step, fp, got, want)
 				}
-				all = append(all, k)
-				if r.IntN(50) == 0 {
+				if r.IntN(100) == 0 {
 					at++
 				}
 			default:
 				from := at - uint32(r.IntN(int(at)+1))
-				if got, want := s.sweep(from), ref.sweep(from); got != want {
+				before := len(tab.fps)
+				grew = grew || before > minSeenSlots
+				if got, want := tab.sweep(from), ref.sweep(from); got != want {
 					t.Fatalf("seed %d, step %d: sweep(%d) forgot %d, want %d", seed, step, from, got, want)
 				}
-				check("after a sweep")
+				shrank = shrank || (len(tab.fps) < before && tab.n > 0)
+				check("after a sweep", false)
 			}
 		}
-		check("at the end")
-		if got, want := s.sweep(at+1), ref.sweep(at+1); got != want {
+		check("at the end", true)
+		if got, want := tab.sweep(at+1), ref.sweep(at+1); got != want {
 			t.Fatalf("seed %d: the last sweep forgot %d, want %d", seed, got, want)
 		}
-		if s.len() != 0 || s.traces != nil || s.chunks != nil || s.big != nil {
-			t.Fatalf("seed %d: an emptied set holds on to %d traces, %d chunks, %d big", seed, len(s.traces), len(s.chunks), len(s.big))
+		if tab.n != 0 || tab.sweep(at+1) != 0 || tab.fps != nil {
+			t.Fatalf("seed %d: an emptied table holds on to %d slots", seed, len(tab.fps))
 		}
 	}
-	if !sawBig || !sawChunks {
-		t.Fatalf("the runs never put spans in chunks (%v) or in the map by span (%v)", sawChunks, sawBig)
+	if !grew || !shrank {
+		t.Fatalf("the runs never grew the table (%v) or shrank it (%v)", grew, shrank)
 	}
 }
 
-// TestSeenSetGivesBackWhatABurstGrew checks that once a burst of traces is
-// swept, the slab of chunks shrinks to about what is in use.
-func TestSeenSetGivesBackWhatABurstGrew(t *testing.T) {
-	var s seenSet
-	for i := range 10000 {
+// TestSeenTableStaysWithinItsBytes fills a table of a small bound with
+// spans of advancing seconds: it never holds more than its bound, and
+// what it forgets to stay there is the oldest, counted.
+func TestSeenTableStaysWithinItsBytes(t *testing.T) {
+	const bound = 96 << 10
+	tab := newSeenTable(bound)
+	r := rand.New(rand.NewPCG(1, 2))
+	var fps []uint64
+	for i := range 100000 {
+		fp := r.Uint64() | 1
+		fps = append(fps, fp)
+		tab.set(fp, statePlaced, uint32(i/100))
+		if tab.bytes() > bound*2/3 {
+			t.Fatalf("after %d spans the table holds %d bytes, over two thirds of %d", i+1, tab.bytes(), bound)
+		}
+	}
+	if tab.forgotten == 0 || tab.forgotten+int64(tab.n) != int64(len(fps)) {
+		t.Fatalf("forgotten %d, remembered %d, of %d set", tab.forgotten, tab.n, len(fps))
+	}
+	// The newest are remembered, the oldest not.
+	for _, fp := range fps[len(fps)-tab.n/2:] {
+		if tab.state(fp) != statePlaced {
+			t.Fatal("a span of the last seconds was forgotten")
+		}
+	}
+	for _, fp := range fps[:1000] {
+		if tab.state(fp) != stateNone {
+			t.Fatal("a span of the first seconds is remembered past the bound")
+		}
+	}
+}
+
+// TestSeenTableGivesBackWhatABurstGrew checks that once a burst is swept,
+// the table shrinks to about what is in use.
+func TestSeenTableGivesBackWhatABurstGrew(t *testing.T) {
+	tab := newSeenTable(DefaultDedupBytes)
+	r := rand.New(rand.NewPCG(3, 4))
+	var stay []uint64
+	for i := range 100000 {
 		at := uint32(0)
-		if i < 100 {
-			at = 5 // the traces that stay
+		if i < 1000 {
+			at = 5 // the spans that stay
 		}
-		for j := range 10 {
-			s.set(spanRef{trace.TraceID{1, byte(i), byte(i >> 8)}, trace.SpanID{2, byte(j)}}, statePlaced, at)
+		fp := r.Uint64() | 1
+		if at == 5 {
+			stay = append(stay, fp)
 		}
+		tab.set(fp, statePlaced, at)
 	}
-	grown := len(s.chunks)
-	if n := s.sweep(1); n != 9900*10 {
-		t.Fatalf("sweep forgot %d spans, want %d", n, 9900*10)
+	grown := len(tab.fps)
+	if n := tab.sweep(1); n != 99000 {
+		t.Fatalf("sweep forgot %d spans, want 99000", n)
 	}
-	if s.len() != 1000 || s.used != 100 {
-		t.Fatalf("%d spans in %d chunks remembered, want 1000 in 100", s.len(), s.used)
+	if len(tab.fps) > 4*minSeenSlots {
+		t.Fatalf("the table kept %d slots (grown to %d) for %d spans", len(tab.fps), grown, tab.n)
 	}
-	if len(s.chunks) > 4*s.used {
-		t.Fatalf("the slab kept %d chunks (grown to %d) for %d in use", len(s.chunks), grown, s.used)
-	}
-	for i := range 100 {
-		for j := range 10 {
-			if st := s.state(spanRef{trace.TraceID{1, byte(i), byte(i >> 8)}, trace.SpanID{2, byte(j)}}); st != statePlaced {
-				t.Fatalf("trace %d span %d: state %d after compaction", i, j, st)
-			}
+	for _, fp := range stay {
+		if tab.state(fp) != statePlaced {
+			t.Fatal("a span that stayed is lost after the table shrank")
 		}
 	}
 }
@@ -223,28 +254,19 @@ func TestImportRecoveryTriedAgainCountsOnce(t *testing.T) {
 	if res := r2.send(node, spansOf(7, 20)...); res.Duplicates != 20 {
 		t.Fatalf("the batch sent again after the recovery: %+v, want all 20 recognised", res)
 	}
-	r2.im.mu.Lock()
-	defer r2.im.mu.Unlock()
-	n := 0
-	for _, rs := range r2.im.sessions {
-		n += rs.seen.len()
-	}
-	for _, p := range r2.im.parked {
-		n += p.seen.len()
-	}
-	if n != 50 || r2.im.seen != n {
-		t.Fatalf("the seen sets hold %d spans (want 50), the Importer counts %d", n, r2.im.seen)
+	if n := r2.im.Stats().SeenSpans; n != 50 {
+		t.Fatalf("the seen table holds %d spans, want 50", n)
 	}
 }
 
-// BenchmarkSeenSetMemory is the heap a remembered span costs, by the shape
-// of its traces: 2^20 spans set in traces of 1, 10 and 100 spans, in the
-// set by trace and in a map by span (what the set replaced), the heap
-// measured after a collection. The figures in maxSeen's comment and
-// docs/COLLECTOR.md are its output:
+// BenchmarkSeenTableMemory is the heap a remembered span costs, by the
+// shape of its traces: 2^20 spans set in traces of 1, 10 and 100 spans,
+// the heap measured after a collection, and the table's own count. The
+// figures in DefaultDedupBytes's comment and docs/COLLECTOR.md are its
+// output:
 //
-//	go test ./exporter -run '^$' -bench SeenSetMemory -benchtime 1x
-func BenchmarkSeenSetMemory(b *testing.B) {
+//	go test ./exporter -run '^$' -bench SeenTableMemory -benchtime 1x
+func BenchmarkSeenTableMemory(b *testing.B) {
 	const n = 1 << 20
 	ref := func(i, per int) spanRef {
 		tr := i / per
@@ -257,26 +279,17 @@ func BenchmarkSeenSetMemory(b *testing.B) {
 		return ms.HeapAlloc
 	}
 	for _, per := range []int{1, 10, 100} {
-		b.Run(fmt.Sprintf("by-trace-%d", per), func(b *testing.B) {
+		b.Run(fmt.Sprintf("traces-of-%d", per), func(b *testing.B) {
 			for b.Loop() {
 				h0 := heap()
-				var s seenSet
+				tab := newSeenTable(1 << 30)
+				salt := tab.salt("sender")
 				for i := range n {
-					s.set(ref(i, per), statePlaced, 1)
+					tab.set(tab.fingerprint(salt, ref(i, per)), statePlaced, 1)
 				}
 				b.ReportMetric(float64(heap()-h0)/n, "B/span")
-				runtime.KeepAlive(&s)
-			}
-		})
-		b.Run(fmt.Sprintf("by-span-%d", per), func(b *testing.B) {
-			for b.Loop() {
-				h0 := heap()
-				m := refSeen{}
-				for i := range n {
-					m.set(ref(i, per), statePlaced, 1)
-				}
-				b.ReportMetric(float64(heap()-h0)/n, "B/span")
-				runtime.KeepAlive(m)
+				b.ReportMetric(float64(tab.bytes())/n, "table-B/span")
+				runtime.KeepAlive(&tab)
 			}
 		})
 	}

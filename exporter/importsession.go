@@ -40,16 +40,15 @@ const parkAfter = 10 * time.Second
 const sessionOverhead = 2 << 10
 
 // remoteSession is the session of one sender process: its Recorder, its
-// clock, the spans that wait for their parents, and the spans it has
-// taken (to take each once).
+// clock, and the spans that wait for their parents.
 type remoteSession struct {
 	key      string
+	salt     uint64         // what its key adds to its spans' fingerprints (seenTable)
 	resource sessions.Attrs // the sender's Resource, for its sender entry
 	rec      *recorder.Recorder
 	clock    senderClock
 	last     time.Time // when its last span arrived
 	traces   map[trace.TraceID]*liveTrace
-	seen     seenSet
 
 	pendingSpans int // spans waiting in traces
 	pendingBytes int // what they count
@@ -61,15 +60,21 @@ type remoteSession struct {
 	inflightMarked bool // counted in inflight by the Import under way
 	kept           bool // the Recorder kept the session; its sender entry is written
 	entryAt        time.Time
-	marks          []seqMark // where the session stood, for its sender entry
-	nextPending    uint64    // the number of its next pending entry
-	evicted        int64     // waiting spans and held records the bound let go
-	problems       int64     // spans refused or mapped with a problem
-	cut            int64     // spans the sender's limits cut
+	marks          []seqMark      // where the session stood, for its sender entry
+	nextPending    uint64         // the number of its last pending entry
+	pendingEntries map[uint64]int // pending entries holding spans not placed yet: how many
+	taken          []uint64       // ForwardOnly: the fingerprints of the spans recorded since its last taken entry
+	evicted        int64          // waiting spans and held records the bound let go
+	problems       int64          // spans refused or mapped with a problem
+	cut            int64          // spans the sender's limits cut
 }
 
-// parkedSession is a kept session let go while its sender was quiet:
-// enough to continue it under its id, and to take each span once.
+// parkedSession is a kept session let go while its sender was quiet, or
+// ended (its sender quiet for the session timeout): enough to continue it
+// under its id. The spans it took are in the Importer's seen table, under
+// its sender's key. An ended session is kept for the dedup window, for
+// the spans of it that come late (a queue's replay): they join it again
+// rather than start another session.
 type parkedSession struct {
 	nextPending uint64
 	id          sessions.SessionID
@@ -77,10 +82,18 @@ type parkedSession struct {
 	clock       senderClock
 	next        uint64
 	last        time.Time
-	seen        seenSet
 	marks       []seqMark
 	pending     []*pendingSpan // spans written ahead that a previous run left
 	res         []attribute.KeyValue
+	recovered   bool // read back from what a previous run left
+}
+
+// retiredEntry is the sender entry of an ended session that its sender's
+// next session replaced in memory: kept in the store until its dedup
+// window passes, so that a restart still recognises its spans.
+type retiredEntry struct {
+	id   uint64
+	last time.Time
 }
 
 // sessionKey says which session a Resource's spans belong to: the
@@ -130,29 +143,54 @@ func senderProcess(res []attribute.KeyValue) *recorder.Process {
 	return p
 }
 
-// take takes one batch: its session (started, or continued), then each
-// span — rejected without valid ids, counted once when taken before —
-// waiting for its parent or placed at once. It returns the session, or
-// nil when the batch had no span to take. im.mu is held.
+// take takes one batch: each span — rejected without valid ids, counted
+// once when taken before — waiting for its parent or placed at once, in
+// its sender's session (the one in progress, or one continued, or a new
+// one). It returns the session, or nil when the batch brought none into
+// memory: nothing valid, or only spans taken before by a session let go.
+// im.mu is held.
 func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportResult) {
 	var res ImportResult
 	var rs *remoteSession
+	var key string
+	var salt uint64
+	keyed := false
 	var touched []trace.TraceID  // in the order they came: only these can have become placeable
 	before := im.counts.arrivals // the spans this batch adds are numbered after it
+	look := &im.looking
 	for j := range b.Spans {
 		s := &b.Spans[j]
 		if !s.TraceID.IsValid() || !s.SpanID.IsValid() {
 			res.Rejected++
 			continue
 		}
-		if rs == nil {
-			rs = im.session(b, now)
+		if !keyed {
+			key, keyed = sessionKey(b.Resource), true
+			salt = im.seen.salt(key)
+			if rs = im.sessions[key]; rs != nil {
+				rs.last = now
+			}
+			look.lookUp(&im.seen, salt, b.Spans[j:])
 		}
 		res.Accepted++
-		if !im.add(rs, s, now) {
+		st, parent := look.next()
+		if st == statePlaced {
 			res.Duplicates++
 			continue
 		}
+		if rs == nil {
+			// Continued, a session holds again the spans a previous run
+			// wrote ahead: this one may be among them.
+			rs = im.sessionFor(key, salt, b.Resource, b.Spans[j:], now)
+		}
+		if rs.waiting(s.TraceID, s.SpanID) {
+			res.Duplicates++
+			continue
+		}
+		if parent == statePlaced {
+			im.counts.late++
+		}
+		im.add(rs, s, st == stateWanted, now)
 		if n := len(touched); n == 0 || touched[n-1] != s.TraceID {
 			touched = append(touched, s.TraceID)
 		}
@@ -188,28 +226,30 @@ func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportR
 	return rs, res
 }
 
-// session returns the session of the batch's sender: the one in memory,
-// or the parked one continued, or a new one whose clock the batch reads.
-// im.mu is held.
-func (im *Importer) session(b *ImportBatch, now time.Time) *remoteSession {
-	return im.sessionFor(sessionKey(b.Resource), b.Resource, b.Spans, now)
-}
-
-// sessionFor is session for the sender key, whose Resource is res and
-// whose first spans (for a new session's clock) are spans.
-func (im *Importer) sessionFor(key string, res []attribute.KeyValue, spans []ImportedSpan, now time.Time) *remoteSession {
+// sessionFor returns the session of the sender key (salt is its
+// fingerprints' salt, res its Resource) for spans, the first of which is
+// to join it: the one in memory, or the parked one continued, or a new
+// one whose clock spans read. A session that ended continues too, within
+// the dedup window, when the span started before it ended: a span of it
+// that comes late (a queue's replay, a retry of what was not taken)
+// joins it again rather than start another. im.mu is held.
+func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue, spans []ImportedSpan, now time.Time) *remoteSession {
 	if rs, ok := im.sessions[key]; ok {
 		rs.last = now
 		return rs
 	}
 	cfg := im.recorderConfig(res)
-	rs := &remoteSession{key: key, last: now, traces: make(map[trace.TraceID]*liveTrace), resource: cfg.Resource}
-	if p, ok := im.parked[key]; ok && now.Sub(p.last) < im.cfg.SessionTimeout {
+	rs := &remoteSession{key: key, salt: salt, last: now, traces: make(map[trace.TraceID]*liveTrace), resource: cfg.Resource,
+		pendingEntries: make(map[uint64]int)}
+	if p, ok := im.parked[key]; ok && (now.Sub(p.last) < im.cfg.SessionTimeout || len(p.pending) > 0 || p.startedIn(spans, now, im.cfg.SessionTimeout)) {
 		delete(im.parked, key)
 		cfg.Resume = &recorder.Resume{ID: p.id, Start: p.start, NextSeq: p.next}
-		rs.clock, rs.seen, rs.marks, rs.kept, rs.entryAt, rs.nextPending = p.clock, p.seen, p.marks, true, now, p.nextPending
+		rs.clock, rs.marks, rs.kept, rs.entryAt, rs.nextPending = p.clock, p.marks, true, now, p.nextPending
 		im.counts.resumed++
 		rs.rec = recorder.New(cfg, im.open, im.now)
+		if p.recovered && im.cfg.Forward != nil {
+			rs.rec.QueueRow() // what reads what is handed on has not seen it since the restart
+		}
 		im.sessions[key] = rs
 		for _, ps := range p.pending {
 			im.hold(rs, ps)
@@ -217,8 +257,11 @@ func (im *Importer) sessionFor(key string, res []attribute.KeyValue, spans []Imp
 		return rs
 	}
 	if p, ok := im.parked[key]; ok {
-		im.seen -= p.seen.len()
-		delete(im.parked, key) // ended: the sender starts a new session
+		// Ended: the sender starts a new session. The spans the old one
+		// took stay known (under the same key), and its sender entry
+		// stays in the store until its window passes.
+		im.retired = append(im.retired, retiredEntry{id: uint64(p.id), last: p.last})
+		delete(im.parked, key)
 	}
 	rs.clock = measureClock(spans, now, replayed(res))
 	rs.rec = recorder.New(cfg, im.open, im.now)
@@ -235,6 +278,17 @@ func (im *Importer) sessionFor(key string, res []attribute.KeyValue, spans []Imp
 	}
 	im.sessions[key] = rs
 	return rs
+}
+
+// startedIn reports whether the first of spans, arriving now, started
+// before the session p ended (timeout after its sender was last heard
+// of): a span of it that comes late.
+func (p *parkedSession) startedIn(spans []ImportedSpan, now time.Time, timeout time.Duration) bool {
+	if len(spans) == 0 {
+		return false
+	}
+	start, _, _ := p.clock.times(&spans[0], now)
+	return start.Before(p.last.Add(timeout))
 }
 
 // recorderConfig is the Recorder configuration of a sender's session.
@@ -256,12 +310,13 @@ func (im *Importer) recorderConfig(res []attribute.KeyValue) recorder.Config {
 // among them changes something, or belongs to a kept session. im.mu is
 // held.
 func (im *Importer) needWrite(batches []ImportBatch) bool {
+	now := im.now()
 	for i := range batches {
 		key := sessionKey(batches[i].Resource)
 		if rs, ok := im.sessions[key]; ok && rs.rec.Kept() {
 			return true
 		}
-		if _, ok := im.parked[key]; ok {
+		if p, ok := im.parked[key]; ok && (now.Sub(p.last) < im.cfg.SessionTimeout || p.startedIn(batches[i].Spans, now, im.cfg.SessionTimeout)) {
 			return true
 		}
 		for j := range batches[i].Spans {
@@ -277,6 +332,8 @@ func (im *Importer) needWrite(batches []ImportBatch) bool {
 // shares, which only the Importer closes.
 func (im *Importer) open() (sessions.Store, error) {
 	switch {
+	case im.writer != nil && im.cfg.ForwardOnly:
+		return forwardOnlySession{sharedSession{im.writer}, im.cfg.Forward}, nil
 	case im.writer != nil && im.cfg.Forward != nil:
 		return forwardSession{sharedSession{im.writer}, im.cfg.Forward}, nil
 	case im.writer != nil:
@@ -338,7 +395,13 @@ func (storeSession) Close() error { return nil }
 // idleKept reports whether rs is a kept session quiet for parkAfter with
 // nothing waiting: time to let it go.
 func (rs *remoteSession) idleKept(now time.Time) bool {
-	if rs.pendingSpans > 0 || now.Sub(rs.last) < parkAfter || !rs.rec.Kept() {
+	return now.Sub(rs.last) >= parkAfter && rs.rec.Kept() && rs.idle()
+}
+
+// idle reports whether rs has nothing waiting: no span waits for its
+// parent, and nothing for the store.
+func (rs *remoteSession) idle() bool {
+	if rs.pendingSpans > 0 {
 		return false
 	}
 	n, _ := rs.rec.Pending()
@@ -358,24 +421,40 @@ func (im *Importer) park(key string, rs *remoteSession) {
 	// Importer's to close.
 	im.handle("park", rs.rec.Close(context.Background()))
 	addStats(&im.ended, rs.stats())
+	if prev, ok := im.parked[key]; ok {
+		im.retired = append(im.retired, retiredEntry{id: uint64(prev.id), last: prev.last})
+	}
 	im.parked[key] = &parkedSession{id: id, start: start, clock: rs.clock, next: rs.rec.NextSeq(), last: rs.last,
-		seen: rs.seen, marks: rs.marks, nextPending: rs.nextPending, res: spanbridge.Attributes(rs.resource)}
-	im.seen += rs.seen.len()
+		marks: rs.marks, nextPending: rs.nextPending, res: spanbridge.Attributes(rs.resource)}
 	im.counts.parked++
 }
 
-// expireParked forgets the parked sessions whose sender has been quiet for
-// the session timeout: they have ended. It returns their ids, whose sender
-// entries the caller deletes. im.mu is held.
+// remembered is how long a kept session is remembered after its sender
+// was last heard of: through its timeout, and the dedup window.
+func (im *Importer) remembered() time.Duration {
+	return max(im.cfg.SessionTimeout, im.cfg.DedupWindow)
+}
+
+// expireParked forgets the parked and ended sessions whose sender has
+// been quiet past the session timeout and the dedup window. It returns
+// their ids, whose sender entries the caller deletes. im.mu is held.
 func (im *Importer) expireParked(now time.Time) []uint64 {
 	var gone []uint64
 	for key, p := range im.parked {
-		if now.Sub(p.last) >= im.cfg.SessionTimeout {
+		if now.Sub(p.last) >= im.remembered() {
 			gone = append(gone, uint64(p.id))
-			im.seen -= p.seen.len()
 			delete(im.parked, key)
 		}
 	}
+	kept := im.retired[:0]
+	for _, r := range im.retired {
+		if now.Sub(r.last) >= im.remembered() {
+			gone = append(gone, r.id)
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	im.retired = kept
 	return gone
 }
 
@@ -383,27 +462,47 @@ func (im *Importer) expireParked(now time.Time) []uint64 {
 // waiting is placed, and what it counted against the bounds is given
 // back. The caller closes its Recorder. im.mu is held.
 func (im *Importer) detach(key string, rs *remoteSession) {
+	im.settleTraces(rs, im.now(), true)
+	im.let(key, rs)
+}
+
+// leave takes the kept session key out of the Importer at Shutdown
+// without placing what waits: every waiting span is written ahead (and
+// the sender entry with it), not stamped, so that a parent coming after
+// the next start is still stamped before its children. A span that could
+// not be written ahead is placed. The caller closes its Recorder. im.mu
+// is held.
+func (im *Importer) leave(key string, rs *remoteSession) {
 	now := im.now()
-	im.settleTraces(rs, now, true)
+	im.writeAhead(rs, now)
+	for id, t := range rs.traces {
+		for _, p := range t.pending {
+			if p.entry == 0 {
+				im.settle(rs, id, t, now, true)
+				break
+			}
+		}
+	}
+	im.let(key, rs)
+}
+
+// let gives back what rs counted against the bounds, and forgets it.
+// im.mu is held.
+func (im *Importer) let(key string, rs *remoteSession) {
 	im.held -= rs.counted
 	rs.counted = 0
-	im.seen -= rs.seen.len()
 	delete(im.sessions, key)
 }
 
 // end closes the Recorder of a session detached: what it keeps is written
 // (or spooled, if another process holds the store past ctx), and what it
-// counted joins the Importer's totals. It returns the session's id when
-// its sender entry is to go, and 0 otherwise. It takes im.mu.
-func (im *Importer) end(ctx context.Context, rs *remoteSession) (uint64, error) {
+// counted joins the Importer's totals. It takes im.mu.
+func (im *Importer) end(ctx context.Context, rs *remoteSession) error {
 	err := rs.rec.Close(ctx)
 	im.mu.Lock()
 	addStats(&im.ended, rs.stats())
 	im.mu.Unlock()
-	if id, _, ok := rs.rec.Started(); ok && rs.kept && err == nil {
-		return uint64(id), nil
-	}
-	return 0, err
+	return err
 }
 
 // stats is what the session counted, as the SpanProcessor's Stats.
@@ -439,6 +538,10 @@ func (im *Importer) forgetEntries(ctx context.Context, ids []uint64) error {
 				return err
 			}
 			if _, err := st.DeleteRange(keys.ImportSender(id), keys.ImportSender(id+1), nil); err != nil {
+				return err
+			}
+			start, end = keys.ImportTakenRange(id)
+			if _, err := st.DeleteRange(start, end, nil); err != nil {
 				return err
 			}
 		}

@@ -106,25 +106,10 @@ func (s *ImportedSpan) likelyRemoteChild() bool {
 	return s.Kind == trace.SpanKindServer || s.Kind == trace.SpanKindConsumer
 }
 
-// add takes one span of session rs, and reports false if it had taken it
-// before (or it came twice in the batch): then nothing changes. im.mu is
-// held.
-func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) bool {
-	if rs.waiting(s.TraceID, s.SpanID) {
-		return false
-	}
-	k := spanRef{s.TraceID, s.SpanID}
-	wanted := false
-	switch rs.seen.state(k) {
-	case stateWanted:
-		wanted = true
-	case stateNone:
-	default:
-		return false
-	}
-	if s.ParentSpanID.IsValid() && rs.seen.state(spanRef{s.TraceID, s.ParentSpanID}) == statePlaced {
-		im.counts.late++
-	}
+// add takes one span of session rs, that the caller found new (not
+// taken before, not waiting); wanted says a record was placed below it
+// before it came. im.mu is held.
+func (im *Importer) add(rs *remoteSession, s *ImportedSpan, wanted bool, now time.Time) {
 	p := pendingSpans.Get().(*pendingSpan)
 	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals(), wanted: wanted}
 	im.hold(rs, p)
@@ -133,7 +118,6 @@ func (im *Importer) add(rs *remoteSession, s *ImportedSpan, now time.Time) bool 
 		// keep it now, so that it is written ahead while it waits.
 		rs.rec.KeepNow(recorder.Trace(s.TraceID))
 	}
-	return true
 }
 
 // waiting reports whether span id of trace tid waits in rs to be placed.
@@ -159,6 +143,9 @@ func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
 		rs.traces[p.span.TraceID] = t
 	}
 	t.pending[p.span.SpanID] = p
+	if p.entry != 0 {
+		rs.pendingEntries[p.entry]++ // written ahead by a run before this one
+	}
 	if rs.pendingSpans == 0 || p.arrived.Before(rs.oldest) {
 		rs.oldest = p.arrived
 	}
@@ -179,6 +166,12 @@ func (im *Importer) settleAll(rs *remoteSession, now time.Time) {
 
 // settleTraces settles every trace of rs, in the order they arrived.
 func (im *Importer) settleTraces(rs *remoteSession, now time.Time, force bool) {
+	im.settleUntil(rs, now, force, nil)
+}
+
+// settleUntil is settleTraces, stopping before the next trace once done
+// reports true (nil: never).
+func (im *Importer) settleUntil(rs *remoteSession, now time.Time, force bool, done func() bool) {
 	type ref struct {
 		id    trace.TraceID
 		t     *liveTrace
@@ -190,6 +183,9 @@ func (im *Importer) settleTraces(rs *remoteSession, now time.Time, force bool) {
 	}
 	slices.SortFunc(list, func(a, b ref) int { return cmp.Compare(a.first, b.first) })
 	for _, r := range list {
+		if done != nil && done() {
+			return
+		}
 		im.settle(rs, r.id, r.t, now, force)
 	}
 }
@@ -245,7 +241,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 		if _, waiting := t.pending[par]; waiting && !p.span.isRoot() && par != p.span.SpanID {
 			continue // placed after its parent
 		}
-		top := force || p.span.isRoot() || rs.seen.state(spanRef{id, par}) == statePlaced ||
+		top := force || p.span.isRoot() || im.seenState(rs, spanRef{id, par}) == statePlaced ||
 			p.span.likelyRemoteChild() || now.Sub(p.arrived) >= im.cfg.DecisionWait
 		if top && may(p) {
 			heap.Push(ready, p)
@@ -306,20 +302,18 @@ func (im *Importer) place(rs *remoteSession, id trace.TraceID, t *liveTrace, p *
 	delete(t.pending, p.span.SpanID)
 	rs.pendingSpans--
 	rs.pendingBytes -= p.size
-	k := spanRef{id, p.span.SpanID}
-	if rs.seen.set(k, statePlaced, im.second(now)) {
-		im.seen++
-	}
+	im.remember(rs, spanRef{id, p.span.SpanID}, statePlaced, now)
 	if p.entry != 0 {
-		im.emptyEntry(rs, p.entry)
+		im.placedPending(rs, p.entry)
 	}
 	recorded := im.record(rs, &p.span, encloses || p.wanted, p.arrived)
+	if recorded {
+		im.tookRecord(rs, spanRef{id, p.span.SpanID})
+	}
 	if par := p.span.ParentSpanID; recorded && !p.span.isRoot() && im.marks == MarksEnclosing {
 		pk := spanRef{id, par}
-		if _, ok := t.pending[par]; !ok && rs.seen.state(pk) == stateNone {
-			if rs.seen.set(pk, stateWanted, im.second(now)) {
-				im.seen++
-			}
+		if _, ok := t.pending[par]; !ok && im.seenState(rs, pk) == stateNone {
+			im.remember(rs, pk, stateWanted, now)
 		}
 	}
 }

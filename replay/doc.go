@@ -17,7 +17,9 @@
 // the same ids and times, every time. Sending a session twice therefore
 // sends duplicate spans, which a backend stores twice; whether it shows
 // them twice is up to the backend (Jaeger's query service, for one, hides
-// exact duplicates). The mapping of a record to a span is package
+// exact duplicates). Resume sends each record once instead: a Cursor file
+// names, by session, the records the backend accepted (docs/FORMAT.md
+// §10), and each run sends what it does not name. The mapping of a record to a span is package
 // spanbridge's (spanbridge.Span and spanbridge.Resource), which maps spans
 // to records too; docs/MAPPING.md, section 8, gives the whole of it.
 //

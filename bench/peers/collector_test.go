@@ -64,8 +64,8 @@ type pipeline struct {
 	exporter   string
 }
 
-// config is the Collector's configuration for p on port, its store and
-// file in dir. Every component of the distribution is configured; only
+// config is the Collector's configuration for p on port, its store, its
+// processors' state and file in dir. Every component of the distribution is configured; only
 // p's are built. The processors: records keeps by trace (what a tail
 // sampler keeps), records/session by session (the README's default);
 // tail_sampling keeps the traces with a span whose records.effect is
@@ -81,7 +81,9 @@ func (p pipeline) config(port int, dir string) string {
 processors:
   records:
     keep_by: trace
+    state_directory: %s
   records/session:
+    state_directory: %s
   tail_sampling:
     decision_wait: 1s
     policies:
@@ -104,7 +106,7 @@ service:
       receivers: [otlp]
       processors: [%s]
       exporters: [%s]
-`, port, filepath.Join(dir, "store"), filepath.Join(dir, "spans.pb"), strings.Join(p.processors, ", "), p.exporter)
+`, port, filepath.Join(dir, "state"), filepath.Join(dir, "state-session"), filepath.Join(dir, "store"), filepath.Join(dir, "spans.pb"), strings.Join(p.processors, ", "), p.exporter)
 }
 
 // collectorProc is a running otelcol-peers.

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/report"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -62,121 +61,12 @@ func TestReportCutsHugeValues(t *testing.T) {
 	if len(page) > 200<<10 {
 		t.Errorf("a report of %d values of %d MiB is %d KiB", n, size>>20, len(page)>>10)
 	}
-	if want := fmt.Sprintf("… [%d bytes cut]", size-reportValueMax); !strings.Contains(page, want) {
+	if want := fmt.Sprintf("… [%d bytes cut]", size-report.ValueMax); !strings.Contains(page, want) {
 		t.Errorf("no marker %q in the report", want)
 	}
 	// Each value is cut twice: in its kind's table and in its bar's details.
 	if want := fmt.Sprintf("%d values too long to show are cut", 2*n); !strings.Contains(page, want) {
 		t.Errorf("the report does not say %q", want)
-	}
-}
-
-func TestCutText(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"exactly10!", 10, "exactly10!"},
-		{"abcdefghijkl", 4, "abcd… [8 bytes cut]"},
-		{"ééé", 3, "é… [4 bytes cut]"}, // not in the middle of a character
-	} {
-		got, cut := cutText(c.in, c.n)
-		if got != c.want || cut != (got != c.in) {
-			t.Errorf("cutText(%q, %d) = %q, %v; want %q", c.in, c.n, got, cut, c.want)
-		}
-	}
-}
-
-// TestTableHoldsBoundedBytes: a table of rows with huge last cells (dump's
-// attributes) writes them out as it goes, rather than hold every row until
-// the end (issue 22: records dump held 1 GB for a store of 4 MiB values).
-func TestTableHoldsBoundedBytes(t *testing.T) {
-	var out bytes.Buffer
-	tab := newTable(&out)
-	huge := strings.Repeat("a", tableHoldBytes/2)
-	for i := range 8 {
-		if err := tab.row("1", "seq", huge); err != nil {
-			t.Fatal(err)
-		}
-		if held := (i+1)*len(huge) - out.Len(); held > tableHoldBytes+len(huge) {
-			t.Fatalf("after %d rows the table holds %d KiB", i+1, held>>10)
-		}
-	}
-	if err := tab.flush(); err != nil {
-		t.Fatal(err)
-	}
-	if lines := strings.Count(out.String(), "\n"); lines != 8 {
-		t.Errorf("%d lines, want 8", lines)
-	}
-}
-
-// TestCompactRecordKeepsOnlyItself: a tree of compacted records holds
-// their names, not the values they were read from (a decoded record's
-// strings are pieces of one copy of its value), and a huge name is cut.
-func TestCompactRecordKeepsOnlyItself(t *testing.T) {
-	value := strings.Repeat("v", 1<<20) + "step"
-	rec := sessions.Record{
-		Name:       value[len(value)-4:],
-		Attributes: sessions.Attrs{str("payload", value[:1<<20])},
-		Status:     sessions.Status{Code: "error", Description: value[:10]},
-		Inputs:     []string{},
-	}
-	got := compactRecord(rec)
-	if got.Name != "step" || unsafe.StringData(got.Name) == unsafe.StringData(rec.Name) {
-		t.Errorf("name %q shares the value it was read from", got.Name)
-	}
-	if unsafe.StringData(got.Status.Description) == unsafe.StringData(value) {
-		t.Error("status description shares the value it was read from")
-	}
-	if got.Attributes != nil || got.Inputs == nil {
-		t.Errorf("attributes %v, inputs %v: want none, and an empty list kept", got.Attributes, got.Inputs)
-	}
-	long := compactRecord(sessions.Record{Name: strings.Repeat("n", 2*heldNameMax)}).Name
-	if len(long) > heldNameMax+64 || !strings.HasSuffix(long, fmt.Sprintf("[%d bytes cut]", heldNameMax)) {
-		t.Errorf("a name of %d bytes held as %d bytes", 2*heldNameMax, len(long))
-	}
-}
-
-// TestWatchColumnsAlign: watch's text lines keep their columns aligned
-// whatever the width of the values: values within a column's default
-// width line up, and once a wider one has come, the lines after line up
-// with it (issue 22: its columns did not align).
-func TestWatchColumnsAlign(t *testing.T) {
-	var c watchColumns
-	rec := func(seq uint64, kind, name string, wall time.Duration) kindRecord {
-		return kindRecord{Kind: kind, Stamped: sessions.Stamped[sessions.Record]{
-			Stamp:  sessions.Stamp{Session: 1767323045000000000, Seq: seq, Offset: time.Duration(seq) * time.Millisecond},
-			Record: sessions.Record{Name: name, Wall: wall},
-		}}
-	}
-	type rec5 struct {
-		seq        uint64
-		kind, name string
-		wall       time.Duration
-	}
-	recs := []rec5{
-		{1, "work", "step", time.Millisecond},
-		{22, "autotune", "tune matmul", 12 * time.Second},
-		{123456789, "a-rather-long-kind", "a name of some length here", 3 * time.Minute},
-		{3, "work", "step", time.Millisecond},
-		{4, "x", "y", time.Nanosecond},
-	}
-	// where holds where each line's kind and name start and where its
-	// wall time (right-aligned, the last column) ends.
-	var lines []string
-	var where [][3]int
-	for _, r := range recs {
-		l := c.line(rec(r.seq, r.kind, r.name, r.wall))
-		lines = append(lines, l)
-		k := strings.Index(l, "  "+r.kind+" ") + 2
-		where = append(where, [3]int{k, strings.Index(l[k+len(r.kind):], r.name) + k + len(r.kind), len(l)})
-	}
-	for _, pair := range [][2]int{{0, 1}, {2, 3}, {2, 4}} {
-		if a, b := pair[0], pair[1]; where[a] != where[b] {
-			t.Errorf("columns moved (kind, name, end %v and %v):\n%s%s", where[a], where[b], lines[a], lines[b])
-		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -218,7 +219,7 @@ func TestCompactGivesSpaceBack(t *testing.T) {
 	if out := mustRun(t, "prune", "--dir", dir, "--keep", "1"); !strings.HasPrefix(out, "pruned 2 sessions (10000 records), and kept 1:") {
 		t.Errorf("prune printed %q", out)
 	}
-	var sizes compactJSON
+	var sizes api.Compact
 	if err := json.Unmarshal([]byte(mustRun(t, "compact", "--dir", dir, "--json")), &sizes); err != nil {
 		t.Fatal(err)
 	}
@@ -227,13 +228,5 @@ func TestCompactGivesSpaceBack(t *testing.T) {
 	}
 	if after := mustRun(t, "show", "compile", "--dir", dir); after != before {
 		t.Error("the kept session reads differently after prune and compact")
-	}
-}
-
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 5 << 20: "5.0 MiB", 3 << 30: "3.0 GiB"} {
-		if got := formatBytes(n); got != want {
-			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
-		}
 	}
 }

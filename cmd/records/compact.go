@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 )
 
 func (a *app) compactCommand() *cobra.Command {
@@ -35,35 +37,14 @@ With --json, one JSON object: before_bytes, after_bytes, freed_bytes.`,
 				}
 				out := cmd.OutOrStdout()
 				if asJSON {
-					return jsonLines(out).Encode(compactJSON{before, after, before - after})
+					return api.NewEncoder(out).Encode(api.Compact{Before: before, After: after, Freed: before - after})
 				}
 				_, err = fmt.Fprintf(out, "compacted %s: %s → %s, %s given back\n",
-					clean(dir), formatBytes(before), formatBytes(after), formatBytes(max(before-after, 0)))
+					render.Clean(dir), render.Bytes(before), render.Bytes(after), render.Bytes(max(before-after, 0)))
 				return err
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sizes as one JSON object")
 	return cmd
-}
-
-// compactJSON is what `records compact --json` prints.
-type compactJSON struct {
-	Before int64 `json:"before_bytes"`
-	After  int64 `json:"after_bytes"`
-	Freed  int64 `json:"freed_bytes"`
-}
-
-// formatBytes formats a size in bytes for people, in binary units.
-func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }

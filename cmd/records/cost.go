@@ -3,12 +3,12 @@ package main
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -85,7 +85,7 @@ the columns above (docs/FORMAT.md §8.4).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if top < 0 {
-				return usageError{errors.New("--top must not be negative")}
+				return usageError{Err: errors.New("--top must not be negative")}
 			}
 			return a.read(cmd, func(r *sessions.Records) error {
 				w, err := rework(r)
@@ -103,49 +103,12 @@ the columns above (docs/FORMAT.md §8.4).`,
 
 // rework adds up every session of the store, one tree at a time.
 func rework(r *sessions.Records) (*explain.Rework, error) {
-	rows, err := sessionRows(r)
-	if err != nil {
-		return nil, err
-	}
-	kinds, err := r.Kinds()
-	if err != nil {
-		return nil, err
-	}
 	var w explain.Rework
-	err = eachSession(rows, inStampOrder(r, kinds), sessionVisitor{
-		begin:  func(s sessions.Session) error { w.Begin(s); return nil },
-		record: w.Add,
-		end:    func(sessions.Session) error { return nil },
+	err := explain.Walk(r, explain.Visitor{
+		Begin:  func(s sessions.Session) error { w.Begin(s); return nil },
+		Record: w.Add,
 	})
 	return &w, err
-}
-
-type childCostJSON struct {
-	Table            string `json:"table"`
-	Parent           string `json:"parent"`
-	Child            string `json:"child"`
-	Parents          int    `json:"parents"`
-	Children         int    `json:"children"`
-	WallNs           int64  `json:"wall_ns"`
-	ChangedNothingNs *int64 `json:"changed_nothing_ns"`
-}
-
-type redoneJSON struct {
-	Table    string         `json:"table"`
-	Kind     string         `json:"kind"`
-	Name     string         `json:"name"`
-	Key      sessions.Attrs `json:"key"`
-	Records  int            `json:"records"`
-	Sessions int            `json:"sessions"`
-	WallNs   int64          `json:"wall_ns"`
-	Redone   int            `json:"redone"`
-	RedoneNs int64          `json:"redone_ns"`
-	Raced    int            `json:"raced"`
-	RacedNs  int64          `json:"raced_ns"`
-	NewHere  int            `json:"new_here"`
-	Hits     int            `json:"hits"`
-	HitNs    int64          `json:"hit_ns"`
-	Misses   int            `json:"misses"`
 }
 
 func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) error {
@@ -158,90 +121,22 @@ func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) erro
 		children, redone = children[:min(top, len(children))], redone[:min(top, len(redone))]
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
-	if asJSON {
-		enc := jsonLines(out)
-		for _, c := range children {
-			j := childCostJSON{"children", c.Parent, c.Child, c.Parents, c.Children, int64(c.Wall), nil}
-			if c.UnchangedKnown {
-				n := int64(c.Unchanged)
-				j.ChangedNothingNs = &n
-			}
-			if err := enc.Encode(j); err != nil {
-				return err
-			}
-		}
-		for _, k := range redone {
-			key := k.Key
-			if key == nil {
-				key = sessions.Attrs{}
-			}
-			if err := enc.Encode(redoneJSON{"redone", k.Kind, k.Name, key, k.Records, k.Sessions, int64(k.Wall),
-				k.Redos, int64(k.Redone), k.Raced, int64(k.RacedWall), k.NewHere, k.Hits, int64(k.HitWall), k.Misses}); err != nil {
-				return err
-			}
+	if !asJSON {
+		if err := render.Cost(out, children, redone, leftChildren, leftRedone); err != nil {
+			return err
 		}
 		return out.Flush()
 	}
-
-	if len(children) == 0 {
-		fmt.Fprintln(out, "Time in children: no record has records inside it.")
-	} else {
-		fmt.Fprintln(out, "Time in children: what records of a kind spent in the records inside them")
-		t := newTable(out)
-		if err := t.row("PARENT", "CHILD", "PARENTS", "CHILDREN", "TIME", "CHANGED NOTHING"); err != nil {
+	enc := api.NewEncoder(out)
+	for _, c := range children {
+		if err := enc.Encode(api.NewChildCost(c)); err != nil {
 			return err
-		}
-		for _, c := range children {
-			unchanged := "unknown"
-			if c.UnchangedKnown {
-				unchanged = formatDuration(c.Unchanged) + " in " + childCount(c.UnchangedChildren)
-			}
-			if err := t.row(c.Parent, c.Child, strconv.Itoa(c.Parents), strconv.Itoa(c.Children), formatDuration(c.Wall), unchanged); err != nil {
-				return err
-			}
-		}
-		if err := t.flush(); err != nil {
-			return err
-		}
-		if leftChildren > 0 {
-			fmt.Fprintf(out, "and %d more (--top 0 lists them all)\n", leftChildren)
 		}
 	}
-	fmt.Fprintln(out)
-	if len(redone) == 0 {
-		fmt.Fprintln(out, "Work and hits: no record was recorded more than once.")
-	} else {
-		fmt.Fprintln(out, "Work and hits: work recorded more than once, redone (changed again) or found done (hits)")
-		t := newTable(out)
-		if err := t.row("KIND", "RECORD", "TIMES", "SESSIONS", "TIME", "REDONE", "REDONE TIME", "RACED", "NEW HERE", "HITS", "HIT TIME", "MISSES"); err != nil {
+	for _, k := range redone {
+		if err := enc.Encode(api.NewRedone(k)); err != nil {
 			return err
-		}
-		for _, k := range redone {
-			name := orDash(k.Name)
-			if len(k.Key) > 0 {
-				name += " " + formatAttrs(k.Key)
-			}
-			if err := t.row(k.Kind, name, strconv.Itoa(k.Records), strconv.Itoa(k.Sessions),
-				formatDuration(k.Wall), strconv.Itoa(k.Redos), formatDuration(k.Redone), strconv.Itoa(k.Raced), strconv.Itoa(k.NewHere),
-				strconv.Itoa(k.Hits), formatDuration(k.HitWall),
-				strconv.Itoa(k.Misses)); err != nil {
-				return err
-			}
-		}
-		if err := t.flush(); err != nil {
-			return err
-		}
-		if leftRedone > 0 {
-			fmt.Fprintf(out, "and %d more (--top 0 lists them all)\n", leftRedone)
 		}
 	}
 	return out.Flush()
-}
-
-// childCount says how many children, in English.
-func childCount(n int) string {
-	if n == 1 {
-		return "1 child"
-	}
-	return strconv.Itoa(n) + " children"
 }

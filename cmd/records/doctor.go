@@ -7,13 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/badgerstore/doctor"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 )
 
 func (a *app) doctorCommand() *cobra.Command {
@@ -51,7 +50,7 @@ there when two writers created the store at once.`,
   records doctor --dir ./build/records --check`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := a.storeDir()
+			dir, err := a.One()
 			if err != nil {
 				return err
 			}
@@ -94,7 +93,7 @@ func noteLegacyStore(w io.Writer, dir string) {
 		to = filepath.Join(parent, "records-store")
 	}
 	fmt.Fprintf(w, "\nNote: the store is in %s, inside %s, which holds other files: an earlier otelrecords put it there. Programs given %s go on reading and writing it there. To give it a directory of its own, name %s itself from now on (--dir, OTELRECORDS_DIR, exporter.New, the Collector's directory); or, with no program writing it, move it and name where it went:\n  mv %s %s\n",
-		clean(dir), clean(parent), clean(parent), clean(dir), clean(dir), clean(to))
+		render.Clean(dir), render.Clean(parent), render.Clean(parent), render.Clean(dir), render.Clean(dir), render.Clean(to))
 }
 
 // noteSecondStore says so when the store in dir has a second store in its
@@ -111,7 +110,7 @@ func noteSecondStore(w io.Writer, dir string) {
 		}
 	}
 	fmt.Fprintf(w, "\nNote: %s holds a second store, which readers of %s do not read. An earlier otelrecords put it there when two writers created the store at once. Read the two as one with\n  records --dir %s --dir %s sessions\n",
-		clean(child), clean(dir), clean(dir), clean(child))
+		render.Clean(child), render.Clean(dir), render.Clean(dir), render.Clean(child))
 }
 
 // noteStrandedSpool says so when the store in dir is its parent's
@@ -130,11 +129,11 @@ func noteStrandedSpool(w io.Writer, dir string) {
 		return
 	}
 	into := filepath.Join(dir, "spool")
-	how := fmt.Sprintf("mv %s %s", clean(stranded), clean(into))
+	how := fmt.Sprintf("mv %s %s", render.Clean(stranded), render.Clean(into))
 	if _, err := os.Lstat(into); err == nil {
-		how = fmt.Sprintf("mv %s/* %s/", clean(stranded), clean(into))
+		how = fmt.Sprintf("mv %s/* %s/", render.Clean(stranded), render.Clean(into))
 	}
-	fmt.Fprintf(w, "\nNote: %s may hold records set aside for this store by an earlier otelrecords, outside it, where no program reads them. Move them into the store, and the next program to open it writes them in:\n  %s\n", clean(stranded), how)
+	fmt.Fprintf(w, "\nNote: %s may hold records set aside for this store by an earlier otelrecords, outside it, where no program reads them. Move them into the store, and the next program to open it writes them in:\n  %s\n", render.Clean(stranded), how)
 }
 
 // doctorError says why the doctor could not work on the store in dir.
@@ -154,12 +153,11 @@ func doctorCheck(w io.Writer, dir string) error {
 	if err != nil {
 		return doctorError(dir, err)
 	}
-	if len(damage) == 0 {
-		fmt.Fprintf(w, "The store at %s is healthy.\n", clean(dir))
-		return nil
+	render.Checked(w, dir, damage)
+	if len(damage) > 0 {
+		return fmt.Errorf("the store at %s is damaged; run records doctor --dir %s to recover what is readable", dir, dir)
 	}
-	printDamage(w, damage)
-	return fmt.Errorf("the store at %s is damaged; run records doctor --dir %s to recover what is readable", dir, dir)
+	return nil
 }
 
 // doctorRecover recovers the store in dir, and prints what it did.
@@ -167,71 +165,10 @@ func doctorRecover(w io.Writer, dir string) error {
 	rec, err := doctor.Recover(dir)
 	if err != nil {
 		if rec != nil && rec.Aside != "" {
-			fmt.Fprintf(w, "The damaged store is safe at %s.\n", clean(rec.Aside))
+			fmt.Fprintf(w, "The damaged store is safe at %s.\n", render.Clean(rec.Aside))
 		}
 		return doctorError(dir, err)
 	}
-	if rec.Aside == "" {
-		fmt.Fprintf(w, "The store at %s is healthy: nothing to do.\n", clean(dir))
-		return nil
-	}
-	if rec.Resumed {
-		fmt.Fprintf(w, "Finished a doctor run on %s that was cut short.\n", clean(dir))
-		fmt.Fprintf(w, "The damaged store is at %s, kept as it was.\n", clean(rec.Aside))
-		fmt.Fprintf(w, "The new store at %s holds what could be read:\n", clean(dir))
-		printKept(w, rec)
-		return nil
-	}
-	printDamage(w, rec.Damage)
-	fmt.Fprintf(w, "\nMoved the damaged store to %s, where it is kept as it was.\n", clean(rec.Aside))
-	fmt.Fprintf(w, "Created a new store at %s, holding what could be read:\n", clean(dir))
-	printKept(w, rec)
-	if len(rec.Lost) == 0 {
-		fmt.Fprintln(w, "Nothing was lost.")
-		return nil
-	}
-	fmt.Fprintln(w, "Could not be read, and lost:")
-	for _, l := range rec.Lost {
-		fmt.Fprintf(w, "  %s\n", clean(l))
-	}
-	if rec.LostEntries > 0 {
-		fmt.Fprintf(w, "At least %d entries (records or session rows) were lost.\n", rec.LostEntries)
-	}
+	render.Recovered(w, dir, rec)
 	return nil
-}
-
-// printKept prints what the new store of rec holds, by kind.
-func printKept(w io.Writer, rec *doctor.Recovery) {
-	kinds := make([]string, 0, len(rec.Kept))
-	for k := range rec.Kept {
-		kinds = append(kinds, k)
-	}
-	slices.Sort(kinds)
-	if len(kinds) == 0 {
-		fmt.Fprintln(w, "  nothing")
-	}
-	for _, k := range kinds {
-		switch n := rec.Kept[k]; k {
-		case "sessions":
-			fmt.Fprintf(w, "  %-12s %s\n", "sessions", plural(n, "session row"))
-		case "":
-			fmt.Fprintf(w, "  %-12s %d entries otelrecords does not know\n", "(other)", n)
-		default:
-			fmt.Fprintf(w, "  %-12s %s\n", clean(k), plural(n, "record"))
-		}
-	}
-	if rec.Spool {
-		fmt.Fprintln(w, "  and the spool (records set aside while the store was busy), which the next program to open the store writes in")
-	}
-}
-
-func printDamage(w io.Writer, damage []*badgerstore.CorruptError) {
-	fmt.Fprintln(w, "Damaged:")
-	for _, d := range damage {
-		problem := d.Problem
-		if d.Err != nil {
-			problem += ": " + d.Err.Error()
-		}
-		fmt.Fprintf(w, "  %s: %s\n", clean(d.File), clean(strings.TrimSpace(problem)))
-	}
 }

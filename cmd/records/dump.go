@@ -4,18 +4,14 @@ import (
 	"bufio"
 	"fmt"
 	"iter"
-	"strconv"
-
-	"github.com/otelrecords/otelrecords/internal/ground/keys"
 
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
-
-// dumpFlushEvery is how many text lines the dump aligns at a time: a
-// tabwriter holds everything until it is flushed, and a dump can be long.
-const dumpFlushEvery = 1024
 
 func (a *app) dumpCommand() *cobra.Command {
 	var (
@@ -46,7 +42,7 @@ stores, which do not say), and the attributes as key=value.`,
 			if cmd.Flags().Changed("kind") {
 				k, err := keys.CheckKind(kind)
 				if err != nil {
-					return usageError{fmt.Errorf("--kind %q: %w", kind, err)}
+					return usageError{Err: fmt.Errorf("--kind %q: %w", kind, err)}
 				}
 				kinds = []string{k}
 			}
@@ -59,7 +55,7 @@ stores, which do not say), and the attributes as key=value.`,
 				} else if err := needKind(r, kinds[0]); err != nil {
 					return err
 				}
-				return dump(cmd, inStampOrder(r, kinds, opts...), asJSON)
+				return dump(cmd, r.InStampOrder(kinds, opts...), asJSON)
 			})
 		},
 	}
@@ -69,141 +65,25 @@ stores, which do not say), and the attributes as key=value.`,
 	return cmd
 }
 
-// recordJSON is a record as `records dump --json` prints it; its fields are
-// part of the documented output (docs/FORMAT.md).
-type recordJSON struct {
-	Kind         string             `json:"kind"`
-	Session      sessions.SessionID `json:"session,string"`
-	Seq          uint64             `json:"seq"`
-	OffsetNs     int64              `json:"offset_ns"`
-	Name         string             `json:"name"`
-	WallNs       int64              `json:"wall_ns"`
-	Attributes   sessions.Attrs     `json:"attributes"`
-	Status       statusJSON         `json:"status"`
-	Events       []eventJSON        `json:"events"`
-	TraceID      sessions.TraceID   `json:"trace_id"`
-	SpanID       sessions.SpanID    `json:"span_id"`
-	ParentSpanID sessions.SpanID    `json:"parent_span_id"`
-	Scope        scopeJSON          `json:"scope"`
-	SpanKind     string             `json:"span_kind"`
-	Links        []linkJSON         `json:"links"`
-	Effect       *string            `json:"effect"`
-}
-
-// linkJSON is one of a span's links.
-type linkJSON struct {
-	TraceID    sessions.TraceID `json:"trace_id"`
-	SpanID     sessions.SpanID  `json:"span_id"`
-	Attributes sessions.Attrs   `json:"attributes"`
-}
-
-// statusJSON is a span's status; the code is "unset" when none was stored.
-type statusJSON struct {
-	Code        string `json:"code"`
-	Description string `json:"description"`
-}
-
-// eventJSON is one of a span's events.
-type eventJSON struct {
-	Name       string         `json:"name"`
-	OffsetNs   int64          `json:"offset_ns"`
-	Attributes sessions.Attrs `json:"attributes"`
-}
-
-// scopeJSON is the instrumentation scope that made the span.
-type scopeJSON struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
-
-// toJSON returns the record as dump --json prints it: every field present,
-// empty ones as "", {} or [] rather than missing or null.
-func toJSON(kr kindRecord) recordJSON {
-	rec := kr.Record
-	code := rec.Status.Code
-	if code == "" {
-		code = "unset" // a span whose status was never set stores none
-	}
-	events := make([]eventJSON, len(rec.Events))
-	for i, e := range rec.Events {
-		events[i] = eventJSON{Name: e.Name, OffsetNs: int64(e.Offset), Attributes: e.Attributes}
-	}
-	links := make([]linkJSON, len(rec.Links))
-	for i, l := range rec.Links {
-		links[i] = linkJSON{TraceID: l.TraceID, SpanID: l.SpanID, Attributes: l.Attributes}
-	}
-	kind := rec.SpanKind
-	if kind == "" {
-		kind = "unspecified" // a record not made from a span, or from before records kept kinds
-	}
-	return recordJSON{
-		Kind:         kr.Kind,
-		Session:      kr.Stamp.Session,
-		Seq:          kr.Stamp.Seq,
-		OffsetNs:     int64(kr.Stamp.Offset),
-		Name:         rec.Name,
-		WallNs:       int64(rec.Wall),
-		Attributes:   rec.Attributes,
-		Status:       statusJSON{Code: code, Description: rec.Status.Description},
-		Events:       events,
-		TraceID:      rec.TraceID,
-		SpanID:       rec.SpanID,
-		ParentSpanID: rec.ParentSpanID,
-		Scope:        scopeJSON{Name: rec.Scope.Name, Version: rec.Scope.Version},
-		SpanKind:     kind,
-		Links:        links,
-		Effect:       effectOf(&rec),
-	}
-}
-
 // dump prints records, as JSON Lines or as aligned text.
-func dump(cmd *cobra.Command, records iter.Seq2[kindRecord, error], asJSON bool) error {
+func dump(cmd *cobra.Command, records iter.Seq2[sessions.KindRecord, error], asJSON bool) error {
 	out := bufio.NewWriter(cmd.OutOrStdout())
-	if asJSON {
-		enc := jsonLines(out)
-		for kr, err := range records {
-			if err != nil {
-				out.Flush() // show what was read before the error
-				return err
-			}
-			if err := enc.Encode(toJSON(kr)); err != nil {
-				return err
-			}
+	if !asJSON {
+		if err := render.Records(out, records); err != nil {
+			out.Flush() // show what was read before the error
+			return err
 		}
 		return out.Flush()
 	}
-
-	t := newTable(out)
-	n := 0
+	enc := api.NewEncoder(out)
 	for kr, err := range records {
 		if err != nil {
-			t.flush() // show what was read before the error
-			out.Flush()
+			out.Flush() // show what was read before the error
 			return err
 		}
-		cells := []string{
-			kr.Stamp.Session.String(),
-			strconv.FormatUint(kr.Stamp.Seq, 10),
-			formatDuration(kr.Stamp.Offset),
-			kr.Kind,
-			orDash(kr.Record.Name),
-			formatDuration(kr.Record.Wall),
-			effectCell(&kr.Record),
-		}
-		if len(kr.Record.Attributes) > 0 {
-			cells = append(cells, formatAttrs(kr.Record.Attributes))
-		}
-		if err := t.row(cells...); err != nil {
+		if err := enc.Encode(api.NewRecord(kr)); err != nil {
 			return err
 		}
-		if n++; n%dumpFlushEvery == 0 {
-			if err := t.flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := t.flush(); err != nil {
-		return err
 	}
 	return out.Flush()
 }

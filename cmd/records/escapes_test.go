@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 )
 
 // pwned is a file name that, printed as it is, retitles the terminal and
@@ -91,7 +93,7 @@ func TestHostileFileNamesReachNoTerminal(t *testing.T) {
 // message, attributes and groups holding escapes and line breaks.
 func TestStderrLogCleansEveryPart(t *testing.T) {
 	var b strings.Builder
-	h := newStderrLog(&b)
+	h := render.NewLog(&b)
 	log := slog.New(h).With("file", pwned+".sst").WithGroup(pwned)
 	log.Warn("set aside "+pwned+"\nrecords: all is well", pwned, "\x9b31m", "n", 3)
 	got := b.String()

@@ -212,52 +212,6 @@ func mustInt(t *testing.T, n json.Number) int64 {
 	return v
 }
 
-// TestLayOut lays out random spans, many overlapping, and checks the
-// promise of every lane: its spans nest or follow one another, both in
-// nanoseconds and once rounded down to the microseconds of a Chrome trace.
-func TestLayOut(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for trial := range 50 {
-		n := rng.IntN(200) + 1
-		spans := make([]span, n)
-		for i := range spans {
-			start := time.Duration(rng.Int64N(int64(10 * time.Millisecond)))
-			wall := time.Duration(rng.Int64N(int64(3 * time.Millisecond)))
-			if rng.IntN(5) == 0 {
-				wall = 0
-			}
-			spans[i] = span{seq: uint64(i), start: start, end: start + wall}
-		}
-		depths := layOut(spans)
-		for _, unit := range []func(time.Duration) int64{
-			func(d time.Duration) int64 { return int64(d) },
-			func(d time.Duration) int64 { return micros(goldenID1, int64(d)) },
-		} {
-			lanes := map[int][]span{}
-			for _, s := range spans {
-				if s.lane < 0 || s.lane >= len(depths) || s.depth > depths[s.lane] {
-					t.Fatalf("trial %d: span %+v outside the lanes %v", trial, s, depths)
-				}
-				lanes[s.lane] = append(lanes[s.lane], s)
-			}
-			for l, ss := range lanes {
-				sortIntervals(ss, func(s span) (int64, int64) { return unit(s.start), unit(s.end) })
-				var open []int64
-				for _, s := range ss {
-					from, to := unit(s.start), unit(s.end)
-					for len(open) > 0 && open[len(open)-1] <= from {
-						open = open[:len(open)-1]
-					}
-					if len(open) > 0 && open[len(open)-1] < to {
-						t.Fatalf("trial %d, lane %d: span %+v overlaps the one around it", trial, l, s)
-					}
-					open = append(open, to)
-				}
-			}
-		}
-	}
-}
-
 // TestExportChromeOverlapping exports a session whose records overlap at
 // random, as records of many goroutines do, and checks the file.
 func TestExportChromeOverlapping(t *testing.T) {

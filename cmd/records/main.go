@@ -1,23 +1,21 @@
 package main
 
 import (
-	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log"
 	"log/slog"
 	"math"
 	"os"
-	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/stores"
 	"github.com/otelrecords/otelrecords/internal/ground/version"
 
 	"github.com/spf13/cobra"
@@ -59,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// What the library and Badger log goes to stderr cleaned, as
 	// everything else the command prints there (see stderrLog).
 	prevLog, prevOut, prevFlags := slog.Default(), log.Writer(), log.Flags()
-	slog.SetDefault(slog.New(newStderrLog(stderr)))
+	slog.SetDefault(slog.New(render.NewLog(stderr)))
 	defer func() {
 		slog.SetDefault(prevLog)
 		log.SetOutput(prevOut)
@@ -76,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// An error may name a file of the store's directory, whose name is
 	// anyone's: it is cleaned as every field printed is.
-	fmt.Fprintf(stderr, "records: %s\n", cleanMessage(err.Error()))
+	fmt.Fprintf(stderr, "records: %s\n", render.CleanMessage(err.Error()))
 	// Cobra reports a bad flag, argument or command before any command
 	// starts; our own flag checks say so with usageError.
 	if !a.started || errors.As(err, new(usageError)) {
@@ -86,17 +84,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitError
 }
 
-// app is the state the commands share: the persistent flags, and whether
-// the command line was accepted.
+// app is the state the commands share: the stores the persistent flags
+// name, and whether the command line was accepted.
 type app struct {
-	dir     string
-	dirFlag string // the flag that gave dir, for messages: --dir unless said
-	// dirs are the --dir flags as given: several, or a glob, read as one
-	// store (stores.go), and dir is then "".
-	dirs    []string
-	command string // the command run, for messages
-
-	wait    time.Duration
+	stores.Dirs
 	started bool // a command got past argument parsing
 }
 
@@ -126,22 +117,22 @@ one.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			a.started, a.command = true, cmd.Name()
-			if len(a.dirs) == 1 && !isGlob(a.dirs[0]) {
-				a.dir = a.dirs[0]
+			a.started, a.Command = true, cmd.Name()
+			if len(a.Given) == 1 && !stores.IsGlob(a.Given[0]) {
+				a.Dir = a.Given[0]
 			}
-			if a.dir == "" && len(a.dirs) > 0 && slices.Contains(oneStore, a.command) {
-				_, err := a.oneOf() // several stores: refused before anything is done
+			if a.Dir == "" && len(a.Given) > 0 && slices.Contains(oneStore, a.Command) {
+				_, err := a.One() // several stores: refused before anything is done
 				return err
 			}
 			return nil
 		},
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{flagError(cmd, err)} })
-	root.PersistentFlags().StringArrayVar(&a.dirs, "dir", nil,
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{Err: flagError(cmd, err)} })
+	root.PersistentFlags().StringArrayVar(&a.Given, "dir", nil,
 		"the store `directory` (default $OTELRECORDS_DIR, else the user cache directory's otelrecords/default); repeated, or a glob, several stores read as one")
-	root.PersistentFlags().DurationVar(&a.wait, "wait", 30*time.Second,
+	root.PersistentFlags().DurationVar(&a.Wait, "wait", 30*time.Second,
 		"how long to wait for a store another process holds")
 	root.AddCommand(a.sessionsCommand(), a.dumpCommand())
 	root.AddCommand(a.summaryCommand(), a.timelineCommand(), a.showCommand(), a.diffCommand(),
@@ -187,137 +178,18 @@ func flagError(cmd *cobra.Command, err error) error {
 	return fmt.Errorf("--%s %q: %s", name, value, why)
 }
 
-// usageError is an error in the command line rather than in the store.
-type usageError struct{ error }
+// usageError is an error in the command line rather than in the store:
+// the one type of it, which package stores returns too.
+type usageError = stores.UsageError
 
-func (e usageError) Unwrap() error { return e.error }
-
-// read opens the store read-only, hands a reader of it to fn, and closes
-// it. A store that does not exist is reported as such and not created; a
-// store another process holds is reported as busy. Reading writes
-// nothing where the store cannot be written (it still merges a spool, and
-// replays a crashed writer's log, where it can). After fn, values the
-// reader skipped because they did not decode are counted on stderr.
-func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) (err error) {
-	if a.dir == "" && len(a.dirs) > 0 {
-		return a.readMany(cmd, fn) // several stores, or a glob
-	}
-	dir, err := a.storeDir()
-	if err != nil {
-		return err
-	}
-	// Another process may hold the store: a writer lets it go when asked
-	// (see internal/write/sharedstore), so wait a bounded time, and say so.
-	ctx, cancel := context.WithTimeout(cmd.Context(), a.wait)
-	defer cancel()
-	st, err := openReader(ctx, cmd.ErrOrStderr(), dir)
-	if err != nil {
-		return openError(dir, err)
-	}
-	defer func() {
-		if cerr := st.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close the store at %s: %w", dir, cerr)
-		}
-	}()
-	reportUnmerged(cmd.ErrOrStderr(), "", st.Unmerged())
-	return readRecords(cmd, st, fn)
-}
-
-// storeDir returns the store directory: --dir, else the default. A path
-// that names a file, or lies under one, is refused with a message that
-// says so, rather than the error of a file the store would hold.
-func (a *app) storeDir() (string, error) {
-	dir := a.dir
-	if dir == "" && len(a.dirs) > 0 {
-		return a.oneOf()
-	}
-	if dir == "" {
-		var err error
-		if dir, err = badgerstore.DefaultDir(); err != nil {
-			return "", fmt.Errorf("give the store directory with --dir: %w", err)
-		}
-	}
-	for p := dir; ; p = filepath.Dir(p) {
-		if fi, err := os.Stat(p); err == nil {
-			if !fi.IsDir() {
-				what := "the store directory " + dir
-				if a.dir != "" {
-					what = cmp.Or(a.dirFlag, "--dir") + " " + dir
-				}
-				if p == dir {
-					return "", fmt.Errorf("%s is a file, not a store's directory", clean(what))
-				}
-				return "", fmt.Errorf("%s lies under %s, which is a file, not a directory", clean(what), clean(p))
-			}
-			return dir, nil
-		}
-		if filepath.Dir(p) == p {
-			return dir, nil
-		}
-	}
-}
-
-// openError says why the store in dir could not be opened, in the terms
-// of someone at the command line.
-func openError(dir string, err error) error {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("no store at %s (nothing has been recorded there yet)", dir)
-	case errors.Is(err, badgerstore.ErrLocked):
-		return fmt.Errorf("the store at %s is busy: another process holds it open for writing; try again when it is done", dir)
-	case errors.Is(err, badgerstore.ErrNeedsRecovery):
-		return fmt.Errorf("the store at %s was not closed cleanly (its writer crashed or was killed); "+
-			"nothing is lost, and it can be read again once a program has opened it to record", dir)
-	}
-	return err // it names the directory
+// read opens the store (or stores) read-only and hands a reader of it to
+// fn (stores.Dirs.Read).
+func (a *app) read(cmd *cobra.Command, fn func(*sessions.Records) error) error {
+	return a.Read(cmd.Context(), cmd.ErrOrStderr(), fn)
 }
 
 // change opens the store read-write for a command that changes it (prune,
-// compact), hands it to fn, and closes it. Unlike a program recording, it
-// never creates a store: a directory holding none is reported as missing.
-// It needs the store to itself: it waits, as read does, for another
-// process to let the store go, and reports it busy after --wait.
-func (a *app) change(cmd *cobra.Command, fn func(dir string, st *badgerstore.Store) error) (err error) {
-	return a.write(cmd, false, fn)
-}
-
-// write is change, and with create a store is created where there is
-// none (records pull fills one).
-func (a *app) write(cmd *cobra.Command, create bool, fn func(dir string, st *badgerstore.Store) error) (err error) {
-	dir, err := a.storeDir()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), a.wait)
-	defer cancel()
-	said := false
-	onWait := func(error) {
-		if !said {
-			said = true
-			fmt.Fprintf(cmd.ErrOrStderr(), "records: waiting for the store at %s: another process holds it\n", cleanMessage(dir))
-		}
-	}
-	if !create {
-		// A read-only open checks that a store is there, and creates
-		// nothing (it also recovers a store whose writer crashed).
-		ro, err := badgerstore.OpenWait(ctx, dir, onWait, badgerstore.WithReadOnly())
-		if err != nil {
-			return openError(dir, err)
-		}
-		if err := ro.Close(); err != nil {
-			return fmt.Errorf("close the store at %s: %w", dir, err)
-		}
-	}
-	st, err := badgerstore.OpenWait(ctx, dir, onWait)
-	if errors.Is(err, badgerstore.ErrLocked) {
-		return fmt.Errorf("the store at %s is busy: another process holds it open; try again when it is done", dir)
-	} else if err != nil {
-		return openError(dir, err)
-	}
-	defer func() {
-		if cerr := st.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close the store at %s: %w", dir, cerr)
-		}
-	}()
-	return fn(dir, st)
+// compact), never creating one, and hands it to fn (stores.Dirs.Write).
+func (a *app) change(cmd *cobra.Command, fn func(dir string, st *badgerstore.Store) error) error {
+	return a.Write(cmd.Context(), cmd.ErrOrStderr(), false, fn)
 }

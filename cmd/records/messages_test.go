@@ -5,27 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
-
-func TestFormatDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		0:                         "0s",
-		999:                       "999ns",
-		1234:                      "1.23µs",
-		33_190_467:                "33.2ms",
-		40 * time.Millisecond:     "40ms",
-		999_600_000:               "1s",
-		2500 * time.Millisecond:   "2.5s",
-		83_456 * time.Millisecond: "1m23.5s",
-		-33_190_467:               "-33.2ms",
-		time.Hour + 2*time.Minute + 3*time.Second: "1h2m0s",
-	} {
-		if got := formatDuration(d); got != want {
-			t.Errorf("formatDuration(%d) = %q, want %q", int64(d), got, want)
-		}
-	}
-}
 
 // TestMessagesNameTheMistake checks that a command line the store cannot
 // answer says what was wrong with it, in its own terms.

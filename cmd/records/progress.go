@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 
-	"golang.org/x/term"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
+	"github.com/otelrecords/otelrecords/tracefile"
 )
 
 // How progress is shown. A command that ends within progressDelay shows
@@ -37,17 +37,10 @@ type progress struct {
 // newProgress returns a progress line for work called what, written to w
 // when w is a terminal, and nil (which does nothing) otherwise.
 func newProgress(w io.Writer, what string) *progress {
-	if !isTerminalFile(w) {
+	if !render.IsTerminal(w) {
 		return nil
 	}
 	return &progress{w: w, what: what, start: time.Now()}
-}
-
-// isTerminalFile reports whether w is a terminal. /dev/null and other
-// character devices are not: it asks the terminal driver, as term does.
-func isTerminalFile(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // setTotal says how many records the work goes through, from now on: a
@@ -93,6 +86,18 @@ func (p *progress) draw() {
 	} else {
 		fmt.Fprintf(p.w, "\r%s: %d records read\x1b[K", p.what, p.done)
 	}
+}
+
+// tell says how far an export (package tracefile) got: a total that
+// changes starts the count again.
+func (p *progress) tell(tp tracefile.Progress) {
+	if p == nil {
+		return
+	}
+	if tp.Total != p.total {
+		p.setTotal(tp.Total)
+	}
+	p.update(tp.Records)
 }
 
 // finish clears the line, if one was drawn, so what is printed next starts

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 )
 
 // openPTY opens a pseudo-terminal and returns its two ends: what is
@@ -43,7 +45,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	fastProgress(t)
 	controller, terminal := openPTY(t)
 	defer controller.Close()
-	if !isTerminalFile(terminal) {
+	if !render.IsTerminal(terminal) {
 		t.Fatal("a pseudo-terminal is not taken for a terminal")
 	}
 	seen := make(chan []byte)

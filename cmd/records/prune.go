@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -44,17 +45,17 @@ object per pruned session and line, as records sessions --json prints it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch gaveKeep := cmd.Flags().Changed("keep"); {
 			case all && gaveKeep:
-				return usageError{errors.New("give --keep N or --all, not both")}
+				return usageError{Err: errors.New("give --keep N or --all, not both")}
 			case all:
 				keep = 0
 			case !gaveKeep:
-				return usageError{errors.New("say how many sessions to keep, with --keep N (or delete them all with --all)")}
+				return usageError{Err: errors.New("say how many sessions to keep, with --keep N (or delete them all with --all)")}
 			case keep == 0:
 				// A count that defaults to 0 must not delete everything
 				// when a script's variable comes out empty or zero.
-				return usageError{errors.New("--keep 0 would delete every session: say so with --all")}
+				return usageError{Err: errors.New("--keep 0 would delete every session: say so with --all")}
 			case keep < 0:
-				return usageError{errors.New("--keep must not be negative")}
+				return usageError{Err: errors.New("--keep must not be negative")}
 			}
 			if dryRun {
 				return a.read(cmd, func(r *sessions.Records) error {
@@ -124,9 +125,9 @@ func prune(cmd *cobra.Command, r *sessions.Records, keep int, dryRun, asJSON boo
 
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	if asJSON {
-		enc := jsonLines(out)
+		enc := api.NewEncoder(out)
 		for _, s := range gone {
-			if err := enc.Encode(toSessionJSON(s, counts[s.ID])); err != nil {
+			if err := enc.Encode(api.NewSession(s, counts[s.ID])); err != nil {
 				return err
 			}
 		}
@@ -138,24 +139,14 @@ func prune(cmd *cobra.Command, r *sessions.Records, keep int, dryRun, asJSON boo
 		fmt.Fprintln(out, "nothing to prune: the store holds no sessions")
 		return out.Flush()
 	case len(gone) == 0:
-		fmt.Fprintf(out, "nothing to prune: the store holds %s, and --keep is %d\n", plural(kept, "session"), keep)
+		fmt.Fprintf(out, "nothing to prune: the store holds %s, and --keep is %d\n", render.Plural(kept, "session"), keep)
 		return out.Flush()
 	case dryRun:
-		fmt.Fprintf(out, "would prune %s (%s), and keep %d:\n", plural(len(gone), "session"), plural(records, "record"), kept)
+		fmt.Fprintf(out, "would prune %s (%s), and keep %d:\n", render.Plural(len(gone), "session"), render.Plural(records, "record"), kept)
 	default:
-		fmt.Fprintf(out, "pruned %s (%s), and kept %d:\n", plural(len(gone), "session"), plural(records, "record"), kept)
+		fmt.Fprintf(out, "pruned %s (%s), and kept %d:\n", render.Plural(len(gone), "session"), render.Plural(records, "record"), kept)
 	}
-	t := newTable(out)
-	if err := t.row("ID", "STARTED", "LABEL", "RECORDS"); err != nil {
-		return err
-	}
-	for _, s := range gone {
-		if err := t.row(s.ID.String(), formatTime(time.UnixMilli(s.StartedUnixMs)), orDash(s.Label),
-			orDash(formatCounts(counts[s.ID]))); err != nil {
-			return err
-		}
-	}
-	if err := t.flush(); err != nil {
+	if err := render.Pruned(out, gone, counts); err != nil {
 		return err
 	}
 	if !dryRun {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/otlpenv"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/internal/ground/env"
 	"github.com/otelrecords/otelrecords/pull"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -138,26 +139,26 @@ func (f *pullFlags) options(now time.Time) (pull.Options, error) {
 		return o, err
 	}
 	if !o.Since.IsZero() && !o.Until.IsZero() && o.Until.Before(o.Since) {
-		return o, usageError{fmt.Errorf("--until %s is before --since %s", f.until, f.since)}
+		return o, usageError{Err: fmt.Errorf("--until %s is before --since %s", f.until, f.since)}
 	}
 	if len(f.where) > 0 {
 		filters, err := parseWhere(f.where)
 		if err != nil {
 			return o, err
 		}
-		o.Match = func(_ string, rec sessions.Record) bool { return matches(rec, filters) }
+		o.Match = func(_ string, rec sessions.Record) bool { return render.Matches(rec, filters) }
 	}
 	if f.timeout <= 0 {
-		return o, usageError{errors.New("--timeout must be positive")}
+		return o, usageError{Err: errors.New("--timeout must be positive")}
 	}
 	o.AnswerTimeout = f.timeout
 	if f.maxQueries <= 0 {
-		return o, usageError{errors.New("--max-queries must be positive")}
+		return o, usageError{Err: errors.New("--max-queries must be positive")}
 	}
 	o.MaxQueries = f.maxQueries
 	n, err := env.ParseSize(f.maxAnswer)
 	if err != nil || n <= 0 {
-		return o, usageError{fmt.Errorf("--max-answer-size %q: want a size, 512MiB or 2GiB", clean(f.maxAnswer))}
+		return o, usageError{Err: fmt.Errorf("--max-answer-size %q: want a size, 512MiB or 2GiB", render.Clean(f.maxAnswer))}
 	}
 	o.MaxAnswerBytes = n
 	return o, nil
@@ -177,33 +178,34 @@ func parseWhen(flag, s string, now time.Time) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, usageError{fmt.Errorf("%s %q: not a time (2026-01-02, 2026-01-02T15:04:05Z) or a duration ago (24h)", flag, s)}
+	return time.Time{}, usageError{Err: fmt.Errorf("%s %q: not a time (2026-01-02, 2026-01-02T15:04:05Z) or a duration ago (24h)", flag, s)}
 }
 
 // jaeger checks --from and the TLS and header settings, and returns the
 // query service to read.
 func (f *pullFlags) jaeger() (*pull.Jaeger, error) {
 	if f.from == "" {
-		return nil, usageError{errors.New("give the Jaeger query service with --from URL (http://host:16686, or https://host)")}
+		return nil, usageError{Err: errors.New("give the Jaeger query service with --from URL (http://host:16686, or https://host)")}
 	}
 	u, err := url.Parse(f.from)
 	switch {
 	case err != nil || u.Host == "" || !strings.Contains(f.from, "://"):
-		return nil, usageError{fmt.Errorf("--from %s: want a URL, http://host:16686 or https://host", clean(f.from))}
+		return nil, usageError{Err: fmt.Errorf("--from %s: want a URL, http://host:16686 or https://host", render.Clean(f.from))}
 	case u.User != nil:
 		// The URL is printed in messages; credentials must not be.
-		return nil, usageError{errors.New("--from must not hold credentials: give them as headers in OTEL_EXPORTER_OTLP_HEADERS")}
+		return nil, usageError{Err: errors.New("--from must not hold credentials: give them as headers in OTEL_EXPORTER_OTLP_HEADERS")}
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, usageError{fmt.Errorf("--from: unknown scheme %q (want http or https)", u.Scheme)}
+		return nil, usageError{Err: fmt.Errorf("--from: unknown scheme %q (want http or https)", u.Scheme)}
 	}
-	header, err := envHeaders()
+	env, err := otlpenv.Read()
 	if err != nil {
 		return nil, err
 	}
-	tlsConf, err := envTLS()
-	if err != nil {
-		return nil, err
+	header := http.Header{}
+	for k, v := range env.Headers {
+		header.Set(k, v)
 	}
+	tlsConf := env.TLS
 	if f.insecure {
 		if tlsConf == nil {
 			tlsConf = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -219,79 +221,9 @@ func (f *pullFlags) jaeger() (*pull.Jaeger, error) {
 	transport.ResponseHeaderTimeout = f.timeout
 	j, err := pull.NewJaeger(f.from, &http.Client{Transport: transport, Timeout: f.timeout}, header)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("--from: %w", err)}
+		return nil, usageError{Err: fmt.Errorf("--from: %w", err)}
 	}
 	return j, nil
-}
-
-// envHeaders reads the headers records replay sends, from
-// OTEL_EXPORTER_OTLP_HEADERS and OTEL_EXPORTER_OTLP_TRACES_HEADERS (which
-// wins): key=value pairs, comma-separated, each value URL-encoded. A pair
-// that does not read is an error naming its key, never its value.
-func envHeaders() (http.Header, error) {
-	header := http.Header{}
-	for _, name := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
-		v := os.Getenv(name)
-		if v == "" {
-			continue
-		}
-		for pair := range strings.SplitSeq(v, ",") {
-			k, val, ok := strings.Cut(pair, "=")
-			k = strings.TrimSpace(k)
-			if !ok || k == "" || strings.ContainsAny(k, " \t\r\n:") {
-				return nil, fmt.Errorf("%s: a header is not key=value (key %q)", name, clean(k))
-			}
-			val, err := url.PathUnescape(val)
-			if err != nil {
-				return nil, fmt.Errorf("%s: the value of header %s is not URL-encoded", name, clean(k))
-			}
-			header.Set(k, strings.TrimSpace(val))
-		}
-	}
-	return header, nil
-}
-
-// envTLS reads the CA and client certificates records replay uses, from
-// OTEL_EXPORTER_OTLP_[TRACES_]CERTIFICATE, ..._CLIENT_CERTIFICATE and
-// ..._CLIENT_KEY (the TRACES_ ones win). nil when none is set: the
-// system's roots.
-func envTLS() (*tls.Config, error) {
-	get := func(what string) string {
-		return firstEnv("OTEL_EXPORTER_OTLP_TRACES_"+what, "OTEL_EXPORTER_OTLP_"+what)
-	}
-	ca, cert, key := get("CERTIFICATE"), get("CLIENT_CERTIFICATE"), get("CLIENT_KEY")
-	if ca == "" && cert == "" && key == "" {
-		return nil, nil
-	}
-	conf := &tls.Config{MinVersion: tls.VersionTLS12}
-	if ca != "" {
-		pem, err := os.ReadFile(ca)
-		if err != nil {
-			return nil, fmt.Errorf("the CA certificate: %w", err)
-		}
-		conf.RootCAs = x509.NewCertPool()
-		if !conf.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("the CA certificate %s holds no PEM certificate", clean(ca))
-		}
-	}
-	if cert != "" || key != "" {
-		pair, err := tls.LoadX509KeyPair(cert, key)
-		if err != nil {
-			return nil, fmt.Errorf("the client certificate: %w", err)
-		}
-		conf.Certificates = []tls.Certificate{pair}
-	}
-	return conf, nil
-}
-
-// firstEnv returns the first of the environment variables that is set.
-func firstEnv(names ...string) string {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // pullInto opens the store for writing (creating it, waiting --wait for
@@ -301,9 +233,9 @@ func (a *app) pullInto(ctx context.Context, cmd *cobra.Command, j *pull.Jaeger, 
 	// Whether --from is a query service is asked first, so that a
 	// mistyped address leaves no store behind.
 	if _, err := j.Services(ctx); err != nil {
-		return pullError(err, pull.Progress{})
+		return render.PullError(err, pull.Progress{})
 	}
-	return a.write(cmd, true, func(dir string, st *badgerstore.Store) error {
+	return a.Write(ctx, cmd.ErrOrStderr(), true, func(dir string, st *badgerstore.Store) error {
 		return pullWith(ctx, cmd, dir, st, j, o)
 	})
 }
@@ -327,46 +259,9 @@ func pullWith(ctx context.Context, cmd *cobra.Command, dir string, st *badgersto
 	p, err := pull.Pull(ctx, j, sessions.NewRecords(st), o)
 	prog.finish()
 	if err != nil {
-		return pullError(err, p)
+		return render.PullError(err, p)
 	}
-	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "pulled %s, %s, from %s into %s\n", plural(p.Sessions, "session"), plural(p.Records, "record"), clean(j.String()), clean(dir))
-	var lines []string
-	if p.Present > 0 || p.NotRecords > 0 {
-		lines = append(lines, fmt.Sprintf("(%s read were in the store already; %s read carried no record)", plural(p.Present, "record"), plural(p.NotRecords, "span")))
-	}
-	if p.Conflicts > 0 || len(p.ConflictSessions) > 0 {
-		lines = append(lines, fmt.Sprintf("(conflicts: %s read that the store holds otherwise, under the same session and seq or of a session whose row says it is another, left as the store holds them: sessions %s)", plural(p.Conflicts, "record"), sessionList(p.ConflictSessions)))
-	}
-	if p.Refused > 0 {
-		lines = append(lines, fmt.Sprintf("(refused as implausible: %s, of a session id no recorder gives or with a negative seq)", plural(p.Refused, "span")))
-	}
-	if p.Corrected > 0 {
-		lines = append(lines, fmt.Sprintf("(corrected by the Collector's rules: %d of the records and session rows taken, whose times were implausible; a record keeps its span's own in records.span.start and records.span.end)", p.Corrected))
-	}
-	if p.TooLarge > 0 {
-		lines = append(lines, fmt.Sprintf("(left out, larger than a store takes: %d of the records, session rows and spans read, which a reader would skip)", p.TooLarge))
-	}
-	for _, line := range lines {
-		if _, err := fmt.Fprintln(out, line); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// sessionList names sessions, and says there may be more when there are
-// as many as pull.Progress names.
-func sessionList(ids []sessions.SessionID) string {
-	names := make([]string, len(ids))
-	for i, id := range ids {
-		names[i] = id.String()
-	}
-	list := strings.Join(names, ", ")
-	if len(ids) == 8 {
-		list += " and perhaps more"
-	}
-	return list
+	return render.Pulled(cmd.OutOrStdout(), p, j.String(), dir)
 }
 
 // openStaging opens an empty store beside the one in dir (or in the
@@ -391,7 +286,7 @@ func openStaging(dir string) (*badgerstore.Store, func() error, error) {
 	st, err := badgerstore.Open(tmp)
 	if err != nil {
 		os.RemoveAll(tmp)
-		return nil, nil, fmt.Errorf("a store to stage the pull in, at %s: %w", clean(tmp), err)
+		return nil, nil, fmt.Errorf("a store to stage the pull in, at %s: %w", render.Clean(tmp), err)
 	}
 	return st, func() error {
 		err := st.Close()
@@ -400,32 +295,4 @@ func openStaging(dir string) (*badgerstore.Store, func() error, error) {
 		}
 		return err
 	}, nil
-}
-
-// pullError says why a pull failed, with what to check, and how far it
-// got.
-func pullError(err error, p pull.Progress) error {
-	var hint string
-	narrow := "or pull less at a time (--since, --until, --service)"
-	switch {
-	case errors.Is(err, pull.ErrUnreachable):
-		hint = "\nCheck the address (the query service's HTTP port, 16686 by default), and whether it expects TLS (https://) or not (http://)"
-	case errors.Is(err, pull.ErrNotJaeger):
-		hint = "\n--from names a Jaeger query service (v1.76 or later: its api_v3), not its OTLP port (4317, 4318) nor a Collector"
-	case errors.Is(err, pull.ErrRefused):
-		hint = "\nGive credentials as headers in OTEL_EXPORTER_OTLP_HEADERS"
-	case errors.Is(err, pull.ErrAnswerTimeout):
-		hint = "\nRaise --timeout for a query service that answers slowly, " + narrow
-	case errors.Is(err, pull.ErrAnswerTooLarge):
-		hint = "\nRaise --max-answer-size, " + narrow
-	case errors.Is(err, pull.ErrTooManyQueries):
-		hint = "\nRaise --max-queries, " + narrow
-	}
-	if p.Records > 0 {
-		return fmt.Errorf("%w%s\n(%s of %s were written before; pull again for the rest)", err, hint, plural(p.Records, "record"), plural(p.Taken, "new record"))
-	}
-	if p.Taken > 0 {
-		return fmt.Errorf("%w%s\n(nothing was written: of %s read, none is written until a pull reads everything)", err, hint, plural(p.Taken, "new record"))
-	}
-	return fmt.Errorf("%w%s", err, hint)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"os/signal"
@@ -16,6 +15,8 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/otlpenv"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/replay"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -24,9 +25,6 @@ import (
 // retries included. The OTLP exporters' own default retries for a minute;
 // a person at a terminal who mistyped a port should hear about it sooner.
 const defaultReplayTimeout = 30 * time.Second
-
-// progressEvery is how often the progress line on a terminal is redrawn.
-const progressEvery = 100 * time.Millisecond
 
 type replayFlags struct {
 	endpoint string
@@ -122,52 +120,59 @@ func (f *replayFlags) options() (replay.Options, error) {
 	for _, s := range f.sessions {
 		id, err := parseSessionID(s)
 		if err != nil {
-			return o, usageError{fmt.Errorf("--session %q: %w", s, err)}
+			return o, usageError{Err: fmt.Errorf("--session %q: %w", s, err)}
 		}
 		o.Sessions = append(o.Sessions, id)
 	}
 	if f.timeout <= 0 {
-		return o, usageError{errors.New("--timeout must be positive")}
+		return o, usageError{Err: errors.New("--timeout must be positive")}
 	}
 	if f.cursor != "" && len(f.sessions) > 0 {
-		return o, usageError{errors.New("give --cursor or --session, not both: the cursor picks the sessions")}
+		return o, usageError{Err: errors.New("give --cursor or --session, not both: the cursor picks the sessions")}
 	}
 	o.Service = f.service
 	return o, nil
 }
 
-// exporter checks the flags that say where to send, and returns how to
+// exporter checks the flags that say where to send, and the OTLP
+// environment (otlpenv, which records pull reads too), and returns how to
 // make the exporter. Making it waits for the store to open, so a missing
-// store is reported before anything dials out.
+// store is reported before anything dials out. The exporter reads the
+// environment again itself (endpoint, headers, certificates): what it is
+// given here is what the flags say.
 func (f *replayFlags) exporter() (func(context.Context) (*otlptrace.Exporter, error), error) {
-	if f.endpoint == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" {
-		return nil, usageError{errors.New("give the OTLP receiver with --endpoint host:port")}
+	env, err := otlpenv.Read()
+	if err != nil {
+		return nil, err
+	}
+	if f.endpoint == "" && env.Endpoint == "" {
+		return nil, usageError{Err: errors.New("give the OTLP receiver with --endpoint host:port")}
 	}
 	isURL := strings.Contains(f.endpoint, "://")
 	if isURL {
 		u, err := url.Parse(f.endpoint)
 		switch {
 		case err != nil:
-			return nil, usageError{fmt.Errorf("--endpoint: %w", err)}
+			return nil, usageError{Err: fmt.Errorf("--endpoint: %w", err)}
 		case u.User != nil:
 			// An endpoint is printed in messages; credentials must not be.
-			return nil, usageError{errors.New("--endpoint must not hold credentials: give them as headers in OTEL_EXPORTER_OTLP_HEADERS")}
+			return nil, usageError{Err: errors.New("--endpoint must not hold credentials: give them as headers in OTEL_EXPORTER_OTLP_HEADERS")}
 		case u.Scheme == "http" && !f.insecure:
-			return nil, usageError{errors.New("--endpoint http://... sends without TLS: use https://, or say so with --insecure")}
+			return nil, usageError{Err: errors.New("--endpoint http://... sends without TLS: use https://, or say so with --insecure")}
 		case u.Scheme != "http" && u.Scheme != "https":
-			return nil, usageError{fmt.Errorf("--endpoint: unknown scheme %q (want http or https)", u.Scheme)}
+			return nil, usageError{Err: fmt.Errorf("--endpoint: unknown scheme %q (want http or https)", u.Scheme)}
 		}
 	}
 	// Retry as the exporters do (exponential backoff, honouring a
 	// receiver's throttling hints), but within --timeout, so that nothing
 	// listening ends in an error rather than a minute of silence.
-	retry := struct{ initial, maxInterval, elapsed time.Duration }{500 * time.Millisecond, 5 * time.Second, f.timeout}
+	retry := struct {
+		Enabled                                      bool
+		InitialInterval, MaxInterval, MaxElapsedTime time.Duration
+	}{true, 500 * time.Millisecond, 5 * time.Second, f.timeout}
 	switch f.protocol {
 	case "grpc":
-		opts := []otlptracegrpc.Option{
-			otlptracegrpc.WithTimeout(f.timeout),
-			otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: retry.initial, MaxInterval: retry.maxInterval, MaxElapsedTime: retry.elapsed}),
-		}
+		opts := []otlptracegrpc.Option{otlptracegrpc.WithTimeout(f.timeout), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig(retry))}
 		switch {
 		case isURL:
 			opts = append(opts, otlptracegrpc.WithEndpointURL(f.endpoint))
@@ -179,10 +184,7 @@ func (f *replayFlags) exporter() (func(context.Context) (*otlptrace.Exporter, er
 		}
 		return func(ctx context.Context) (*otlptrace.Exporter, error) { return otlptracegrpc.New(ctx, opts...) }, nil
 	case "http", "http/protobuf":
-		opts := []otlptracehttp.Option{
-			otlptracehttp.WithTimeout(f.timeout),
-			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: retry.initial, MaxInterval: retry.maxInterval, MaxElapsedTime: retry.elapsed}),
-		}
+		opts := []otlptracehttp.Option{otlptracehttp.WithTimeout(f.timeout), otlptracehttp.WithRetry(otlptracehttp.RetryConfig(retry))}
 		switch {
 		case isURL:
 			opts = append(opts, otlptracehttp.WithEndpointURL(f.endpoint))
@@ -194,7 +196,7 @@ func (f *replayFlags) exporter() (func(context.Context) (*otlptrace.Exporter, er
 		}
 		return func(ctx context.Context) (*otlptrace.Exporter, error) { return otlptracehttp.New(ctx, opts...) }, nil
 	}
-	return nil, usageError{fmt.Errorf("--protocol %q: want grpc or http", f.protocol)}
+	return nil, usageError{Err: fmt.Errorf("--protocol %q: want grpc or http", f.protocol)}
 }
 
 // where names the destination in messages, without anything secret: the
@@ -205,7 +207,7 @@ func (f *replayFlags) where() string {
 	if e == "" {
 		e = "the endpoint in OTEL_EXPORTER_OTLP_*ENDPOINT"
 	}
-	return fmt.Sprintf("%s (OTLP/%s)", clean(e), f.protocol)
+	return fmt.Sprintf("%s (OTLP/%s)", render.Clean(e), f.protocol)
 }
 
 func (f *replayFlags) run(ctx context.Context, cmd *cobra.Command, r *sessions.Records, newExporter func(context.Context) (*otlptrace.Exporter, error), o replay.Options) (err error) {
@@ -223,14 +225,14 @@ func (f *replayFlags) run(ctx context.Context, cmd *cobra.Command, r *sessions.R
 		}
 	}()
 
-	bar := newProgressLine(cmd.ErrOrStderr())
+	bar := render.NewProgressLine(cmd.ErrOrStderr())
 	if f.cursor != "" {
 		return f.runCursor(ctx, cmd, r, exp, o, bar)
 	}
-	o.Progress = bar.show
+	o.Progress = bar.Show
 	p, err := replay.Replay(ctx, r, exp, o)
-	bar.done()
-	reportRepaired(cmd.ErrOrStderr(), p)
+	bar.Done()
+	render.Repaired(cmd.ErrOrStderr(), p)
 	switch {
 	case errors.Is(err, replay.ErrNoSession):
 		return err
@@ -240,65 +242,8 @@ func (f *replayFlags) run(ctx context.Context, cmd *cobra.Command, r *sessions.R
 		return fmt.Errorf("nothing accepted the spans at %s within %v: %w\n"+
 			"Check that an OTLP receiver listens there, and whether it expects TLS (--insecure sends without)", f.where(), f.timeout, err)
 	case err != nil:
-		return fmt.Errorf("sending to %s failed after it accepted %s of %s: %w", f.where(), plural(p.Spans, "span"), plural(p.Sessions, "session"), err)
+		return fmt.Errorf("sending to %s failed after it accepted %s of %s: %w", f.where(), render.Plural(p.Spans, "span"), render.Plural(p.Sessions, "session"), err)
 	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(), "replayed %s, %s, to %s\n", plural(p.Sessions, "session"), plural(p.Spans, "span"), f.where())
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "replayed %s, %s, to %s\n", render.Plural(p.Sessions, "session"), render.Plural(p.Spans, "span"), f.where())
 	return err
-}
-
-// reportRepaired says on w, when a replay or an OTLP export repaired
-// strings that are not UTF-8 (OTLP carries only UTF-8), how many records
-// and session rows it repaired, naming the first records.
-func reportRepaired(w io.Writer, p replay.Progress) {
-	if p.Repaired == 0 && p.RepairedSessions == 0 {
-		return
-	}
-	var what []string
-	if p.Repaired > 0 {
-		first := make([]string, 0, replay.MaxFirstRepaired)
-		for _, st := range p.FirstRepaired[:min(p.Repaired, replay.MaxFirstRepaired)] {
-			first = append(first, fmt.Sprintf("session %d seq %d", st.Session, st.Seq))
-		}
-		more := ""
-		if p.Repaired > len(first) {
-			more = ", ..."
-		}
-		what = append(what, fmt.Sprintf("%s (%s%s)", plural(p.Repaired, "record"), strings.Join(first, ", "), more))
-	}
-	if p.RepairedSessions > 0 {
-		what = append(what, plural(p.RepairedSessions, "session row"))
-	}
-	fmt.Fprintf(w, "records: %s held strings that are not UTF-8, which OTLP cannot carry: sent with U+FFFD in place of each run of invalid bytes\n", strings.Join(what, " and "))
-}
-
-// progressLine redraws one line of progress on a terminal, and does
-// nothing elsewhere: a log file or a pipe gets only the final summary on
-// standard output.
-type progressLine struct {
-	w    io.Writer // nil when not a terminal
-	last time.Time
-	drew bool
-}
-
-func newProgressLine(w io.Writer) *progressLine {
-	if !isTerminalFile(w) {
-		return &progressLine{}
-	}
-	return &progressLine{w: w}
-}
-
-func (l *progressLine) show(p replay.Progress) {
-	if l.w == nil || time.Since(l.last) < progressEvery {
-		return
-	}
-	l.last, l.drew = time.Now(), true
-	// \r returns to the start of the line, \x1b[K clears what a longer
-	// line left.
-	fmt.Fprintf(l.w, "\rreplay: session %d of %d, %d spans sent\x1b[K", p.Sessions, max(p.Total, p.Sessions), p.Spans)
-}
-
-func (l *progressLine) done() {
-	if l.drew {
-		fmt.Fprint(l.w, "\r\x1b[K")
-	}
 }

@@ -1,56 +1,11 @@
 package main
 
 import (
-	"crypto/sha256"
-	_ "embed"
-	"encoding/base64"
-	"fmt"
-	"html/template"
-	"io"
-
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/report"
+	"github.com/otelrecords/otelrecords/explain/summary"
 	"github.com/otelrecords/otelrecords/sessions"
-)
-
-// The report's page, and what it carries inline: one file, nothing to
-// fetch.
-var (
-	//go:embed report/report.html
-	reportHTML string
-	//go:embed report/report.css
-	reportCSS string
-	//go:embed report/report.js
-	reportJS string
-)
-
-// reportTemplate is parsed once. html/template escapes every value it
-// inserts for where it goes (text, attribute, SVG), so a record field such
-// as <img src=x onerror=alert(1)> shows as text and runs nothing.
-var reportTemplate = template.Must(template.New("report").Parse(reportHTML))
-
-// reportCSP is the page's Content Security Policy: nothing may be fetched,
-// and only the page's own style and script, named by their hashes, may
-// run. Should anything escape the escaping, the browser still runs
-// nothing of it.
-var reportCSP = fmt.Sprintf("default-src 'none'; img-src data:; style-src '%s'; script-src '%s'; base-uri 'none'; form-action 'none'",
-	cspHash(reportCSS), cspHash(reportJS))
-
-func cspHash(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
-}
-
-// Report limits: a page stays quick to open whatever the session's size.
-const (
-	// reportMaxBars is how many records the timeline draws at most: the
-	// longest ones, when the session has more.
-	reportMaxBars = 20_000
-	// reportMaxRows is how many records each kind's table lists at most:
-	// the first ones, in stamp order.
-	reportMaxRows = 500
-	// reportSlowest is how many of the slowest records the summary lists.
-	reportSlowest = 10
 )
 
 func (a *app) reportCommand() *cobra.Command {
@@ -98,11 +53,18 @@ output. Progress is shown on standard error when it is a terminal.`,
 				}
 				prog := newProgress(cmd.ErrOrStderr(), "report")
 				defer prog.finish()
-				page, err := buildReport(r, s, prog)
+				o := report.Options
+				o.Progress = prog.update
+				rep, err := summary.NewReport(r, s, o)
 				if err != nil {
 					return err
 				}
-				return writeOutput(cmd, output, func(w io.Writer) error { return page.write(w) })
+				prog.setTotal(int64(rep.Total))
+				page, err := report.Build(r, rep, prog.update)
+				if err != nil {
+					return err
+				}
+				return writeOutput(cmd, output, page.Write)
 			})
 		},
 	}

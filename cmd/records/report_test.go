@@ -20,6 +20,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/report"
+	"github.com/otelrecords/otelrecords/explain/summary"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -47,12 +49,12 @@ func TestReportEscapes(t *testing.T) {
 	if m := regexp.MustCompile(`(?i)\ssrc=["']|<link [^>]*href="[^d#]`).FindString(html); m != "" {
 		t.Errorf("the page refers to something outside it: %q", m)
 	}
-	for _, want := range []string{cspHash(reportCSS), cspHash(reportJS), "default-src 'none'"} {
+	for _, want := range []string{report.CSPHash(report.Style), report.CSPHash(report.Script), "default-src 'none'"} {
 		if !strings.Contains(stdhtml.UnescapeString(html), want) { // a hash may hold a +, which the page escapes
 			t.Errorf("the page's policy lacks %q", want)
 		}
 	}
-	if !strings.Contains(html, "<style>"+reportCSS+"</style>") || !strings.Contains(html, "<script>"+reportJS+"</script>") {
+	if !strings.Contains(html, "<style>"+report.Style+"</style>") || !strings.Contains(html, "<script>"+report.Script+"</script>") {
 		t.Error("the inline style or script differs from the one its hash names")
 	}
 }
@@ -307,20 +309,20 @@ func screenshot(t *testing.T, bctx context.Context, also string) {
 	}
 }
 
-// TestReportLargeSession draws at most reportMaxBars bars, the longest
+// TestReportLargeSession draws at most summary.DefaultMaxBars bars, the longest
 // records, and says how many it left out.
 func TestReportLargeSession(t *testing.T) {
-	const n = reportMaxBars + 2500
+	const n = summary.DefaultMaxBars + 2500
 	dir := writeManyRecords(t, n) // walls cycle through 0..49µs
 	html := mustRun(t, "report", "--dir", dir)
-	if bars := strings.Count(html, `<g class="bar `); bars != reportMaxBars {
-		t.Errorf("%d bars, want %d", bars, reportMaxBars)
+	if bars := strings.Count(html, `<g class="bar `); bars != summary.DefaultMaxBars {
+		t.Errorf("%d bars, want %d", bars, summary.DefaultMaxBars)
 	}
 	if want := "The 2500 shortest records (of "; !strings.Contains(html, want) {
 		t.Errorf("the page does not say what it left out (%q)", want)
 	}
-	if rows := strings.Count(html, "<tr><td class=\"n\">"); rows != reportMaxRows {
-		t.Errorf("%d table rows, want %d", rows, reportMaxRows)
+	if rows := strings.Count(html, "<tr><td class=\"n\">"); rows != summary.DefaultMaxRows {
+		t.Errorf("%d table rows, want %d", rows, summary.DefaultMaxRows)
 	}
 	if !strings.Contains(html, "The first 500 of 22500 records") {
 		t.Error("the table does not say it lists only the first records")

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/spanbridge"
@@ -126,7 +127,7 @@ func TestServerMissesAndHits(t *testing.T) {
 			if misses != 2*serverKeys || hits != int64(2*c.hits) || redone != serverKeys {
 				t.Errorf("cost: lookups %d missed, %d hit, %d redone; want %d, %d, %d", misses, hits, redone, 2*serverKeys, 2*c.hits, serverKeys)
 			}
-			if out := mustRun(t, "cost", "--dir", dir); !regexp.MustCompile(`marks +lookup +\d+ +\d+ +\S+ +\S+ in ` + regexp.QuoteMeta(childCount(2*c.hits))).MatchString(out) {
+			if out := mustRun(t, "cost", "--dir", dir); !regexp.MustCompile(`marks +lookup +\d+ +\d+ +\S+ +\S+ in ` + regexp.QuoteMeta(render.ChildCount(2*c.hits))).MatchString(out) {
 				t.Errorf("cost: the requests' lookups that changed nothing are not the %d hits:\n%s", 2*c.hits, out)
 			}
 

@@ -2,14 +2,11 @@ package main
 
 import (
 	"bufio"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -46,33 +43,6 @@ everything cached left nothing.`,
 	return cmd
 }
 
-// sessionJSON is a session as `records sessions --json` prints it; its
-// fields are part of the documented output (docs/FORMAT.md).
-type sessionJSON struct {
-	ID                 sessions.SessionID `json:"id,string"`
-	StartedUnixMs      int64              `json:"started_unix_ms"`
-	Label              string             `json:"label"`
-	Process            int                `json:"process"`
-	OS                 string             `json:"os"`
-	Arch               string             `json:"arch"`
-	ServiceVersion     string             `json:"service_version"`
-	OtelrecordsVersion string             `json:"otelrecords_version"`
-	Resource           sessions.Attrs     `json:"resource"`
-	Records            map[string]int     `json:"records"`
-}
-
-// serviceVersion returns the version of the service a session ran: its
-// Resource's service.version, "" when it has none. For a sender's session
-// (through a Collector, or pulled) it is the sender's; the row's Version
-// is the otelrecords that wrote the session, which there is the
-// Collector's.
-func serviceVersion(s sessions.Session) string {
-	if v, ok := s.Resource.Get("service.version"); ok {
-		return v.String()
-	}
-	return ""
-}
-
 func listSessions(cmd *cobra.Command, r *sessions.Records, asJSON bool) error {
 	var rows []sessions.Session
 	for s, err := range r.Sessions() {
@@ -85,72 +55,16 @@ func listSessions(cmd *cobra.Command, r *sessions.Records, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	if asJSON {
-		enc := jsonLines(out)
+		enc := api.NewEncoder(out)
 		for _, s := range rows {
-			if err := enc.Encode(toSessionJSON(s, counts[s.ID])); err != nil {
+			if err := enc.Encode(api.NewSession(s, counts[s.ID])); err != nil {
 				return err
 			}
 		}
-		return out.Flush()
-	}
-
-	t := newTable(out)
-	if err := t.row("ID", "STARTED", "LABEL", "PID", "OS", "ARCH", "VERSION", "RECORDS"); err != nil {
-		return err
-	}
-	for _, s := range rows {
-		if err := t.row(
-			s.ID.String(),
-			formatTime(time.UnixMilli(s.StartedUnixMs)),
-			orDash(s.Label),
-			strconv.Itoa(s.Process),
-			orDash(s.OS),
-			orDash(s.Arch),
-			orDash(serviceVersion(s)),
-			orDash(formatCounts(counts[s.ID])),
-		); err != nil {
-			return err
-		}
-	}
-	if err := t.flush(); err != nil {
+	} else if err := render.Sessions(out, rows, counts); err != nil {
 		return err
 	}
 	return out.Flush()
-}
-
-// formatCounts formats counts per kind as "kind=n" pairs in kind order.
-func formatCounts(c map[string]int) string {
-	var b strings.Builder
-	for i, kind := range slices.Sorted(maps.Keys(c)) {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(kind)
-		b.WriteByte('=')
-		b.WriteString(strconv.Itoa(c[kind]))
-	}
-	return b.String()
-}
-
-// toSessionJSON is a session row as `sessions --json` (and `prune --json`)
-// print it, with its record counts per kind; never a null object.
-func toSessionJSON(s sessions.Session, counts map[string]int) sessionJSON {
-	if counts == nil {
-		counts = map[string]int{}
-	}
-	return sessionJSON{
-		ID:                 s.ID,
-		StartedUnixMs:      s.StartedUnixMs,
-		Label:              s.Label,
-		Process:            s.Process,
-		OS:                 s.OS,
-		Arch:               s.Arch,
-		ServiceVersion:     serviceVersion(s),
-		OtelrecordsVersion: s.Version,
-		Resource:           s.Resource,
-		Records:            counts,
-	}
 }

@@ -2,16 +2,13 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
-
-	"github.com/otelrecords/otelrecords/internal/ground/keys"
 
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -45,7 +42,7 @@ prints them (docs/FORMAT.md).`,
 			session.parse(cmd)
 			kind, err := keys.CheckKind(args[0])
 			if err != nil {
-				return usageError{fmt.Errorf("kind %q: %w", args[0], err)}
+				return usageError{Err: fmt.Errorf("kind %q: %w", args[0], err)}
 			}
 			filters, err := parseWhere(where)
 			if err != nil {
@@ -65,171 +62,40 @@ prints them (docs/FORMAT.md).`,
 	return cmd
 }
 
-// filter is one --where: an attribute and the value it must have.
-type filter struct{ key, value string }
-
-func parseWhere(where []string) ([]filter, error) {
-	filters := make([]filter, len(where))
+// parseWhere reads --where key=value flags.
+func parseWhere(where []string) ([]render.Filter, error) {
+	filters := make([]render.Filter, len(where))
 	for i, w := range where {
-		k, v, ok := strings.Cut(w, "=")
-		if !ok || k == "" {
-			return nil, usageError{fmt.Errorf("--where %q: want key=value", w)}
+		f, err := render.ParseFilter(w)
+		if err != nil {
+			return nil, usageError{Err: fmt.Errorf("--where %w", err)}
 		}
-		filters[i] = filter{k, v}
+		filters[i] = f
 	}
 	return filters, nil
 }
 
-// matches reports whether the record has every filtered attribute with its
-// value, compared as text as the table prints it (unquoted).
-func matches(rec sessions.Record, filters []filter) bool {
-	for _, f := range filters {
-		v, ok := rec.Attributes.Get(f.key)
-		if !ok || !valueIs(v, f.value) {
-			return false
-		}
-	}
-	return true
-}
-
-func valueIs(v sessions.Value, want string) bool {
-	switch x := v.Any().(type) {
-	case []string:
-		return slices.Contains(x, want)
-	case []bool, []int64, []float64:
-		// Formatted as "[a b c]": match an element.
-		return slices.Contains(strings.Fields(strings.Trim(formatValue(v), "[]")), want)
-	}
-	return v.String() == want
-}
-
-// show prints the records of one kind that pass the filters. The table's
-// columns are the attribute keys common among the shown records (see
-// showColumns), which are known only once they have all been read: so it
-// reads them twice, once for the keys and once to print, rather than hold
-// them.
-func show(cmd *cobra.Command, r *sessions.Records, kind string, filters []filter, opts []sessions.ReadOption, asJSON bool) error {
+// show prints the records of one kind that pass the filters.
+func show(cmd *cobra.Command, r *sessions.Records, kind string, filters []render.Filter, opts []sessions.ReadOption, asJSON bool) error {
 	out := bufio.NewWriter(cmd.OutOrStdout())
-	if asJSON {
-		enc := jsonLines(out)
-		for rec, err := range r.All(kind, opts...) {
-			if err != nil {
-				out.Flush()
-				return err
-			}
-			if matches(rec.Record, filters) {
-				if err := enc.Encode(toJSON(kindRecord{Kind: kind, Stamped: rec})); err != nil {
-					return err
-				}
-			}
-		}
-		return out.Flush()
-	}
-
-	// Which attributes get a column: the most common, within bounds.
-	present := map[string]int{}
-	shown := 0
-	for rec, err := range r.All(kind, opts...) {
-		if err != nil {
-			return err
-		}
-		if matches(rec.Record, filters) {
-			shown++
-			for _, kv := range rec.Record.Attributes {
-				present[kv.Key]++
-			}
-		}
-	}
-	columns, rest := showColumns(present, shown)
-
-	t := newTable(out)
-	header := append([]string{"SESSION", "SEQ", "OFFSET", "NAME", "WALL", "EFFECT"}, columns...)
-	if rest {
-		header = append(header, "OTHER")
-	}
-	if err := t.row(header...); err != nil {
-		return err
-	}
-	n := 0
-	for rec, err := range r.All(kind, opts...) {
-		if err != nil {
-			t.flush()
+	if !asJSON {
+		if err := render.Show(out, r, kind, filters, opts...); err != nil {
 			out.Flush()
 			return err
 		}
-		if !matches(rec.Record, filters) {
-			continue
-		}
-		cells := []string{
-			rec.Stamp.Session.String(),
-			strconv.FormatUint(rec.Stamp.Seq, 10),
-			formatDuration(rec.Stamp.Offset),
-			orDash(rec.Record.Name),
-			formatDuration(rec.Record.Wall),
-			effectCell(&rec.Record),
-		}
-		for _, k := range columns {
-			cell := "-"
-			if v, ok := rec.Record.Attributes.Get(k); ok {
-				cell = formatValue(v)
-			}
-			cells = append(cells, cell)
-		}
-		if rest {
-			var other sessions.Attrs
-			for _, kv := range rec.Record.Attributes {
-				if _, ok := slices.BinarySearch(columns, kv.Key); !ok {
-					other = append(other, kv)
-				}
-			}
-			cells = append(cells, orDash(formatAttrs(other)))
-		}
-		if err := t.row(cells...); err != nil {
+		return out.Flush()
+	}
+	enc := api.NewEncoder(out)
+	for rec, err := range r.All(kind, opts...) {
+		if err != nil {
+			out.Flush()
 			return err
 		}
-		// Keep a long table's memory bounded, as dump does; columns may
-		// shift a little from one block to the next.
-		if n++; n%dumpFlushEvery == 0 {
-			if err := t.flush(); err != nil {
+		if render.Matches(rec.Record, filters) {
+			if err := enc.Encode(api.NewRecord(sessions.KindRecord{Kind: kind, Stamped: rec})); err != nil {
 				return err
 			}
 		}
 	}
-	if err := t.flush(); err != nil {
-		return err
-	}
 	return out.Flush()
-}
-
-// How show chooses its columns: an attribute gets a column of its own when
-// at least one shown record in showColumnShare has it, and only the
-// showColumnsMax most common do; the others are printed as key=value in a
-// last column, OTHER. A kind whose every record has keys of its own (a
-// request id as the key, say) would otherwise print a column per record:
-// 5,000 records, 133 MB of dashes.
-const (
-	showColumnShare = 10
-	showColumnsMax  = 16
-)
-
-// showColumns returns the attribute keys that get a column, in key order,
-// given how many of the shown records have each, and whether some
-// attribute is left for OTHER.
-func showColumns(present map[string]int, shown int) (columns []string, rest bool) {
-	for k, n := range present {
-		if n*showColumnShare >= shown {
-			columns = append(columns, k)
-		} else {
-			rest = true
-		}
-	}
-	if len(columns) > showColumnsMax {
-		// The most common, the first in key order among equals.
-		slices.SortFunc(columns, func(a, b string) int {
-			return cmp.Or(cmp.Compare(present[b], present[a]), strings.Compare(a, b))
-		})
-		columns, rest = columns[:showColumnsMax], true
-	}
-	slices.Sort(columns)
-	return columns, rest
 }

@@ -4,22 +4,20 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/explain"
-
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// This file holds what the commands that look at whole sessions (summary,
-// timeline, export, report) share: the session rows, the --session flag,
-// and the lane layout that draws overlapping records apart.
+// This file holds what the commands that look at sessions share: the
+// --session flag, the session rows, and the session a one-session command
+// (report) shows.
 
 // sessionFlag is a --session flag: one session's id, or every session when
 // it is not given.
@@ -81,13 +79,13 @@ func needKind(r *sessions.Records, kind string) error {
 		return nil
 	}
 	if len(kinds) == 0 {
-		return fmt.Errorf("the store has no records of kind %s: it has no records at all", formatString(kind))
+		return fmt.Errorf("the store has no records of kind %s: it has no records at all", render.String(kind))
 	}
 	names := make([]string, len(kinds))
 	for i, k := range kinds {
-		names[i] = formatString(k)
+		names[i] = render.String(k)
 	}
-	return fmt.Errorf("the store has no records of kind %s; its kinds are: %s", formatString(kind), strings.Join(names, ", "))
+	return fmt.Errorf("the store has no records of kind %s; its kinds are: %s", render.String(kind), strings.Join(names, ", "))
 }
 
 // readOptions returns the read options that narrow a read to the session.
@@ -128,16 +126,11 @@ func withOrphans(rows []sessions.Session, ids []sessions.SessionID) []sessions.S
 	for _, id := range ids {
 		if !have[id] {
 			have[id] = true
-			rows = append(rows, orphanRow(id))
+			rows = append(rows, explain.OrphanRow(id))
 		}
 	}
 	slices.SortFunc(rows, func(a, b sessions.Session) int { return cmp.Compare(a.ID, b.ID) })
 	return rows
-}
-
-// orphanRow is what is known of a session from its id alone.
-func orphanRow(id sessions.SessionID) sessions.Session {
-	return sessions.Session{ID: id, StartedUnixMs: time.Unix(0, int64(id)).UnixMilli()}
 }
 
 // pickSession returns the session a one-session command (report) shows:
@@ -159,7 +152,7 @@ func pickSession(r *sessions.Records, f sessionFlag) (sessions.Session, error) {
 				if err != nil {
 					return s, err
 				}
-				return orphanRow(id), nil
+				return explain.OrphanRow(id), nil
 			}
 		}
 		return s, f.missing()
@@ -172,100 +165,4 @@ func pickSession(r *sessions.Records, f sessionFlag) (sessions.Session, error) {
 		return sessions.Session{}, errors.New("the store has no sessions")
 	}
 	return rows[len(rows)-1], nil
-}
-
-// sessionEnd returns the later of end and the end of a record stamped at
-// st that lasted wall. Fed every record of a session, it gives the
-// session's duration from its first stamp, where its clock starts.
-func sessionEnd(end time.Duration, st sessions.Stamp, wall time.Duration) time.Duration {
-	return max(end, st.Offset+max(wall, 0))
-}
-
-// sessionVisitor is what eachSession calls for every session: begin with
-// its row, record for each of its records in stamp order, then end.
-type sessionVisitor struct {
-	begin  func(sessions.Session) error
-	record func(kindRecord) error
-	end    func(sessions.Session) error
-}
-
-// eachSession walks records (in stamp order, as inStampOrder yields them)
-// session by session, oldest first, calling v. Every session of rows is
-// visited, those without records too; records whose session has no row are
-// visited under a bare row (see withOrphans). It holds no record: what a
-// visitor keeps is up to it.
-func eachSession(rows []sessions.Session, records iter.Seq2[kindRecord, error], v sessionVisitor) error {
-	var (
-		cur  sessions.Session
-		open bool
-	)
-	// emptyUntil visits the rows before the session id, which have no
-	// records; every row left, when last.
-	emptyUntil := func(id sessions.SessionID, last bool) error {
-		for len(rows) > 0 && (last || rows[0].ID < id) {
-			if err := v.begin(rows[0]); err != nil {
-				return err
-			}
-			if err := v.end(rows[0]); err != nil {
-				return err
-			}
-			rows = rows[1:]
-		}
-		return nil
-	}
-	for kr, err := range records {
-		if err != nil {
-			return err
-		}
-		if id := kr.Stamp.Session; !open || id != cur.ID {
-			if open {
-				if err := v.end(cur); err != nil {
-					return err
-				}
-			}
-			if err := emptyUntil(id, false); err != nil {
-				return err
-			}
-			cur, open = orphanRow(id), true
-			if len(rows) > 0 && rows[0].ID == id {
-				cur, rows = rows[0], rows[1:]
-			}
-			if err := v.begin(cur); err != nil {
-				return err
-			}
-		}
-		if err := v.record(kr); err != nil {
-			return err
-		}
-	}
-	if open {
-		if err := v.end(cur); err != nil {
-			return err
-		}
-	}
-	return emptyUntil(0, true)
-}
-
-// nodeName returns the name of a tree node's record: the tree's, or,
-// where the tree does not hold it (a long name, or a session of very many
-// names), the record's, read again and cut as a view holds names.
-func nodeName(r *sessions.Records, t *explain.SessionTree, n *explain.Node) (string, error) {
-	if name, ok := t.Name(n); ok {
-		return name, nil
-	}
-	kr, err := t.Record(r, n)
-	if err != nil {
-		return "", err
-	}
-	name, _ := cutText(kr.Record.Name, heldNameMax)
-	return name, nil
-}
-
-// groupName returns the name of a group of roots: the tree's, or the
-// name of its slowest root, read again.
-func groupName(r *sessions.Records, t *explain.SessionTree, g explain.RootGroup) (string, error) {
-	if g.NameHeld {
-		return g.Name, nil
-	}
-	return nodeName(r, t, t.BySeq(g.Slowest))
 }

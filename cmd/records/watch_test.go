@@ -16,6 +16,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/stores"
 	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -236,7 +237,7 @@ func TestWatchWaitsForABusyStore(t *testing.T) {
 		t.Fatalf("watch said %q while the store was held", line)
 	case line := <-lines:
 		t.Fatalf("watch printed %q while the store was held", line)
-	case <-time.After(watchOpenWait + time.Second):
+	case <-time.After(stores.FollowOpenWait + time.Second):
 	}
 	release()
 	if line := next(said, 10*time.Second, "say it got in"); line != "records: watching the store at "+dir {

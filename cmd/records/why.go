@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -86,11 +88,11 @@ outcome_changed (whether one of them differs).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, err := keys.CheckKind(args[0])
 			if err != nil {
-				return usageError{fmt.Errorf("kind %q: %w", args[0], err)}
+				return usageError{Err: fmt.Errorf("kind %q: %w", args[0], err)}
 			}
 			key, value, ok := strings.Cut(args[1], "=")
 			if !ok || key == "" {
-				return usageError{fmt.Errorf("%q: want KEY=VALUE, an attribute and its value", args[1])}
+				return usageError{Err: fmt.Errorf("%q: want KEY=VALUE, an attribute and its value", args[1])}
 			}
 			return a.read(cmd, func(r *sessions.Records) error {
 				if err := needKind(r, kind); err != nil {
@@ -104,216 +106,46 @@ outcome_changed (whether one of them differs).`,
 	return cmd
 }
 
-// whyJSON is a record as `records why --json` prints it.
-type whyJSON struct {
-	Session     sessions.SessionID `json:"session,string"`
-	Seq         uint64             `json:"seq"`
-	Kind        string             `json:"kind"`
-	Name        string             `json:"name"`
-	WallNs      int64              `json:"wall_ns"`
-	Effect      *string            `json:"effect"`
-	Verdict     *string            `json:"verdict"`
-	Reason      explain.Cause      `json:"reason"`
-	Inside      *insideJSON        `json:"inside"`
-	Previous    *stampJSON         `json:"previous"`
-	AtOnce      int                `json:"at_once"`
-	Differences []differenceJSON   `json:"differences"`
-	Outcome     []differenceJSON   `json:"outcome"`
-	Changed     bool               `json:"outcome_changed"`
-}
-
-// insideJSON is, of a miss, the first record inside it that changed
-// something.
-type insideJSON struct {
-	Seq  uint64         `json:"seq"`
-	Kind string         `json:"kind"`
-	Name string         `json:"name"`
-	Key  sessions.Attrs `json:"key"`
-}
-
-// keyAttributes returns the key attributes of attrs ("key" and those
-// ending in ".key", as explain's Match and Rework take them), in a new
-// slice.
-func keyAttributes(attrs sessions.Attrs) sessions.Attrs {
-	var key sessions.Attrs
-	for _, kv := range attrs {
-		if (explain.Match{}).IsKey(kv.Key) {
-			key = append(key, kv)
-		}
-	}
-	return key
-}
-
-type stampJSON struct {
-	Session sessions.SessionID `json:"session,string"`
-	Seq     uint64             `json:"seq"`
-}
-
-type differenceJSON struct {
-	Key    string          `json:"key"`
-	Before *sessions.Value `json:"before"`
-	After  *sessions.Value `json:"after"`
-}
-
 func why(cmd *cobra.Command, r *sessions.Records, kind, key, value string, asJSON bool) error {
 	out := bufio.NewWriter(cmd.OutOrStdout())
-	enc := jsonLines(out)
-	t := newTable(out)
+	enc := api.NewEncoder(out)
+	t := render.NewTable(out)
 	n := 0
 	for reason, err := range explain.Why(r, kind, key, sessions.StringValue(value)) {
 		if err != nil {
-			t.flush()
+			t.Flush()
 			out.Flush() // show what was read before the error
 			return err
 		}
 		if n++; asJSON {
-			j := whyJSON{
-				Session:     reason.Stamp.Session,
-				Seq:         reason.Stamp.Seq,
-				Kind:        reason.Kind,
-				Name:        reason.Record.Name,
-				WallNs:      int64(reason.Record.Wall),
-				Effect:      effectOf(&reason.Record),
-				Verdict:     nullable(verdictName(reason.Verdict)),
-				Reason:      reason.Cause,
-				AtOnce:      reason.AtOnce,
-				Differences: make([]differenceJSON, len(reason.Differences)),
-				Outcome:     make([]differenceJSON, len(reason.Outcome)),
-				Changed:     reason.OutcomeChanged(),
-			}
-			for i, d := range reason.Outcome {
-				j.Outcome[i] = differenceJSON{d.Key, d.Before, d.After}
-			}
-			if in := reason.Inside; in != nil {
-				j.Inside = &insideJSON{in.Stamp.Seq, in.Kind, in.Record.Name, keyAttributes(in.Record.Attributes)}
-				if j.Inside.Key == nil {
-					j.Inside.Key = sessions.Attrs{}
-				}
-			}
-			if reason.HasPrevious {
-				j.Previous = &stampJSON{reason.Previous.Session, reason.Previous.Seq}
-			}
-			for i, d := range reason.Differences {
-				j.Differences[i] = differenceJSON{d.Key, d.Before, d.After}
-			}
-			if err := enc.Encode(j); err != nil {
+			if err := enc.Encode(api.NewWhy(reason)); err != nil {
 				return err
 			}
 			continue
 		}
 		if n == 1 {
-			if err := t.row("SESSION", "SEQ", "WALL", "WHY"); err != nil {
+			if err := t.Row("SESSION", "SEQ", "WALL", "WHY"); err != nil {
 				return err
 			}
 		}
-		if err := t.row(reason.Stamp.Session.String(), strconv.FormatUint(reason.Stamp.Seq, 10),
-			formatDuration(reason.Record.Wall), sayWhy(reason, key, value)); err != nil {
+		if err := t.Row(reason.Stamp.Session.String(), strconv.FormatUint(reason.Stamp.Seq, 10),
+			render.Duration(reason.Record.Wall), render.Why(reason, key, value)); err != nil {
 			return err
 		}
-		if n%dumpFlushEvery == 0 {
-			if err := t.flush(); err != nil {
+		if n%render.FlushEvery == 0 {
+			if err := t.Flush(); err != nil {
 				return err
 			}
 		}
 	}
-	if err := t.flush(); err != nil {
+	if err := t.Flush(); err != nil {
 		return err
 	}
 	if err := out.Flush(); err != nil {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("no record of kind %s has %s=%s", formatString(kind), formatString(key), formatString(value))
+		return fmt.Errorf("no record of kind %s has %s=%s", render.String(kind), render.String(key), render.String(value))
 	}
 	return nil
-}
-
-// sayWhy says why a record was done, in words.
-func sayWhy(reason explain.Reason, key, value string) string {
-	prev := ""
-	if reason.HasPrevious {
-		if reason.Previous.Session == reason.Stamp.Session {
-			prev = "seq " + strconv.FormatUint(reason.Previous.Seq, 10) + " of this session"
-		} else {
-			prev = "session " + reason.Previous.Session.String()
-		}
-	}
-	return sayCause(reason, key, value, prev) + sayOutcome(reason)
-}
-
-// sayCause says why the record was done, naming the record it was
-// compared with as prev, and what a miss computed inside.
-func sayCause(reason explain.Reason, key, value, prev string) string {
-	what := formatString(key) + "=" + formatString(value)
-	var s string
-	switch reason.Cause {
-	case explain.New:
-		s = "new: the first record of " + what + " in the store"
-	case explain.Observed:
-		return "observed: the cache answered, nothing changed"
-	case explain.NewHere:
-		s = "new here — another instance: the first record of " + what + " on this instance, which has a cache of its own; " +
-			prev + " did it on another"
-		if len(reason.Differences) > 0 {
-			s += " (" + formatDifferences(reason.Differences) + ")"
-		}
-	case explain.Raced:
-		s = fmt.Sprintf("raced: %d requests computed %s at once; %s was still running", reason.AtOnce, what, prev)
-	case explain.Inputs:
-		s = "inputs differ from " + prev + ": " + formatDifferences(reason.Differences)
-	case explain.Environment:
-		s = "environment differs from " + prev + ": " + formatDifferences(reason.Differences)
-	case explain.Forgotten:
-		s = "forgotten: the same inputs and environment as " + prev + ", done again: the cache lost it"
-	default:
-		s = string(reason.Cause)
-	}
-	if reason.Verdict == explain.Miss {
-		s += "; " + sayMissed(reason.Inside)
-	}
-	return s
-}
-
-// sayMissed says what a miss did inside: the first record that changed.
-func sayMissed(in *sessions.KindRecord) string {
-	if in == nil {
-		return "missed: a record inside changed"
-	}
-	what := orDash(in.Record.Name)
-	if key := keyAttributes(in.Record.Attributes); len(key) > 0 {
-		what += " " + formatAttrs(key)
-	}
-	return fmt.Sprintf("missed: %s inside changed (%s seq %d)", what, formatString(in.Kind), in.Stamp.Seq)
-}
-
-// formatDifferences formats differences as "key: before → after", comma
-// separated.
-// sayOutcome says, of work done again with the same inputs, whether it
-// came out as before: "" when it has no outcome attribute.
-func sayOutcome(reason explain.Reason) string {
-	if len(reason.Outcome) == 0 {
-		return ""
-	}
-	if reason.OutcomeChanged() {
-		var changed []explain.Difference
-		for _, d := range reason.Outcome {
-			if d.Before == nil || d.After == nil || !d.Before.Equal(*d.After) {
-				changed = append(changed, d)
-			}
-		}
-		return "; came out differently: " + formatDifferences(changed)
-	}
-	same := make(sessions.Attrs, len(reason.Outcome))
-	for i, d := range reason.Outcome {
-		same[i] = sessions.Attr{Key: d.Key, Value: *d.After}
-	}
-	return "; came out the same: " + formatAttrs(same)
-}
-
-func formatDifferences(diffs []explain.Difference) string {
-	parts := make([]string, len(diffs))
-	for i, d := range diffs {
-		parts[i] = clean(d.Key) + ": " + formatSide(d.Before) + " → " + formatSide(d.After)
-	}
-	return strings.Join(parts, ", ")
 }

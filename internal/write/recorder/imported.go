@@ -46,6 +46,20 @@ func (r *Recorder) QueueEntry(e sessions.Entry) {
 	r.queue(sessions.Entry{Key: r.arena[start:mid:mid], Value: r.arena[mid:end:end]})
 }
 
+// QueueRow queues the session row, as it is now, to be written with the
+// next Flush, for a kept session: an Importer that resumes a session a
+// previous process kept hands its row on again, for whoever reads what
+// it hands on (ImporterConfig.Forward) to know the session.
+func (r *Recorder) QueueRow() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || !r.kept {
+		return
+	}
+	r.takeSpare()
+	r.queueSession()
+}
+
 // HeldMemory returns the bytes of memory the session's held records take
 // (records held until the session is kept, and traces held until they
 // are decided): what an Importer counts against its one bound over every

@@ -1,4 +1,4 @@
-package main
+package explain_test
 
 import (
 	"fmt"
@@ -6,43 +6,41 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-func stamped(kind string, session sessions.SessionID, seq uint64, offset, wall time.Duration) kindRecord {
-	return kindRecord{Kind: kind, Stamped: sessions.Stamped[sessions.Record]{
+func stamped(kind string, session sessions.SessionID, seq uint64, offset, wall time.Duration) sessions.KindRecord {
+	return sessions.KindRecord{Kind: kind, Stamped: sessions.Stamped[sessions.Record]{
 		Stamp:  sessions.Stamp{Session: session, Seq: seq, Offset: offset},
 		Record: sessions.Record{Name: fmt.Sprintf("%s %d", kind, seq), Wall: wall},
 	}}
 }
 
-// TestEachSession visits sessions with rows and records, rows without
-// records, and records without rows, in id order.
-func TestEachSession(t *testing.T) {
+// TestWalk visits sessions with rows and records, rows without records,
+// and records without rows, in id order.
+func TestWalk(t *testing.T) {
 	rows := []sessions.Session{{ID: 1, Label: "one"}, {ID: 3, Label: "three"}, {ID: 5, Label: "five"}}
-	records := []kindRecord{
+	records := []sessions.KindRecord{
 		stamped("compile", 2, 0, 0, 0),
 		stamped("compile", 3, 0, 0, 0), stamped("compile", 3, 1, 0, 0),
 		stamped("compile", 6, 0, 0, 0),
 	}
-	var got []string
-	seq := func(yield func(kindRecord, error) bool) {
-		for _, kr := range records {
-			if !yield(kr, nil) {
-				return
-			}
-		}
+	r := sessions.NewRecords(sessions.NewMemStore())
+	if err := r.Put(rows, records); err != nil {
+		t.Fatal(err)
 	}
-	err := eachSession(rows, seq, sessionVisitor{
-		begin: func(s sessions.Session) error {
+	var got []string
+	err := explain.Walk(r, explain.Visitor{
+		Begin: func(s sessions.Session) error {
 			got = append(got, fmt.Sprintf("begin %d %q", s.ID, s.Label))
 			return nil
 		},
-		record: func(kr kindRecord) error {
+		Record: func(kr sessions.KindRecord) error {
 			got = append(got, fmt.Sprintf("record %d/%d", kr.Stamp.Session, kr.Stamp.Seq))
 			return nil
 		},
-		end: func(s sessions.Session) error {
+		End: func(s sessions.Session) error {
 			got = append(got, fmt.Sprintf("end %d", s.ID))
 			return nil
 		},

@@ -1,88 +1,105 @@
-package main
+package summary
 
 import (
 	"cmp"
-	_ "embed"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// Timeline drawing, in viewBox units.
-const (
-	tlWidth      = 1200.0
-	tlAxis       = 24.0 // the time axis, above the bars
-	tlRow        = 24.0 // one row of bars
-	tlBar        = 20.0 // a bar's height, leaving a gap below it
-	tlCharWidth  = 7.2  // the width of a label's character, roughly
-	tlMinLabelW  = 40.0 // the narrowest bar that gets a label
-	tlMinBar     = 1.5  // the narrowest bar: over a pixel on a page 1,200 pixels wide or more
-	tlTickTarget = 8    // about how many ticks the axis has
-)
-
-// svgNum formats a coordinate compactly, to a hundredth of a unit.
-func svgNum(f float64) string {
-	return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64)
+// Group is a group of roots of a report's session: its roots that share a
+// kind and a name, named, and those not drawn whole merged into the
+// stretches of time they cover.
+type Group struct {
+	explain.RootGroup
+	// Name is the roots' name (GroupName).
+	Name string
+	// Stretches are the group's roots not drawn whole, each at least the
+	// report's MinLength long, merged where they overlap or lie closer
+	// than MinLength apart (a gap no one could see, which would only split
+	// the row by chance of timing), in time order.
+	Stretches []Stretch
 }
 
-// ticks returns the time axis' marks for a session of duration d: about
-// tlTickTarget of them, at a round step (1, 2 or 5 times a power of ten).
-func ticks(d time.Duration) []reportTick {
-	if d <= 0 {
-		return []reportTick{{X: "0", Label: "0s"}}
-	}
-	raw := float64(d) / tlTickTarget
-	step := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if step*m >= raw {
-			step *= m
-			break
-		}
-	}
-	var out []reportTick
-	for t := 0.0; t <= float64(d); t += step {
-		out = append(out, reportTick{X: svgNum(t / float64(d) * tlWidth), Label: formatDuration(time.Duration(t))})
-	}
-	return out
+// Stretch is a stretch of time the roots of a group cover.
+type Stretch struct {
+	Start, End time.Duration
+	// Roots is how many roots it merges.
+	Roots int
 }
 
-// newReportPath is the critical path's table: every step when there are
-// at most reportMaxRows, else those that held the session up most, in
-// path order.
-func newReportPath(r *sessions.Records, t *explain.SessionTree, path []explain.Step) (reportPath, error) {
-	shown := path
-	if len(path) > reportMaxRows {
-		byCritical := slices.Clone(path)
-		slices.SortStableFunc(byCritical, func(a, b explain.Step) int { return cmp.Compare(b.Critical, a.Critical) })
-		keep := make(map[uint64]bool, reportMaxRows)
-		for _, st := range byCritical[:reportMaxRows] {
-			keep[st.Seq] = true
-		}
-		shown = slices.DeleteFunc(slices.Clone(path), func(st explain.Step) bool { return !keep[st.Seq] })
+// group groups the session's roots by kind and name when there are more
+// than ScreenRoots whose names repeat (GroupRoots): the slowest ExpandRoots
+// roots (and the root the critical path starts from) are drawn whole, and
+// the other roots of the most groups, at most most, as stretches. It
+// narrows drawn to the records inside the roots drawn whole.
+func (rep *Report) group(r *sessions.Records, drawn map[uint64]bool, most int) error {
+	t := rep.Tree
+	g := GroupRoots(t)
+	if g == nil {
+		return nil
 	}
-	p := reportPath{Total: len(path), Hidden: len(path) - len(shown), Steps: make([]reportStep, len(shown))}
-	for i, st := range shown {
-		n := t.BySeq(st.Seq)
-		name, err := nodeName(r, t, n)
+	rep.Grouping = g
+	expanded := map[uint64]bool{}
+	for _, seq := range g.Slowest {
+		expanded[seq] = true
+	}
+	if len(rep.Path) > 0 {
+		expanded[rep.Path[0].Seq] = true // pre-order: the path's root
+	}
+	var root uint64
+	for n := range t.Walk() {
+		if n.Depth == 0 {
+			root = n.Seq
+		}
+		if !expanded[root] {
+			delete(drawn, n.Seq)
+		}
+	}
+	rep.GroupedRoots = g.Roots - len(expanded)
+	for _, rg := range g.Groups[:min(len(g.Groups), most)] {
+		name, err := GroupName(r, t, rg)
 		if err != nil {
-			return p, err
+			return err
 		}
-		p.Steps[i] = reportStep{
-			Seq:      st.Seq,
-			Kind:     clean(t.Kind(n)),
-			Name:     clean(name),
-			Indent:   strings.Repeat("\u00a0\u00a0", min(int(n.Depth), maxIndent)),
-			Offset:   dur(n.Offset),
-			Wall:     dur(n.Wall),
-			Critical: dur(st.Critical),
-		}
+		rep.Groups = append(rep.Groups, Group{RootGroup: rg, Name: name})
 	}
-	return p, nil
+	rep.expanded = expanded
+	return nil
+}
+
+// stretch merges each group's roots not drawn whole into stretches.
+func (rep *Report) stretch() {
+	t := rep.Tree
+	row := map[explain.GroupKey]int{}
+	for i, g := range rep.Groups {
+		row[g.Key] = i
+	}
+	for n := range t.Roots() {
+		i, ok := row[t.GroupKey(n)]
+		if !ok || rep.expanded[n.Seq] {
+			continue
+		}
+		g := &rep.Groups[i]
+		g.Stretches = append(g.Stretches, Stretch{n.Offset, n.Offset + max(n.Wall, rep.MinLength), 1})
+	}
+	for i := range rep.Groups {
+		ss := rep.Groups[i].Stretches
+		slices.SortFunc(ss, func(a, b Stretch) int { return cmp.Compare(a.Start, b.Start) })
+		merged := ss[:0]
+		for _, s := range ss {
+			if k := len(merged) - 1; k >= 0 && s.Start <= merged[k].End+rep.MinLength {
+				merged[k].End = max(merged[k].End, s.End)
+				merged[k].Roots++
+				continue
+			}
+			merged = append(merged, s)
+		}
+		rep.Groups[i].Stretches = merged
+	}
 }
 
 // layOutTree gives every drawn record of the session a row of the

@@ -1,4 +1,9 @@
-package explain
+// Package chunks holds the memory a session tree is made of, a few bytes
+// a record however large the session: values in fixed-size chunks
+// (Chunked), the positions of records found by span in a hash index over
+// them (SpanIndex), and strings numbered once (Interned). Package explain
+// builds its trees, nestings and tallies on them.
+package chunks
 
 import (
 	"hash/maphash"
@@ -8,40 +13,48 @@ import (
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// chunkSize is how many values a chunk holds, past the first (which
+// ChunkSize is how many values a chunk holds, past the first (which
 // grows by doubling, so a small session costs little).
-const chunkSize = 1 << 10
+const ChunkSize = 1 << 10
 
-// chunked holds values in fixed-size arrays rather than one growing
+// Chunked holds values in fixed-size arrays rather than one growing
 // slice: growing a slice of a million values copies them again and again
 // (Go grows large slices by a quarter), allocating five times what it
 // keeps; chunks allocate what they keep, and once the first is full never
 // move a value. A chunk of values without pointers is one object the
 // garbage collector never scans.
-type chunked[T any] struct {
+type Chunked[T any] struct {
 	c [][]T
 	n int
 }
 
-func (c *chunked[T]) at(i int32) *T { return &c.c[i/chunkSize][i%chunkSize] }
+// At returns the value at position i, which must be below Len.
+func (c *Chunked[T]) At(i int32) *T { return &c.c[i/ChunkSize][i%ChunkSize] }
 
-// add returns a new value at the end, zero.
-func (c *chunked[T]) add() *T {
-	if len(c.c) == 0 || len(c.c[len(c.c)-1]) == chunkSize {
+// Len returns how many values there are.
+func (c *Chunked[T]) Len() int { return c.n }
+
+// Chunks returns the chunks, in order: the values of chunk i start at
+// position i*ChunkSize, and never move.
+func (c *Chunked[T]) Chunks() [][]T { return c.c }
+
+// Add returns a new value at the end, zero.
+func (c *Chunked[T]) Add() *T {
+	if len(c.c) == 0 || len(c.c[len(c.c)-1]) == ChunkSize {
 		c.c = append(c.c, nil)
 	}
 	last := &c.c[len(c.c)-1]
 	if len(*last) == cap(*last) && len(c.c) == 1 {
-		*last = slices.Grow(*last, min(max(2*len(*last), 8), chunkSize)-len(*last))
+		*last = slices.Grow(*last, min(max(2*len(*last), 8), ChunkSize)-len(*last))
 	} else if cap(*last) == 0 {
-		*last = make([]T, 0, chunkSize)
+		*last = make([]T, 0, ChunkSize)
 	}
 	*last = (*last)[:len(*last)+1]
 	c.n++
 	return &(*last)[len(*last)-1]
 }
 
-// spanIndex finds a session's records by span, for the records that name
+// SpanIndex finds a session's records by span, for the records that name
 // it as their parent: a hash table of positions (in the order the records
 // came), open-addressed, keyed by a 64-bit hash of the span's trace and
 // span ids. It holds 8 bytes per record for the hashes and 4 to 11 per
@@ -52,16 +65,16 @@ func (c *chunked[T]) add() *T {
 // collide on purpose; by chance, two spans of a session of n collide
 // with a probability of about n²/2⁶⁵: one in 37 million for a million
 // spans.
-type spanIndex struct {
+type SpanIndex struct {
 	seed   maphash.Seed
-	hashes chunked[uint64] // by position; 0 for a record without a span
+	hashes Chunked[uint64] // by position; 0 for a record without a span
 	slots  []int32         // position + 1; 0 is empty. Its length is a power of two
 	n      int             // positions in slots
 }
 
 // hash returns the hash of a span (span ids are unique within their
 // trace), never 0.
-func (x *spanIndex) hash(trace sessions.TraceID, span sessions.SpanID) uint64 {
+func (x *SpanIndex) hash(trace sessions.TraceID, span sessions.SpanID) uint64 {
 	if x.slots == nil {
 		x.seed = maphash.MakeSeed()
 		x.slots = make([]int32, 16)
@@ -72,31 +85,31 @@ func (x *spanIndex) hash(trace sessions.TraceID, span sessions.SpanID) uint64 {
 	return maphash.Bytes(x.seed, key[:]) | 1
 }
 
-// find returns the position of the record of a span, or -1.
-func (x *spanIndex) find(trace sessions.TraceID, span sessions.SpanID) int32 {
+// Find returns the position of the record of a span, or -1.
+func (x *SpanIndex) Find(trace sessions.TraceID, span sessions.SpanID) int32 {
 	if x.n == 0 {
 		return -1
 	}
 	return x.findHash(x.hash(trace, span))
 }
 
-func (x *spanIndex) findHash(h uint64) int32 {
+func (x *SpanIndex) findHash(h uint64) int32 {
 	mask := uint64(len(x.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := x.slots[i]
 		if s == 0 {
 			return -1
 		}
-		if *x.hashes.at(s - 1) == h {
+		if *x.hashes.At(s - 1) == h {
 			return s - 1
 		}
 	}
 }
 
-// next adds the next position, the record of span (none when span is
+// Next adds the next position, the record of span (none when span is
 // zero). A span already indexed keeps its first record.
-func (x *spanIndex) next(trace sessions.TraceID, span sessions.SpanID) {
-	h := x.hashes.add()
+func (x *SpanIndex) Next(trace sessions.TraceID, span sessions.SpanID) {
+	h := x.hashes.Add()
 	if span.IsZero() {
 		return
 	}
@@ -113,7 +126,7 @@ func (x *spanIndex) next(trace sessions.TraceID, span sessions.SpanID) {
 	x.n++
 }
 
-func (x *spanIndex) insert(h uint64, pos int32) {
+func (x *SpanIndex) insert(h uint64, pos int32) {
 	mask := uint64(len(x.slots) - 1)
 	i := h & mask
 	for x.slots[i] != 0 {
@@ -123,44 +136,36 @@ func (x *spanIndex) insert(h uint64, pos int32) {
 }
 
 // grow doubles the table.
-func (x *spanIndex) grow() {
+func (x *SpanIndex) grow() {
 	old := x.slots
 	x.slots = make([]int32, 2*len(old))
 	for _, s := range old {
 		if s != 0 {
-			x.insert(*x.hashes.at(s - 1), s-1)
+			x.insert(*x.hashes.At(s - 1), s-1)
 		}
 	}
 }
 
-// noName is the name of a node whose name the tree does not hold.
-const noName = -1
+// None is the number Interned gives a string it does not hold.
+const None = -1
 
-// Names a tree holds: each name once, however many records carry it,
-// while they are few and short; past that, a record's name is read again
-// from the store (SessionTree.Record), so that a session of a million
-// names each of its own holds none of them.
-const (
-	// heldNameMax is the longest name a tree holds.
-	heldNameMax = 1 << 10
-	// heldNamesMax is how many names a tree holds at most.
-	heldNamesMax = 1 << 16
-)
-
-// interned numbers strings, each once, in the order first seen.
-type interned struct {
+// Interned numbers strings, each once, in the order first seen.
+type Interned struct {
 	ids  map[string]int32
 	list []string
 }
 
-// id returns the number of s, numbering it if it is new; -1 when it is
+// List returns the strings numbered, by number.
+func (in *Interned) List() []string { return in.list }
+
+// ID returns the number of s, numbering it if it is new; None when it is
 // new and the list already holds most.
-func (in *interned) id(s string, most int) int32 {
+func (in *Interned) ID(s string, most int) int32 {
 	if id, ok := in.ids[s]; ok {
 		return id
 	}
 	if len(in.list) >= most {
-		return noName
+		return None
 	}
 	if in.ids == nil {
 		in.ids = make(map[string]int32)

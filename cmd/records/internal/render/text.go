@@ -1,14 +1,16 @@
-package main
+// Package render is the records command's text: what a person reads on a
+// terminal. Every field printed goes through Clean (a store travels
+// between machines, and is read as untrusted input), tables are aligned
+// within bounds (Table), and durations, times, attributes and values are
+// formatted one way everywhere. The JSON the command prints is package
+// api's; the HTML report package report's.
+package render
 
 import (
-	"context"
-	"encoding/json"
 	"io"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 	"unicode"
@@ -17,13 +19,13 @@ import (
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// clean returns s fit for a terminal. Records carry whatever the recorded
+// Clean returns s fit for a terminal. Records carry whatever the recorded
 // program put in its spans, and a store may come from anywhere, so every
 // field printed as text goes through here: control characters (C0, DEL,
 // C1 — escape sequences, tabs and newlines included) are removed, and so
 // are line separators and the bidirectional formatting characters that
 // reorder what follows them; bytes that are not UTF-8 become U+FFFD.
-func clean(s string) string {
+func Clean(s string) string {
 	if !needsCleaning(s) {
 		return s
 	}
@@ -37,18 +39,18 @@ func clean(s string) string {
 	return b.String()
 }
 
-// cleanMessage returns a message for standard error fit for a terminal:
+// CleanMessage returns a message for standard error fit for a terminal:
 // an error or a warning, which may name a file from the store's directory
 // (a damaged one, a spool file set aside) or carry a library's words. Each
-// line is cleaned as clean cleans a cell; a line after the first is
+// line is cleaned as Clean cleans a cell; a line after the first is
 // indented, so no line of it can pass for one of the command's own.
-func cleanMessage(s string) string {
+func CleanMessage(s string) string {
 	if !strings.Contains(s, "\n") {
-		return clean(s)
+		return Clean(s)
 	}
 	lines := strings.Split(s, "\n")
 	for i := range lines {
-		lines[i] = clean(lines[i])
+		lines[i] = Clean(lines[i])
 	}
 	return strings.Join(lines, "\n  ")
 }
@@ -81,8 +83,8 @@ func unsafeRune(r rune) bool {
 	return false
 }
 
-// table writes rows as aligned columns. Every cell is cleaned, so a caller
-// cannot forget to. Call flush when done (and, for long outputs, now and
+// Table writes rows as aligned columns. Every cell is cleaned, so a caller
+// cannot forget to. Call Flush when done (and, for long outputs, now and
 // then: a tabwriter holds everything until it is flushed).
 //
 // A column is as wide as its widest cell among the rows aligned together,
@@ -95,7 +97,7 @@ func unsafeRune(r rune) bool {
 // The rows a tabwriter holds are flushed too once they hold tableHoldBytes
 // (a record's last cell, its attributes, may be megabytes): a table holds
 // a bounded amount whatever its rows, and aligns the rows of each block.
-type table struct {
+type Table struct {
 	tw   *tabwriter.Writer
 	held int // bytes written since the last flush
 }
@@ -108,16 +110,17 @@ const alignedWidth = 128
 // them.
 const tableHoldBytes = 1 << 20
 
-func newTable(w io.Writer) *table {
-	return &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+// NewTable returns a table writing to w.
+func NewTable(w io.Writer) *Table {
+	return &Table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
 }
 
-// row writes one row of cells.
-func (t *table) row(cells ...string) error {
+// Row writes one row of cells.
+func (t *Table) Row(cells ...string) error {
 	cells = slices.Clone(cells)
 	wide := false
 	for i := range cells {
-		cells[i] = clean(cells[i])
+		cells[i] = Clean(cells[i])
 		wide = wide || i < len(cells)-1 && len(cells[i]) > alignedWidth
 	}
 	if wide {
@@ -140,66 +143,58 @@ func (t *table) row(cells ...string) error {
 		return err
 	}
 	if wide || t.held >= tableHoldBytes {
-		return t.flush()
+		return t.Flush()
 	}
 	return nil
 }
 
-func (t *table) flush() error {
+// Flush writes the rows held.
+func (t *Table) Flush() error {
 	t.held = 0
 	return t.tw.Flush()
 }
 
-// jsonLines returns an encoder writing one JSON value per line. encoding/json
-// replaces bytes that are not UTF-8, so every line is valid JSON whatever
-// the store holds.
-func jsonLines(w io.Writer) *json.Encoder {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc
-}
-
-// orDash returns s, or "-" for an empty cell, so every column has a value
+// OrDash returns s, or "-" for an empty cell, so every column has a value
 // and columns stay apart for the eye and for tools like awk.
-func orDash(s string) string {
+func OrDash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
 }
 
-// formatTime formats a wall-clock instant in UTC, to the millisecond, so
+// Time formats a wall-clock instant in UTC, to the millisecond, so
 // output does not depend on the machine reading the store.
-func formatTime(t time.Time) string {
+func Time(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
 
-// formatAttrs formats attributes as space-separated key=value pairs, in the
+// Attrs formats attributes as space-separated key=value pairs, in the
 // order given (key order, once read back).
-func formatAttrs(attrs sessions.Attrs) string {
+func Attrs(attrs sessions.Attrs) string {
 	var b strings.Builder
 	for i, kv := range attrs {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(clean(kv.Key))
+		b.WriteString(Clean(kv.Key))
 		b.WriteByte('=')
-		b.WriteString(formatValue(kv.Value))
+		b.WriteString(Value(kv.Value))
 	}
 	return b.String()
 }
 
-// formatValue formats an attribute value for people: numbers and booleans
+// Value formats an attribute value for people: numbers and booleans
 // as Go prints them, strings bare unless they would read ambiguously in a
 // key=value list, slices in brackets.
-func formatValue(v sessions.Value) string {
+func Value(v sessions.Value) string {
 	switch x := v.Any().(type) {
 	case string:
-		return formatString(x)
+		return String(x)
 	case []string:
 		parts := make([]string, len(x))
 		for i, s := range x {
-			parts[i] = formatString(s)
+			parts[i] = String(s)
 		}
 		return "[" + strings.Join(parts, " ") + "]"
 	case []float64:
@@ -212,22 +207,22 @@ func formatValue(v sessions.Value) string {
 	return v.String()
 }
 
-// formatString cleans s, then quotes it if it is empty or holds a space,
+// String cleans s, then quotes it if it is empty or holds a space,
 // quote, '=' or bracket, so a key=value list reads one way only.
-func formatString(s string) string {
-	s = clean(s)
+func String(s string) string {
+	s = Clean(s)
 	if s == "" || strings.ContainsAny(s, " \"'=[]\\") || strings.ContainsFunc(s, unicode.IsSpace) {
 		return strconv.Quote(s)
 	}
 	return s
 }
 
-// formatDuration formats d for people, to 3 significant digits: 33.2ms
+// Duration formats d for people, to 3 significant digits: 33.2ms
 // rather than 33.190467ms. Every duration a command prints as text goes
 // through here; JSON output keeps the nanoseconds.
-func formatDuration(d time.Duration) string {
+func Duration(d time.Duration) string {
 	if d < 0 {
-		return "-" + formatDuration(-d)
+		return "-" + Duration(-d)
 	}
 	// Round to the third significant digit: a duration of n digits (in
 	// nanoseconds) keeps its first three.
@@ -239,86 +234,4 @@ func formatDuration(d time.Duration) string {
 		d = d.Round(unit)
 	}
 	return d.String()
-}
-
-// stderrLog is the slog handler the command installs: what the library
-// and Badger log (a spool file set aside, a warning from Badger) is
-// printed on standard error as "records: warning: <message> key=value",
-// every part cleaned by cleanMessage. Without it, slog's default handler
-// would print a file name from the store's directory as it is, escapes and
-// all.
-type stderrLog struct {
-	mu    *sync.Mutex // one line at a time: Badger logs from its goroutines
-	w     io.Writer
-	attrs string // " key=value" for the attributes given to WithAttrs
-	group string // "g." for the groups given to WithGroup
-}
-
-func newStderrLog(w io.Writer) *stderrLog { return &stderrLog{mu: new(sync.Mutex), w: w} }
-
-// Enabled reports whether level is printed: information and above, as
-// slog's default handler prints.
-func (h *stderrLog) Enabled(_ context.Context, level slog.Level) bool { return level >= slog.LevelInfo }
-
-// Handle prints one record on one line.
-func (h *stderrLog) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	b.WriteString("records: ")
-	switch {
-	case r.Level >= slog.LevelError:
-		b.WriteString("error: ")
-	case r.Level >= slog.LevelWarn:
-		b.WriteString("warning: ")
-	}
-	b.WriteString(cleanMessage(r.Message))
-	b.WriteString(h.attrs)
-	r.Attrs(func(a slog.Attr) bool {
-		b.WriteString(h.attr(a))
-		return true
-	})
-	b.WriteByte('\n')
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, err := io.WriteString(h.w, b.String())
-	return err
-}
-
-// attr formats an attribute as " key=value", cleaned.
-func (h *stderrLog) attr(a slog.Attr) string {
-	a.Value = a.Value.Resolve()
-	if a.Equal(slog.Attr{}) {
-		return ""
-	}
-	if a.Value.Kind() == slog.KindGroup {
-		g := &stderrLog{group: h.group + a.Key + "."}
-		if a.Key == "" {
-			g.group = h.group
-		}
-		var b strings.Builder
-		for _, x := range a.Value.Group() {
-			b.WriteString(g.attr(x))
-		}
-		return b.String()
-	}
-	return " " + formatString(h.group+a.Key) + "=" + formatString(a.Value.String())
-}
-
-// WithAttrs returns a handler that prints attrs on every line.
-func (h *stderrLog) WithAttrs(attrs []slog.Attr) slog.Handler {
-	g := *h
-	for _, a := range attrs {
-		g.attrs += h.attr(a)
-	}
-	return &g
-}
-
-// WithGroup returns a handler that qualifies the keys that follow with
-// name.
-func (h *stderrLog) WithGroup(name string) slog.Handler {
-	if name == "" {
-		return h
-	}
-	g := *h
-	g.group += name + "."
-	return &g
 }

@@ -1,57 +1,58 @@
-package main
+package report
 
 import (
-	_ "embed"
 	"html/template"
 	"io"
 	"time"
 	"unicode/utf8"
 
+	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
-// reportPage is what the template shows. Every text in it from the store
-// went through clean, as on a terminal: html/template makes markup inert,
-// and clean keeps control and bidirectional characters from reordering or
+// Page is one session's report, as the template shows it (Build makes
+// it, Write writes it). Every text in it from the store went through
+// render.Clean, as on a terminal: html/template makes markup inert, and
+// Clean keeps control and bidirectional characters from reordering or
 // hiding what the page shows.
-type reportPage struct {
+type Page struct {
 	CSP      string
 	Style    template.CSS
 	Script   template.JS
-	Session  reportSession
+	Session  session
 	Started  string
 	Duration dur
 	Total    int
-	Kinds    []*reportKind
-	Slowest  []reportRecord
-	Critical reportPath
-	Timeline reportTimeline
+	Kinds    []*kind
+	Slowest  []record
+	Critical path
+	Timeline timeline
 	// Cut counts the values, keys and detail lines shown cut, or left
 	// out, for their length (see cut.go).
 	Cut int
 	// Groups are the session's roots by kind and name, when it has too
-	// many to draw each (see groupRoots); nil otherwise.
-	Groups []reportGroup
+	// many to draw each (summary.GroupRoots); nil otherwise.
+	Groups []group
 }
 
 // dur is a duration as the page shows it: to 3 significant digits, as
 // the commands print durations.
 type dur time.Duration
 
-func (d dur) String() string { return formatDuration(time.Duration(d)) }
+func (d dur) String() string { return render.Duration(time.Duration(d)) }
 
-// reportPath is the session's critical path: the records that bounded its
+// path is the session's critical path: the records that bounded its
 // duration, in path order, each with the time it alone held the session
-// up; at most reportMaxRows of them, those that held it up most.
-type reportPath struct {
-	Steps  []reportStep
+// up; at most summary.DefaultMaxRows of them, those that held it up most.
+type path struct {
+	Steps  []step
 	Total  int // records on the path
 	Hidden int // records on the path the table leaves out
 }
 
-// reportStep is a record on the critical path, as a table row.
-type reportStep struct {
+// step is a record on the critical path, as a table row.
+type step struct {
 	Seq      uint64
 	Kind     string
 	Name     string
@@ -61,41 +62,42 @@ type reportStep struct {
 	Critical dur
 }
 
-func (p *reportPage) write(w io.Writer) error { return reportTemplate.Execute(w, p) }
+// Write writes the page: one HTML file, its style and script inline.
+func (p *Page) Write(w io.Writer) error { return page.Execute(w, p) }
 
-// reportSession is the session's row, as the page shows it.
-type reportSession struct {
+// session is the session's row, as the page shows it.
+type session struct {
 	ID       sessions.SessionID
 	Label    string
 	Process  int
 	Platform string // os/arch
 	Version  string
-	Resource []reportAttr
+	Resource []attr
 }
 
-// reportAttr is an attribute, as the page shows it.
-type reportAttr struct{ Key, Value string }
+// attr is an attribute, as the page shows it.
+type attr struct{ Key, Value string }
 
-func newReportSession(s sessions.Session) reportSession {
-	rs := reportSession{ID: s.ID, Label: clean(s.Label), Process: s.Process, Version: clean(s.Version)}
+func newSession(s sessions.Session) session {
+	rs := session{ID: s.ID, Label: render.Clean(s.Label), Process: s.Process, Version: render.Clean(s.Version)}
 	if s.OS != "" {
-		rs.Platform = clean(s.OS + "/" + s.Arch)
+		rs.Platform = render.Clean(s.OS + "/" + s.Arch)
 	}
 	for _, kv := range s.Resource {
-		rs.Resource = append(rs.Resource, reportAttr{clean(kv.Key), formatValue(kv.Value)})
+		rs.Resource = append(rs.Resource, attr{render.Clean(kv.Key), render.Value(kv.Value)})
 	}
 	return rs
 }
 
-// reportKind is one kind's summary and table.
-type reportKind struct {
+// kind is one kind's summary and table.
+type kind struct {
 	Name    string
 	Class   string // the CSS class that colours its bars
 	Count   int
 	Wall    dur // how long at least one of its records was open: time counted once
 	Longest dur
 	Columns []string // its table's attribute columns: the keys, cleaned
-	Rows    []reportRecord
+	Rows    []record
 	sum     time.Duration // of its records' walls, for the mean
 	did     [4]int        // its records by verdict (explain.Verdict)
 }
@@ -104,13 +106,13 @@ type reportKind struct {
 // something, missed (changed nothing, but a record inside them did), and
 // were hits (nothing changed in them or inside them); Known says whether
 // any of its records says what it did (records of older stores do not).
-func (k *reportKind) Changed() int { return k.did[explain.Done] }
-func (k *reportKind) Missed() int  { return k.did[explain.Miss] }
-func (k *reportKind) Hits() int    { return k.did[explain.Hit] }
-func (k *reportKind) Known() bool  { return k.did[explain.Unknown] < k.Count }
+func (k *kind) Changed() int { return k.did[explain.Done] }
+func (k *kind) Missed() int  { return k.did[explain.Miss] }
+func (k *kind) Hits() int    { return k.did[explain.Hit] }
+func (k *kind) Known() bool  { return k.did[explain.Unknown] < k.Count }
 
 // Mean returns the mean wall time of the kind's records.
-func (k *reportKind) Mean() dur {
+func (k *kind) Mean() dur {
 	if k.Count == 0 {
 		return 0
 	}
@@ -118,10 +120,10 @@ func (k *reportKind) Mean() dur {
 }
 
 // Hidden returns how many records the table leaves out.
-func (k *reportKind) Hidden() int { return k.Count - len(k.Rows) }
+func (k *kind) Hidden() int { return k.Count - len(k.Rows) }
 
-// reportRecord is a record as a table row.
-type reportRecord struct {
+// record is a record as a table row.
+type record struct {
 	Kind   string
 	Seq    uint64
 	Offset dur
@@ -139,14 +141,14 @@ const shortName = 60
 // Short reports whether the record's name is short enough to keep on one
 // line, however many columns its table has: a name broken over three lines
 // (GET / look / up) reads as three.
-func (r reportRecord) Short() bool { return utf8.RuneCountInString(r.Name) <= shortName }
+func (r record) Short() bool { return utf8.RuneCountInString(r.Name) <= shortName }
 
-// reportTimeline is the timeline's SVG drawing. Coordinates are in the
+// timeline is the timeline's SVG drawing. Coordinates are in the
 // units of its viewBox, Width wide; the page scales it to fit.
-type reportTimeline struct {
+type timeline struct {
 	Width, Height float64
-	Bars          []reportBar
-	Ticks         []reportTick
+	Bars          []bar
+	Ticks         []tick
 	Omitted       int // records not drawn
 	Shortest      dur // the shortest drawn, when some are omitted
 	Critical      int // bars on the critical path
@@ -154,11 +156,11 @@ type reportTimeline struct {
 	// Groups ("3 groups"), and GroupLabels name the groups' rows.
 	GroupedRoots int
 	Groups       string
-	GroupLabels  []reportGroupLabel
+	GroupLabels  []groupLabel
 }
 
-// reportBar is one record's bar.
-type reportBar struct {
+// bar is one record's bar.
+type bar struct {
 	X, Y, W, H string // formatted for the SVG
 	TextX      string
 	TextY      string
@@ -169,8 +171,24 @@ type reportBar struct {
 	Critical   bool // on the critical path
 }
 
-// reportTick is a mark on the time axis.
-type reportTick struct {
+// tick is a mark on the time axis.
+type tick struct {
 	X     string
+	Label string
+}
+
+// group is a group of roots that share a kind and a name, as the page's
+// table lists it.
+type group struct {
+	Kind, Name       string
+	Class            string
+	Count            int
+	Median, P90, Max dur
+	Slowest          uint64 // the seq of its slowest root
+}
+
+// groupLabel names a group's row of the timeline.
+type groupLabel struct {
+	X, Y  string
 	Label string
 }

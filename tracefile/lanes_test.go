@@ -1,16 +1,19 @@
-package main
+package tracefile
 
 import (
+	"cmp"
 	"flag"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // long runs the hostile-shape tests at the sizes RELIABILITY.md reports:
 //
-//	go test -run 'LayOut|Hostile' -v ./cmd/records/ -long
+//	go test -run 'LayOut' -v ./tracefile/ -long
 var long = flag.Bool("long", false, "run the hostile-shape tests at the sizes RELIABILITY.md reports")
 
 // layOutByLane is the lane layout as it was first written: each span asks
@@ -131,5 +134,56 @@ func TestLayOutManyLanes(t *testing.T) {
 	}
 	if took > 5*time.Second {
 		t.Errorf("laying out %d records in %d lanes took %v", n, len(depths), took)
+	}
+}
+
+// TestLayOut lays out random spans, many overlapping, and checks the
+// promise of every lane: its spans nest or follow one another, both in
+// nanoseconds and once rounded down to the microseconds of a Chrome trace.
+func TestLayOut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 50 {
+		n := rng.IntN(200) + 1
+		spans := make([]span, n)
+		for i := range spans {
+			start := time.Duration(rng.Int64N(int64(10 * time.Millisecond)))
+			wall := time.Duration(rng.Int64N(int64(3 * time.Millisecond)))
+			if rng.IntN(5) == 0 {
+				wall = 0
+			}
+			spans[i] = span{seq: uint64(i), start: start, end: start + wall}
+		}
+		depths := layOut(spans)
+		for _, unit := range []func(time.Duration) int64{
+			func(d time.Duration) int64 { return int64(d) },
+			func(d time.Duration) int64 {
+				return micros(sessions.SessionID(time.Date(2025, 1, 2, 3, 4, 5, 6_000_000, time.UTC).UnixNano()), int64(d))
+			},
+		} {
+			lanes := map[int][]span{}
+			for _, s := range spans {
+				if s.lane < 0 || s.lane >= len(depths) || s.depth > depths[s.lane] {
+					t.Fatalf("trial %d: span %+v outside the lanes %v", trial, s, depths)
+				}
+				lanes[s.lane] = append(lanes[s.lane], s)
+			}
+			for l, ss := range lanes {
+				// By start, the longer first on a tie: the one around first.
+				slices.SortStableFunc(ss, func(a, b span) int {
+					return cmp.Or(cmp.Compare(unit(a.start), unit(b.start)), cmp.Compare(unit(b.end), unit(a.end)))
+				})
+				var open []int64
+				for _, s := range ss {
+					from, to := unit(s.start), unit(s.end)
+					for len(open) > 0 && open[len(open)-1] <= from {
+						open = open[:len(open)-1]
+					}
+					if len(open) > 0 && open[len(open)-1] < to {
+						t.Fatalf("trial %d, lane %d: span %+v overlaps the one around it", trial, l, s)
+					}
+					open = append(open, to)
+				}
+			}
+		}
 	}
 }

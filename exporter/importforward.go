@@ -1,0 +1,254 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"time"
+
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+// An Importer that hands its records on and keeps none
+// (ImporterConfig.ForwardOnly: the Collector's records processor without
+// a store) still keeps, in a store of its own, what it needs to take a
+// batch once across a restart and continue its senders' sessions under
+// their ids: the sender entries and the spans written ahead, as any
+// Importer does, and, since it has no records to read back, taken
+// entries — the fingerprints of the records it handed on (seenTable),
+// one entry a round for each session, under the session's seq after
+// them — and the key they are hashed under. A restart reads back those of
+// the dedup window; older ones are deleted as the window moves on.
+// Fingerprints rather than ids: a third of the bytes through Badger,
+// whose tables of them cost the processor more CPU than anything it
+// writes.
+
+// takenRefBytes is what a taken entry holds for a span: its fingerprint.
+const takenRefBytes = 8
+
+// forwardOnlySession is the shared writer of a session whose records are
+// handed on (ImporterConfig.Forward) and not kept: the entries are handed
+// on, then the Importer's own among them are written. A crash between the
+// two hands the records on again when the sender, not told they are
+// stored, sends them again: downstream takes a span at least once.
+type forwardOnlySession struct {
+	sharedSession
+	forward func([]sessions.Entry) error
+}
+
+// own returns the Importer's own entries among es.
+func own(es []sessions.Entry) []sessions.Entry {
+	var out []sessions.Entry
+	for _, e := range es {
+		if bytes.HasPrefix(e.Key, []byte(keys.ImportRoot)) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// WriteContext hands the entries on, then writes the Importer's own.
+func (f forwardOnlySession) WriteContext(ctx context.Context, es []sessions.Entry) (int, error) {
+	if err := f.forward(es); err != nil {
+		return 0, err
+	}
+	if mine := own(es); len(mine) > 0 {
+		return f.sharedSession.WriteContext(ctx, mine)
+	}
+	return 0, nil
+}
+
+// Write hands the entries on, then writes the Importer's own.
+func (f forwardOnlySession) Write(es []sessions.Entry) error {
+	if err := f.forward(es); err != nil {
+		return err
+	}
+	if mine := own(es); len(mine) > 0 {
+		return f.sharedSession.Write(mine)
+	}
+	return nil
+}
+
+// tookRecord notes, for an Importer that keeps no records, that the span
+// ref of the kept session rs is recorded: its id goes in the session's
+// next taken entry. The records a session holds before it is kept are
+// handed on when it is, without their ids: after a restart, one of them
+// delivered again is handed on again (downstream takes a span at least
+// once). im.mu is held.
+func (im *Importer) tookRecord(rs *remoteSession, ref spanRef) {
+	if im.cfg.ForwardOnly && rs.rec.Kept() {
+		rs.taken = append(rs.taken, im.fp(rs.salt, ref))
+	}
+}
+
+// writeTaken queues the taken entry of the spans rs recorded since the
+// last, under the seq after them, for the loop to write (writeQueued).
+// Their records are handed on first, before the sender is told; the ids
+// follow within a round of the loop: a crash between, as one between
+// handing on and writing, hands them on again if they are sent again.
+// Written apart from the records, a round's ids go in one write, not one
+// for each request. im.mu is held.
+func (im *Importer) writeTaken(rs *remoteSession, id uint64) {
+	if len(rs.taken) == 0 {
+		return
+	}
+	q := &im.takenQueue
+	start := len(q.arena)
+	q.arena = keys.AppendImportTakenAt(q.arena, id, rs.rec.NextSeq())
+	mid := len(q.arena)
+	for _, fp := range rs.taken {
+		q.arena = binary.LittleEndian.AppendUint64(q.arena, fp)
+	}
+	q.bounds = append(q.bounds, [3]int{start, mid, len(q.arena)})
+	rs.taken = rs.taken[:0]
+}
+
+// takenQueue is the taken entries waiting for the loop to write them, in
+// one arena; spare is the arena of those it wrote last.
+type takenQueue struct {
+	arena, spare []byte
+	bounds       [][3]int // each entry's key from [0] to [1], value to [2]
+}
+
+// maxTakenArena is the largest arena of taken entries kept for a later
+// round.
+const maxTakenArena = 4 << 20
+
+// take returns the entries queued, and empties the queue. The entries'
+// arena becomes the spare, which the take after next reuses: the loop
+// takes and writes them (writeQueued) before it takes again, so the
+// queue fills two arenas turn about rather than grow a new one a round.
+// im.mu is held.
+func (q *takenQueue) take() []sessions.Entry {
+	if len(q.bounds) == 0 {
+		return nil
+	}
+	out := make([]sessions.Entry, len(q.bounds))
+	for i, b := range q.bounds {
+		out[i] = sessions.Entry{Key: q.arena[b[0]:b[1]:b[1]], Value: q.arena[b[1]:b[2]:b[2]]}
+	}
+	next := q.spare[:0]
+	if cap(next) > maxTakenArena {
+		next = nil // what a burst grew goes
+	}
+	q.arena, q.spare, q.bounds = next, q.arena, q.bounds[:0]
+	return out
+}
+
+// writeQueued writes the taken entries the loop took. A store that
+// refuses them loses them, reported: a span among them sent again after
+// a restart is handed on again.
+func (im *Importer) writeQueued(ctx context.Context, es []sessions.Entry) {
+	if len(es) == 0 {
+		return
+	}
+	im.mu.Lock()
+	if !im.keySaved {
+		// The fingerprints are of no use after a restart without their
+		// key: it goes first.
+		es = append([]sessions.Entry{{Key: []byte(keys.ImportHashKey), Value: im.seen.key.bytes()}}, es...)
+	}
+	im.mu.Unlock()
+	err := im.onStore(ctx, func(st sessions.Store) error { return st.Write(es) })
+	im.handle("taken", err)
+	if err == nil {
+		im.mu.Lock()
+		im.keySaved = true
+		im.mu.Unlock()
+	}
+}
+
+// loadKey takes, for an Importer that keeps no records, the key the
+// fingerprints in st are hashed under, or keeps its own to write with the
+// first (keySaved). Before anything is fingerprinted. im.mu is held.
+func (im *Importer) loadKey(st sessions.Store) error {
+	if !im.cfg.ForwardOnly {
+		return nil
+	}
+	for e, err := range st.Scan([]byte(keys.ImportHashKey), append([]byte(keys.ImportHashKey), 0)) {
+		if err != nil {
+			return err
+		}
+		if string(e.Key) == keys.ImportHashKey && len(e.Value) == hashKeyBytes {
+			im.seen.key, im.keySaved = hashKeyOf(e.Value), true
+		}
+	}
+	return nil
+}
+
+// readTaken remembers the spans of session id's taken entries from seq
+// from on, and returns the highest seq they are
+// under: the session's next record comes after it.
+func (im *Importer) readTaken(st sessions.Store, id, from uint64, at uint32) (uint64, error) {
+	start, end := keys.ImportTakenRange(id)
+	next := uint64(0)
+	for e, err := range st.Scan(keys.ImportTakenAt(id, from), end) {
+		if err != nil {
+			return 0, err
+		}
+		if !bytes.HasPrefix(e.Key, start) {
+			continue
+		}
+		_, seq, err := keys.ParseImportKey(e.Key)
+		if err != nil {
+			continue
+		}
+		next = max(next, seq)
+		for v := e.Value; len(v) >= takenRefBytes; v = v[takenRefBytes:] {
+			if fp := binary.LittleEndian.Uint64(v); fp != 0 {
+				im.seen.set(fp, statePlaced, at)
+			}
+		}
+	}
+	return next, nil
+}
+
+// takenBefore returns, for an Importer that keeps no records, the taken
+// entries to delete now: for each kept session it remembers, those of
+// spans recorded before the mark a dedup window old. im.mu is held.
+func (im *Importer) takenBefore(now time.Time) []takenCut {
+	if !im.cfg.ForwardOnly {
+		return nil
+	}
+	window := now.Add(-im.cfg.DedupWindow).UnixNano()
+	cutOf := func(marks []seqMark) uint64 {
+		cut := uint64(0)
+		for _, m := range marks {
+			if m.At <= window {
+				cut = m.Seq
+			}
+		}
+		return cut
+	}
+	var out []takenCut
+	for _, rs := range im.sessions {
+		if id, _, ok := rs.rec.Started(); ok && rs.kept {
+			if cut := cutOf(rs.marks); cut > 0 {
+				out = append(out, takenCut{uint64(id), cut})
+			}
+		}
+	}
+	for _, p := range im.parked {
+		if cut := cutOf(p.marks); cut > 0 {
+			out = append(out, takenCut{uint64(p.id), cut})
+		}
+	}
+	return out
+}
+
+// takenCut is a session's taken entries to delete: those below seq.
+type takenCut struct{ id, seq uint64 }
+
+// deleteTaken deletes the taken entries below each cut.
+func (im *Importer) deleteTaken(ctx context.Context, cuts []takenCut) error {
+	return im.onStore(ctx, func(st sessions.Store) error {
+		for _, c := range cuts {
+			start, _ := keys.ImportTakenRange(c.id)
+			if _, err := st.DeleteRange(start, keys.ImportTakenAt(c.id, c.seq), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
