@@ -19,31 +19,31 @@ const costTop = 20
 // costPage is records cost: work against hits, per kind and key.
 type costPage struct {
 	frame
-	Top                      int
-	Children                 []childRow
-	Work                     []workRow
-	LeftChildren, LeftWork   int
+	Top                    int
+	Children               []childRow
+	Work                   []workRow
+	LeftChildren, LeftWork int
 }
 
 // childRow is a row of the children table.
 type childRow struct {
-	Parent, Child      string
-	Parents, Children  int
-	Wall, Unchanged    string
+	Parent, Child     string
+	Parents, Children int
+	Wall, Unchanged   string
 }
 
 // workRow is a piece of work recorded more than once: its records, its
 // hits and its misses, and why the misses were done.
 type workRow struct {
-	Kind, Name, Key          string
-	History                  string // the why page of its key
-	Records, Sessions        int
-	Wall                     string
-	Redos                    int
-	Redone                   string
-	Raced, NewHere           int
-	Hits, Misses             int
-	HitTime                  string
+	Kind, Name, Key   string
+	History           string // the why page of its key
+	Records, Sessions int
+	Wall              string
+	Redos             int
+	Redone            string
+	Raced, NewHere    int
+	Hits, Misses      int
+	HitTime           string
 }
 
 // cost adds up, across every session, work that may have been wasted. Its

@@ -19,20 +19,20 @@ import (
 // --against-session B.
 type diffPage struct {
 	frame
-	A, B         string // the ids, as given or found
-	FailSlower   string // as given
-	MinDelta     string
-	Sides        [2]diffSide
-	Judged       bool // --fail-slower was given: Slower is its verdict
-	Pct          float64
-	Slower       []diffRow // regressions first
-	Changed      []diffRow // then what differs
-	Same         []diffRow // then the rest
-	Durations    []totalRow
-	LeftOut      string
-	ByDefault    bool // B is the session before A of its label
-	NoPrevious   bool // A has no session before it of its label
-	Sessions     []sessionChoice
+	A, B       string // the ids, as given or found
+	FailSlower string // as given
+	MinDelta   string
+	Sides      [2]diffSide
+	Judged     bool // --fail-slower was given: Slower is its verdict
+	Pct        float64
+	Slower     []diffRow // regressions first
+	Changed    []diffRow // then what differs
+	Same       []diffRow // then the rest
+	Durations  []totalRow
+	LeftOut    string
+	ByDefault  bool // B is the session before A of its label
+	NoPrevious bool // A has no session before it of its label
+	Sessions   []sessionChoice
 }
 
 // diffSide is one side, as the page names it.
@@ -46,14 +46,14 @@ type diffSide struct {
 
 // diffRow is a key of the comparison.
 type diffRow struct {
-	Sign, Change       string
-	Kind, Name, Key    string
-	Verdict            string
-	CountA, CountB     int
-	MedianA, MedianB   string
-	By                 string // how B's median compares: +25%
-	Differences        string
-	HistoryKey         string // the why page of its key, "" when it has none
+	Sign, Change     string
+	Kind, Name, Key  string
+	Verdict          string
+	CountA, CountB   int
+	MedianA, MedianB string
+	By               string // how B's median compares: +25%
+	Differences      string
+	HistoryKey       string // the why page of its key, "" when it has none
 }
 
 // diffTable is a table of the diff page: its title, rows, and class.

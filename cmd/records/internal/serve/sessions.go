@@ -134,8 +134,8 @@ type sessionsPage struct {
 	frame
 	Filter   sessionFilter
 	Rows     []sessionRow
-	Matched  int    // sessions that pass the filter, or at least, when Kept is asked
-	More     bool   // Matched is a lower bound: the kept filter stopped when the page was full
+	Matched  int  // sessions that pass the filter, or at least, when Kept is asked
+	More     bool // Matched is a lower bound: the kept filter stopped when the page was full
 	Services []string
 	Kinds    []string
 	Prev     string // the previous page's query, "" on the first
@@ -305,4 +305,3 @@ func keptBy(r *sessions.Records, kinds []string, id sessions.SessionID, row *ses
 	}
 	return nil
 }
-
