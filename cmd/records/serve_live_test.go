@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,5 +112,36 @@ func TestServeLetsAWriterIn(t *testing.T) {
 	next(`"records":2`)
 	if st := exp.Stats(); st.Spooled != 0 {
 		t.Errorf("the writer spooled %d records while a page followed its session", st.Spooled)
+	}
+}
+
+// TestServeSaysItHasNoAuthentication: bound to an address other
+// machines reach (only when --listen names it), records serve says it
+// has no authentication; on loopback it says nothing of the kind.
+func TestServeSaysItHasNoAuthentication(t *testing.T) {
+	dir := writeGoldenStore(t)
+	for _, c := range []struct {
+		listen string
+		warns  bool
+	}{{"0.0.0.0:0", true}, {"127.0.0.1:0", false}} {
+		cmd := recordsProcess(t, "serve", "--dir", dir, "--listen", c.listen)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stderr := new(lockedBuffer)
+		cmd.Stderr = stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(out).ReadString('\n')
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		if err != nil || !strings.Contains(line, "http://") {
+			t.Fatalf("--listen %s: printed %q (%v)\n%s", c.listen, line, err, stderr)
+		}
+		if warns := strings.Contains(stderr.String(), "no authentication"); warns != c.warns {
+			t.Errorf("--listen %s: says it has no authentication: %v, want %v\n%s", c.listen, warns, c.warns, stderr)
+		}
 	}
 }
