@@ -113,6 +113,8 @@ var layers = []layer{
 	// HTML report, and how it opens and follows stores.
 	{"command parts", 7, []string{"cmd/records/internal/..."}, []string{badger}},
 	{"command rooms", 8, []string{"cmd/records/internal/report", "cmd/records/internal/stores"}, []string{badger}},
+	// The web app: the rooms' pages and stores, served.
+	{"web app", 9, []string{"cmd/records/internal/serve"}, []string{badger}},
 	// Tests' and benchmarks' helpers may stand on everything beneath;
 	// only tests and programs import them (TestTestSupportOnlyInTests).
 	{"test kits", 7, []string{"internal/testkit/...", "sessions/sessionstest", "internal/store/badgerfmt/badgerfmttest", "bench", "bench/internal/...", "bench/peers", "collector/internal/..."}, nil},
@@ -121,7 +123,7 @@ var layers = []layer{
 	{"components", 7, []string{"collector"}, []string{badger}},
 	// Programs: the example a user copies, the records command, the
 	// benchmark commands and the Collector distribution.
-	{"programs", 9, []string{"examples/otel", "cmd/records", "bench/cmd/...", "bench/peers/cmd/...", "collector/cmd/..."}, nil},
+	{"programs", 10, []string{"examples/otel", "cmd/records", "bench/cmd/...", "bench/peers/cmd/...", "collector/cmd/..."}, nil},
 }
 
 // extra rules a layer's outside list cannot say.
