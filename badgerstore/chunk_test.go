@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/store/chunk"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -35,7 +35,7 @@ func badgerEntries(t *testing.T, s *Store) (entries, chunks int) {
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			entries++
-			if _, _, _, ok := parseChunkKey(it.Item().Key()); ok {
+			if _, _, _, ok := chunk.ParseKey(it.Item().Key()); ok {
 				chunks++
 			}
 		}
@@ -136,7 +136,7 @@ func TestChunksReadAsRecords(t *testing.T) {
 	entries, chunks := badgerEntries(t, s)
 	t.Logf("%d records in %d Badger entries, %d of them chunks", len(all), entries, chunks)
 	if chunks == 0 || entries > len(all)/4 {
-		t.Errorf("%d records in %d Badger entries (%d chunks): the runs were not chunked", len(all), entries, chunks)
+		t.Errorf("%d records in %d Badger entries (%d chunks): the runs were not chunk.Chunked", len(all), entries, chunks)
 	}
 
 	check := func(what string, start, end []byte) {
@@ -214,7 +214,7 @@ func TestChunksReadAsRecords(t *testing.T) {
 }
 
 // A chunk that does not decode is an error of the scan that meets it,
-// never a panic, and decodeChunk refuses what no writer wrote.
+// never a panic, and chunk.Decode refuses what no writer wrote.
 func TestDamagedChunkIsAnError(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "store"), WithErrorHandler(nil))
 	if err != nil {
@@ -222,7 +222,7 @@ func TestDamagedChunkIsAnError(t *testing.T) {
 	}
 	defer s.Close()
 	first := keys.Record("compile", 1, 10)
-	bad := sessions.Entry{Key: chunkKey(first, 12), Value: []byte{chunkVersion, 0xff, 0xff, 0xff}}
+	bad := sessions.Entry{Key: chunk.Key(first, 12), Value: []byte{chunk.Version, 0xff, 0xff, 0xff}}
 	if err := s.Write([]sessions.Entry{bad}); err != nil {
 		t.Fatal(err)
 	}
@@ -234,37 +234,4 @@ func TestDamagedChunkIsAnError(t *testing.T) {
 		t.Fatal("a scan over a damaged chunk gave no error")
 	}
 	t.Logf("the error: %v", got)
-}
-
-// FuzzDecodeChunk checks that decodeChunk never panics and gives records
-// in seq order within the chunk's bounds, whatever the bytes; and that a
-// chunk encodeChunk made decodes to the records it was made of.
-func FuzzDecodeChunk(f *testing.F) {
-	var run []sessions.Entry
-	for i := range 5 {
-		run = append(run, sessions.Entry{Key: keys.Record("k", 7, uint64(3+2*i)), Value: bytes.Repeat([]byte{byte(i)}, i*10)})
-	}
-	c := encodeChunk(run)
-	f.Add(c.Value, uint64(3), uint64(11))
-	f.Add([]byte{chunkVersion}, uint64(0), uint64(0))
-	f.Fuzz(func(t *testing.T, v []byte, from, to uint64) {
-		recs, _, err := decodeChunk(v, from, to, nil, nil)
-		if err != nil {
-			return
-		}
-		for i, r := range recs {
-			if r.seq < from || r.seq > to || (i > 0 && r.seq <= recs[i-1].seq) {
-				t.Fatalf("record %d at seq %d, out of [%d, %d] or of order", i, r.seq, from, to)
-			}
-		}
-	})
-	recs, _, err := decodeChunk(c.Value, 3, 11, nil, nil)
-	if err != nil || len(recs) != len(run) {
-		f.Fatalf("decodeChunk(encodeChunk) = %d records, %v", len(recs), err)
-	}
-	for i, r := range recs {
-		if _, _, seq, _ := keys.Parse(run[i].Key); seq != r.seq || !slices.Equal(r.value, run[i].Value) {
-			f.Fatalf("record %d: seq %d %q, want %d %q", i, r.seq, r.value, seq, run[i].Value)
-		}
-	}
 }

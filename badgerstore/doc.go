@@ -1,6 +1,16 @@
 // Package badgerstore is the [sessions.Store] on Badger v4: where the
 // records of a kept session go to disk, and where a reader finds them again.
 //
+// A writer opens a store with [Open] (the exporter does, when a session is
+// first kept); a reader with [OpenWait] and [WithReadOnly], which waits for
+// a writer that holds the store, and reads it through package sessions
+// ([sessions.NewRecords]). The directory named is the store ([Place]);
+// [DefaultDir] is the one used when none is named. What goes wrong has an
+// error to match: a busy store ([ErrLocked]), a damaged one ([ErrCorrupt];
+// package badgerstore/doctor recovers it), a full disk ([ErrNoSpace]), a
+// file no store holds ([ErrUnsafeFile]), a directory that is not a store's
+// ([ErrNotStoreDir]). The sections below say why it is shaped so.
+//
 // # A guest in someone else's process
 //
 // The store runs inside programs that never asked for a database: a build
@@ -74,9 +84,10 @@
 // every file Badger's Open reads, with Badger's own table code run under
 // recover in goroutines of ours, and reports a damaged file by name
 // ([ErrCorrupt], a [*CorruptError]); on a store of a million records this
-// costs 2.5 ms. [Verify] reads every block of every table as well, and
-// [Recover] (`records doctor`) moves a damaged store aside and copies what
-// is readable into a new one.
+// costs 2.5 ms. The forensics are a package of their own,
+// badgerstore/doctor (`records doctor`): doctor.Verify reads every block
+// of every table as well, and doctor.Recover moves a damaged store aside
+// and copies what is readable into a new one.
 //
 // # A store from elsewhere
 //
@@ -91,7 +102,7 @@
 // memory ([Store.Unmerged]), changing nothing. The copy lives in the
 // temporary directory while the Store is open; a reader killed before it
 // closes leaves it, and the next read-only open removes it (a live
-// reader's is locked, and stays). [Recover] swaps the
+// reader's is locked, and stays). doctor.Recover swaps the
 // recovered store in through a journal, so a doctor killed at any moment
 // leaves the old store, the new one, or a pointer to both
 // ([ErrRecoveryInterrupted]), and the next one finishes.
@@ -106,5 +117,6 @@
 // writing holds 16 MiB of that in a reserve file, which it gives back to
 // Badger's writes, at their faults, once another process has filled the
 // disk (on Linux, amd64 and arm64, through a SIGBUS handler of its own
-// put before Go's; see space.go for how, and what is left).
+// put before Go's; package internal/store/space says how, and what is
+// left).
 package badgerstore

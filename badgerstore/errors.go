@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/otelrecords/otelrecords/internal/ground/storefs"
+	"github.com/otelrecords/otelrecords/internal/store/storedir"
 )
 
 // The conditions of a store that a caller acts on, matched with errors.Is.
@@ -13,7 +16,7 @@ var (
 	// Store excludes every other open, and a read-only one excludes
 	// read-write opens. The error's message carries Badger's own text.
 	// Open does not wait for the lock; OpenWait does.
-	ErrLocked = errors.New("otelrecords: store locked")
+	ErrLocked = storedir.ErrLocked
 
 	// ErrNeedsRecovery is matched by the error a read-only Open returns
 	// when the store's last writer ended without closing it (it crashed,
@@ -34,10 +37,19 @@ var (
 	ErrInvalidEntry = errors.New("otelrecords: entry no store holds")
 
 	// ErrRecoveryInterrupted is matched by the error Open returns where
-	// there is no store because a `records doctor` run (Recover) was cut
+	// there is no store because a `records doctor` run (doctor.Recover) was cut
 	// short while it swapped the damaged store for the recovered one. The
-	// message says where the records are; Recover finishes the run.
-	ErrRecoveryInterrupted = errors.New("otelrecords: a records doctor run was cut short")
+	// message says where the records are; doctor.Recover finishes the
+	// run.
+	ErrRecoveryInterrupted = storedir.ErrInterrupted
+
+	// ErrUnsafeFile is matched by the error Open, OpenWait, doctor.Verify
+	// and doctor.Recover return for a store holding a file otelrecords
+	// will not open: a symbolic link, a FIFO, a device or a socket where a store
+	// keeps regular files. The message names the file; nothing was
+	// changed. Remove it (or put what it links to in its place) and open
+	// again.
+	ErrUnsafeFile = storefs.ErrRefused
 )
 
 // Badger's errors carry no sentinel that survives its wrapping (it formats

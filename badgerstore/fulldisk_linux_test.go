@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelrecords/otelrecords/internal/store/space"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -50,7 +51,7 @@ func TestFullDiskNeverCrashesTheWriter(t *testing.T) {
 		fullDiskChild(dir)
 		return
 	}
-	if !sigbusAvailable() {
+	if !space.HandlerAvailable() {
 		t.Skip("no SIGBUS handler for this architecture: a fill may still crash the writer (space.go)")
 	}
 	fills := testsupport.Fills(t, 12)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/otelrecords/otelrecords/internal/store/space"
 )
 
 // The footprint of the Badger database a Store opens. Badger's defaults
@@ -85,7 +87,7 @@ const (
 	// blockSize is the size of a block of a table (Badger's default: 4
 	// KiB): a table's unit of compression and checksum, and an entry of
 	// its index. A Write's entries are mostly chunks of up to
-	// maxChunkBytes of values, which 4 KiB blocks held one to a block,
+	// chunk.MaxBytes of values, which 4 KiB blocks held one to a block,
 	// each block larger than the block buffers Badger's builders size
 	// for; at 16 KiB, the 30 s steady run of figure 5 peaked at 40.5-41.4
 	// MiB of anonymous memory against 49.4-69.4 with 4 KiB blocks (VmHWM
@@ -184,7 +186,7 @@ func defaultErrorHandler(err error) {
 
 // badgerOptions returns the options of the Badger database at dir, whose
 // writes g guards (nil for a read-only open).
-func badgerOptions(dir string, c config, g *guard) badger.Options {
+func badgerOptions(dir string, c config, g *space.Guard) badger.Options {
 	return badger.DefaultOptions(dir).
 		WithReadOnly(c.readOnly).
 		WithLogger(logger{handle: c.handle, guard: g}).
@@ -212,16 +214,16 @@ func badgerOptions(dir string, c config, g *guard) badger.Options {
 // drops the rest: Badger says a lot at INFO (every open, replay and
 // compaction), and the host's stderr is not ours to fill. Its DEBUG lines
 // that say Badger is about to write through its maps are the guard's
-// hooks (space.go).
+// hooks (internal/store/space).
 type logger struct {
 	handle func(error)
-	guard  *guard
+	guard  *space.Guard
 }
 
 func (l logger) Errorf(format string, args ...any)   { l.forward("error", format, args) }
 func (l logger) Warningf(format string, args ...any) { l.forward("warning", format, args) }
 func (logger) Infof(string, ...any)                  {}
-func (l logger) Debugf(format string, args ...any)   { l.guard.hook(format, args) }
+func (l logger) Debugf(format string, args ...any)   { l.guard.Hook(format, args) }
 
 func (l logger) forward(level, format string, args []any) {
 	msg := strings.TrimSpace(fmt.Sprintf(format, args...))

@@ -10,6 +10,9 @@ import (
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/otelrecords/otelrecords/internal/store/space"
+	"github.com/otelrecords/otelrecords/internal/store/storedir"
 )
 
 // fileMode is the mode Open gives the files of a private store: Badger
@@ -122,26 +125,9 @@ func rememberPrivateTables(dir string, tables map[string]bool) {
 // storeFile reports whether name is a file Badger or otelrecords keeps in
 // a store directory; other files there are not ours to change.
 func storeFile(name string) bool {
-	return badgerFile(name) || name == waitingMarker || name == reserveName
+	return storedir.BadgerFile(name) || name == waitingMarker || name == space.ReserveName
 }
 
 // waitingMarker is the file an opener waiting for the store leaves in it
 // (internal/store/turns).
 const waitingMarker = "otelrecords.waiting"
-
-// badgerFile reports whether name is a file Badger keeps in a store
-// directory: one of them there makes the directory a store, or a store
-// being created.
-func badgerFile(name string) bool {
-	switch name {
-	case badger.ManifestFilename, badger.KeyRegistryFileName, "DISCARD", "LOCK",
-		"MANIFEST-REWRITE", badger.KeyRegistryRewriteFileName: // Badger's, as it creates a store or rewrites them
-		return true
-	}
-	for _, ext := range []string{".sst", ".vlog", ".mem"} {
-		if strings.HasSuffix(name, ext) {
-			return true
-		}
-	}
-	return false
-}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelrecords/otelrecords/internal/store/badgerfmt/badgerfmttest"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -18,7 +19,7 @@ func TestReadersWhileWriting(t *testing.T) {
 	s := open(t)
 	const session, batch = sessions.SessionID(7), 500
 	write := func(first int) {
-		if err := s.Write(testEntries(session, first, batch)); err != nil {
+		if err := s.Write(badgerfmttest.Entries(session, first, batch)); err != nil {
 			t.Error(err)
 		}
 	}

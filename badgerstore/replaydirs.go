@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/otelrecords/otelrecords/internal/store/storedir"
 )
 
 // A reader that replays a crashed writer's log without writing the store
@@ -31,7 +33,7 @@ func newReplayDir() (tmp string, release func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	unlock, err := lockDir(tmp, false)
+	unlock, err := storedir.Lock(tmp, false)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return "", nil, err
@@ -47,7 +49,7 @@ func newReplayDir() (tmp string, release func(), err error) {
 // could not remove. It does nothing where directories cannot be locked
 // (dirLocks): there a directory in use and a forgotten one look alike.
 func removeStaleReplays(handle func(error)) {
-	if !dirLocks {
+	if !storedir.Locks {
 		return
 	}
 	tmp := os.TempDir()
@@ -63,7 +65,7 @@ func removeStaleReplays(handle func(error)) {
 		if fi, err := de.Info(); err != nil || time.Since(fi.ModTime()) < replayGrace {
 			continue
 		}
-		unlock, err := lockDir(dir, true)
+		unlock, err := storedir.Lock(dir, true)
 		if err != nil {
 			continue // a live reader's, or another user's
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/store/chunk"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -20,7 +20,7 @@ import (
 // the loop body or elsewhere, do not change what it yields. Keys are read
 // first and each value only when its entry is reached; a value kept inline
 // is yielded from Badger's buffer, without another copy. The records of a
-// chunk (chunk.go) are yielded one by one, under the keys they were
+// chunk (internal/store/chunk) are yielded one by one, under the keys they were
 // written with, as if each were an entry. Key and value are valid until
 // the next iteration; an empty value is yielded as nil.
 //
@@ -103,19 +103,19 @@ func (s *Store) scan(start, end []byte, values bool) iter.Seq2[sessions.Entry, e
 
 // stored yields the entries of txn in [start, end) in key order, the
 // records of chunks among them, each key once. A chunk that holds start
-// begins before it (at most maxChunkSpan seqs), and one that holds a key
+// begins before it (at most chunk.MaxSpan seqs), and one that holds a key
 // just below end has a key of its own past end: both are read. An error
 // (sessions.ErrClosed after Close) is yielded once, last.
 func (s *Store) stored(txn *badger.Txn, start, end []byte, values bool) iter.Seq2[sessions.Entry, error] {
 	return func(yield func(sessions.Entry, error) bool) {
-		from := chunkSearchStart(start)
+		from := chunk.SearchStart(start)
 		it := txn.NewIterator(rangeOptions(from, end))
 		defer it.Close()
 		var (
 			held    records // records of chunks read, not yet yielded
 			last    []byte  // the key yielded last: a key is yielded once
 			buf     []byte  // reused for the values that are copied
-			decoded []chunkRecord
+			decoded []chunk.Record
 			block   []byte // the decoded chunk, reused
 			first   []byte // its first record's key, copied
 			key     []byte // the key of a chunk's record being yielded
@@ -148,7 +148,7 @@ func (s *Store) stored(txn *badger.Txn, start, end []byte, values bool) iter.Seq
 				return nil
 			}
 			k := it.Item().Key()
-			if f, _, _, ok := parseChunkKey(k); ok {
+			if f, _, _, ok := chunk.ParseKey(k); ok {
 				k = f
 			}
 			if end != nil && bytes.Compare(k, end) >= 0 {
@@ -164,14 +164,14 @@ func (s *Store) stored(txn *badger.Txn, start, end []byte, values bool) iter.Seq
 			}
 			item := it.Item()
 			k := item.Key()
-			f, lo, hi, chunk := parseChunkKey(k)
-			if end != nil && bytes.Compare(k, end) >= 0 && (!chunk || bytes.Compare(f, end) >= 0) {
+			f, lo, hi, isChunk := chunk.ParseKey(k)
+			if end != nil && bytes.Compare(k, end) >= 0 && (!isChunk || bytes.Compare(f, end) >= 0) {
 				break
 			}
 			if !flush(low()) {
 				return
 			}
-			if !chunk {
+			if !isChunk {
 				switch {
 				case bytes.Compare(k, start) < 0:
 					// Before the range: only chunks there reach into it.
@@ -200,7 +200,7 @@ func (s *Store) stored(txn *badger.Txn, start, end []byte, values bool) iter.Seq
 				it.Next()
 				continue
 			}
-			if bytes.Compare(recordAt(f, hi), start) < 0 {
+			if bytes.Compare(chunk.RecordAt(f, hi), start) < 0 {
 				it.Next()
 				continue // a chunk that ends before the range
 			}
@@ -209,7 +209,7 @@ func (s *Store) stored(txn *badger.Txn, start, end []byte, values bool) iter.Seq
 			// while the callback runs (copyValuesFrom).
 			err := item.Value(func(v []byte) error {
 				var err error
-				decoded, block, err = decodeChunk(v, lo, hi, block[:0], decoded[:0])
+				decoded, block, err = chunk.Decode(v, lo, hi, block[:0], decoded[:0])
 				return err
 			})
 			if err != nil {
@@ -223,19 +223,19 @@ func (s *Store) stored(txn *badger.Txn, start, end []byte, values bool) iter.Seq
 			it.Next()
 			next := low()
 			for _, r := range decoded {
-				key = binary.BigEndian.AppendUint64(append(key[:0], first[:len(first)-8]...), r.seq)
+				key = binary.BigEndian.AppendUint64(append(key[:0], first[:len(first)-8]...), r.Seq)
 				if bytes.Compare(key, start) < 0 || (end != nil && bytes.Compare(key, end) >= 0) {
 					continue
 				}
 				if held.Len() == 0 && (next == nil || bytes.Compare(key, next) < 0) {
-					if !emit(sessions.Entry{Key: key, Value: r.value}) {
+					if !emit(sessions.Entry{Key: key, Value: r.Value}) {
 						return
 					}
 					continue
 				}
 				e := sessions.Entry{Key: bytes.Clone(key)}
 				if values {
-					e.Value = bytes.Clone(r.value)
+					e.Value = bytes.Clone(r.Value)
 				}
 				heap.Push(&held, e)
 			}
@@ -261,31 +261,6 @@ func (s *Store) entryOf(item *badger.Item, key []byte, values bool, buf *[]byte)
 		return nil
 	})
 	return e, err
-}
-
-// chunkSearchStart returns where a search for the keys from start on
-// begins: maxChunkSpan-1 seqs before start in its session, where the
-// first chunk that may hold a key from start on begins, when start lies
-// among a session's records (a record's key, or any key between two);
-// start itself otherwise.
-func chunkSearchStart(start []byte) []byte {
-	kind, tail, err := keys.Split(start)
-	if err != nil || len(tail) <= 8 || !keys.IsKind(string(kind)) {
-		return start
-	}
-	var at [8]byte
-	copy(at[:], tail[8:])
-	seq := binary.BigEndian.Uint64(at[:])
-	from := bytes.Clone(start[:len(start)-len(tail)+8])
-	return binary.BigEndian.AppendUint64(from, seq-min(seq, maxChunkSpan-1))
-}
-
-// recordAt returns the key of the record at seq whose key is k's but for
-// its seq: k is a record key, such as a chunk's first.
-func recordAt(k []byte, seq uint64) []byte {
-	out := make([]byte, 0, len(k))
-	out = append(out, k[:len(k)-8]...)
-	return binary.BigEndian.AppendUint64(out, seq)
 }
 
 // records is a heap of entries by key, for the records of chunks that
@@ -336,7 +311,7 @@ func (s *Store) DeleteRange(start, end []byte, match func(key []byte) bool) (int
 		return wb
 	}
 	n := 0
-	from := chunkSearchStart(start)
+	from := chunk.SearchStart(start)
 	err := s.db.View(func(txn *badger.Txn) error {
 		// The count is of keys as Scan yields them: a record written
 		// twice (alone and in a chunk, or in two) is deleted from both,
@@ -354,12 +329,12 @@ func (s *Store) DeleteRange(start, end []byte, match func(key []byte) bool) (int
 		for it.Seek(from); it.Valid(); it.Next() {
 			item := it.Item()
 			key := item.Key()
-			first, _, hi, chunk := parseChunkKey(key)
-			if end != nil && bytes.Compare(key, end) >= 0 && (!chunk || bytes.Compare(first, end) >= 0) {
+			first, _, hi, isChunk := chunk.ParseKey(key)
+			if end != nil && bytes.Compare(key, end) >= 0 && (!isChunk || bytes.Compare(first, end) >= 0) {
 				return nil
 			}
-			if chunk {
-				if bytes.Compare(recordAt(first, hi), start) < 0 {
+			if isChunk {
+				if bytes.Compare(chunk.RecordAt(first, hi), start) < 0 {
 					continue
 				}
 				if _, err := s.deleteInChunk(item, start, end, match, batch); err != nil {
@@ -396,22 +371,22 @@ func (s *Store) DeleteRange(start, end []byte, match func(key []byte) bool) (int
 // records it deleted.
 func (s *Store) deleteInChunk(item *badger.Item, start, end []byte, match func([]byte) bool, batch func() *badger.WriteBatch) (int, error) {
 	key := item.KeyCopy(nil)
-	first, lo, hi, _ := parseChunkKey(key)
-	var recs []chunkRecord
+	first, lo, hi, _ := chunk.ParseKey(key)
+	var recs []chunk.Record
 	if err := item.Value(func(v []byte) error {
 		var err error
-		recs, _, err = decodeChunk(v, lo, hi, nil, nil)
+		recs, _, err = chunk.Decode(v, lo, hi, nil, nil)
 		return err
 	}); err != nil {
 		return 0, fmt.Errorf("chunk %q: %w", key, err)
 	}
 	var stay []sessions.Entry
 	for _, r := range recs {
-		k := recordAt(first, r.seq)
+		k := chunk.RecordAt(first, r.Seq)
 		if bytes.Compare(k, start) >= 0 && (end == nil || bytes.Compare(k, end) < 0) && (match == nil || match(k)) {
 			continue
 		}
-		stay = append(stay, sessions.Entry{Key: k, Value: r.value})
+		stay = append(stay, sessions.Entry{Key: k, Value: r.Value})
 	}
 	deleted := len(recs) - len(stay)
 	if deleted == 0 {
@@ -421,7 +396,7 @@ func (s *Store) deleteInChunk(item *badger.Item, start, end []byte, match func([
 	if err := wb.Delete(key); err != nil {
 		return 0, err
 	}
-	again, _ := chunked(stay)
+	again, _ := chunk.Chunked(stay)
 	for _, e := range again {
 		if err := wb.Set(e.Key, e.Value); err != nil {
 			return 0, err

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/otelrecords/otelrecords/internal/store/badgerfmt/badgerfmttest"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 )
 
@@ -32,13 +33,13 @@ func TestNoSpace(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open with room: %v", err)
 	}
-	first := testEntries(1, 0, 100)
+	first := badgerfmttest.Entries(1, 0, 100)
 	if err := s.Write(first); err != nil {
 		t.Fatal(err)
 	}
 
 	filler := testsupport.Fill(t, mnt, 1<<20)
-	refused := testEntries(1, 100, 100)
+	refused := badgerfmttest.Entries(1, 100, 100)
 	if err := s.Write(refused); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("Write with 1 MiB free = %v, want ErrNoSpace", err)
 	}

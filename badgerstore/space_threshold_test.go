@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otelrecords/otelrecords/internal/store/badgerfmt/badgerfmttest"
+	"github.com/otelrecords/otelrecords/internal/store/space"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 )
 
@@ -30,9 +32,9 @@ func TestOneFreeSpaceThreshold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries := testEntries(1, 0, 10)
+	entries := badgerfmttest.Entries(1, 0, 10)
 	// The reserve is held: 4 MiB less than MinFreeSpace beside it.
-	filler := testsupport.Fill(t, mnt, MinFreeSpace-reserveSize-4<<20)
+	filler := testsupport.Fill(t, mnt, MinFreeSpace-space.ReserveSize-4<<20)
 	want := fmt.Sprintf("the store keeps %d MiB free", MinFreeSpace>>20)
 	err = s.Write(entries)
 	if !errors.Is(err, ErrNoSpace) || !strings.Contains(err.Error(), want) {
@@ -42,7 +44,7 @@ func TestOneFreeSpaceThreshold(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Closed, the store gave its reserve back: the same 44 MiB are free.
-	if _, err := os.Stat(filepath.Join(dir, reserveName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, space.ReserveName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("after Close, the reserve: %v; want it removed", err)
 	}
 	if s, err := Open(dir, WithErrorHandler(nil)); !errors.Is(err, ErrNoSpace) || !strings.Contains(err.Error(), want) {

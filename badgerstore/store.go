@@ -15,7 +15,10 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/otelrecords/otelrecords/internal/store/chunk"
+	"github.com/otelrecords/otelrecords/internal/store/space"
 	"github.com/otelrecords/otelrecords/internal/store/spool"
+	"github.com/otelrecords/otelrecords/internal/store/storedir"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -37,7 +40,7 @@ type Store struct {
 	readOnly bool
 	handle   func(error)
 	progress func(entries int) // WithWriteProgress; nil without
-	guard    *guard            // a full disk (space.go); nil when read-only
+	guard    *space.Guard      // a full disk (internal/store/space); nil when read-only
 
 	// spooled are the spool's entries, sorted by key, that a read-only
 	// Store on a store it cannot write yields from memory (OpenWait), and
@@ -79,7 +82,7 @@ type Store struct {
 // A read-write Open merges the spool, the records a writer set aside
 // while another process held the store (docs/FORMAT.md §7).
 // A store with a damaged file gives an error matching ErrCorrupt, a
-// *CorruptError naming the file, and never a crash (see Verify); a
+// *CorruptError naming the file, and never a crash (see doctor.Verify); a
 // read-write open on a nearly full file system, one matching ErrNoSpace.
 func Open(dir string, opts ...Option) (*Store, error) {
 	c := config{handle: defaultErrorHandler}
@@ -98,7 +101,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 // refuses nothing.
 func locate(dir string, readOnly bool) (string, error) {
 	if readOnly {
-		return resolve(dir)
+		return storedir.Resolve(dir)
 	}
 	return Place(dir)
 }
@@ -112,7 +115,7 @@ func openAt(dir, path string, c config) (*Store, error) {
 		// No store here: perhaps because a doctor run was cut short while
 		// the store was moved, which neither a reader nor a new store
 		// should hide.
-		if err := interrupted(dir, path); err != nil {
+		if err := storedir.Interrupted(dir, path); err != nil {
 			return nil, err
 		}
 	}
@@ -128,29 +131,30 @@ func openAt(dir, path string, c config) (*Store, error) {
 		return nil, fmt.Errorf("otelrecords: create store %s: %w", dir, err)
 	}
 	// Links, FIFOs and devices where a store keeps files are refused
-	// before anything is opened (files.go).
-	if err := checkFiles(path); err != nil {
+	// before anything is opened (storedir.Check).
+	if err := storedir.Check(path); err != nil {
 		return nil, err
 	}
 	// Badger panics on some damaged files in goroutines no recover reaches,
-	// and silently drops data over others: read them first (verify.go).
+	// and silently drops data over others: read them first (check.go).
 	if err := checkBeforeOpen(path, c.readOnly, false); err != nil {
 		return nil, err
 	}
-	var g *guard
+	var g *space.Guard
 	if !c.readOnly {
-		g = newGuard(path)
+		g = space.NewGuard(path, guardSizes)
 	}
 	db, err := openBadger(badgerOptions(path, c, g))
 	if err != nil {
 		return nil, openError(dir, err)
 	}
-	g.watch(db.Tables)
-	// The reserve (space.go), once Badger holds the directory, so unshared.
-	if err := g.take(); err != nil {
-		g.beforeClose()
+	g.Watch(db.Tables)
+	// The reserve (internal/store/space), once Badger holds the
+	// directory, so unshared.
+	if err := g.Take(); err != nil {
+		g.BeforeClose()
 		_ = db.Close()
-		g.close()
+		g.Close()
 		return nil, err
 	}
 	s := newStore(db, dir, path, c.readOnly)
@@ -206,7 +210,8 @@ func makeDir(dir string) error {
 // store must not bring them down. Badger's deferred releases (its lock, its
 // manifest) run while the panic unwinds; so does a fault on a mapped page
 // in this goroutine (Badger writes the headers of new logs through their
-// maps, which a disk filled since the check cannot back: space.go).
+// maps, which a disk filled since the check cannot back:
+// internal/store/space).
 func openBadger(opt badger.Options) (db *badger.DB, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -313,12 +318,12 @@ func (s *Store) Write(entries []sessions.Entry) error {
 		return fmt.Errorf("otelrecords: write to %s: %w", s.dir, err)
 	}
 	records := len(entries)
-	entries, counts := chunked(entries)
-	// Badger may need a new log and a table for these (space.go).
-	if err := s.guard.checkWrite(entries); err != nil {
+	entries, counts := chunk.Chunked(entries)
+	// Badger may need a new log and a table for these (internal/store/space).
+	if err := s.guard.CheckWrite(entries); err != nil {
 		return err
 	}
-	released := s.guard.released()
+	released := s.guard.Released()
 	wb := s.db.NewWriteBatch()
 	// Cancel after a Flush does nothing; after a failure it releases the
 	// batch's transaction, which would otherwise pin Badger's read mark.
@@ -338,10 +343,10 @@ func (s *Store) Write(entries []sessions.Entry) error {
 			}
 		}
 		// The disk filled while Badger wrote, and its reserve went back
-		// to it: hand it no more (space.go). What it committed is
-		// written, and harmless to write again.
-		if s.guard.releasedSince(released) {
-			return s.guard.refuse(records)
+		// to it: hand it no more (internal/store/space). What it
+		// committed is written, and harmless to write again.
+		if s.guard.ReleasedSince(released) {
+			return s.guard.Refuse(records)
 		}
 	}
 	if err := wb.Flush(); err != nil {
@@ -413,9 +418,9 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 
-	s.guard.beforeClose()
+	s.guard.BeforeClose()
 	err := s.db.Close()
-	s.guard.close()
+	s.guard.Close()
 	if s.release != nil {
 		s.release()
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/otelrecords/otelrecords/internal/ground/storefs"
 	"github.com/otelrecords/otelrecords/internal/store/badgerfmt"
 	"github.com/otelrecords/otelrecords/internal/store/spool"
+	"github.com/otelrecords/otelrecords/internal/store/storedir"
 	"github.com/otelrecords/otelrecords/internal/store/turns"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -104,7 +105,7 @@ func openMerged(dir, path string, c config) (*Store, error) {
 	// its log, which it then never unmaps: go around it when the log is
 	// known to be there.
 	crashed := hasLogs(path)
-	canWrite := writable(path)
+	canWrite := storedir.Writable(path)
 	if canWrite && (crashed || spool.Has(path)) {
 		// A file system too full for Badger to write safely is one this
 		// reader cannot write either.
@@ -192,16 +193,16 @@ const (
 // without writing it: see above. It holds the store's lock, shared, until
 // the Store closes, so no writer changes the files it reads.
 func openReplayed(dir, path string, c config) (*Store, error) {
-	if err := storeThere(path); err != nil {
+	if err := storedir.Present(path); err != nil {
 		return nil, err
 	}
-	if err := checkFiles(path); err != nil {
+	if err := storedir.Check(path); err != nil {
 		return nil, err
 	}
 	if err := checkBeforeOpen(path, true, true); err != nil {
 		return nil, err
 	}
-	unlock, err := lockDir(path, false)
+	unlock, err := storedir.Lock(path, false)
 	if err != nil {
 		return nil, err
 	}

@@ -24,10 +24,10 @@ func TestAppendRecordIsAppendSpan(t *testing.T) {
 		{Key: "i", Value: sessions.Int64Value(-7)},
 		{Key: "f", Value: sessions.Float64Value(2.5)},
 		{Key: "s", Value: sessions.StringValue("lib/unit.o")},
-		{Key: "bs", Value: sessions.BoolSliceValue([]bool{true, false})},
-		{Key: "is", Value: sessions.Int64SliceValue([]int64{1, 2})},
-		{Key: "fs", Value: sessions.Float64SliceValue([]float64{0.5})},
-		{Key: "ss", Value: sessions.StringSliceValue([]string{"a", ""})},
+		{Key: "bs", Value: sessions.SliceValue([]bool{true, false})},
+		{Key: "is", Value: sessions.SliceValue([]int64{1, 2})},
+		{Key: "fs", Value: sessions.SliceValue([]float64{0.5})},
+		{Key: "ss", Value: sessions.SliceValue([]string{"a", ""})},
 		{Key: "empty", Value: sessions.Value{}},
 	}
 	base := func() sessions.Record {

@@ -32,7 +32,7 @@ func whyStore(sessionSpans ...[]span) *sessions.Records {
 		}
 		recordWith(testsupport.NoClose{Store: store}, epoch.Add(time.Duration(i)*time.Hour), recorder.Config{
 			Resource: sessions.Attrs{str("service.name", "builder"), str("service.version", version),
-				{Key: "process.pid", Value: sessions.IntValue(1000 + i)}},
+				{Key: "process.pid", Value: sessions.Int64Value(int64(1000 + i))}},
 		}, spans)
 	}
 	return sessions.NewRecords(store.Reopen())
@@ -171,7 +171,7 @@ func TestWhyComparesWithTheWorkDone(t *testing.T) {
 // TestWhyMatchesAsText finds an integer attribute by its text, as the
 // command line gives it.
 func TestWhyMatchesAsText(t *testing.T) {
-	s := span{kind: "autotune", name: "tune", wall: 1, id: 1, attrs: sessions.Attrs{{Key: "n", Value: sessions.IntValue(1024)}}}
+	s := span{kind: "autotune", name: "tune", wall: 1, id: 1, attrs: sessions.Attrs{{Key: "n", Value: sessions.Int64Value(int64(1024))}}}
 	r := whyStore([]span{s})
 	n := 0
 	for _, err := range explain.Why(r, "autotune", "n", sessions.StringValue("1024")) {

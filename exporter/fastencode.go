@@ -15,7 +15,7 @@ import (
 )
 
 // The bounds of a plain span (appendPlain): well inside every limit a
-// record has (keys.MaxRecordSize, keys.MaxAttributes, what a reader
+// record has (keys.MaxRecordSize, cborwire.MaxMapPairs, what a reader
 // decodes), so that a record within them never needs the checks of
 // recorder.AppendEncoded.
 const (

@@ -3,6 +3,11 @@
 // Collector) sent there come back as they were, so that every answer of
 // the library and the records command runs on the fleet's records.
 //
+// [NewJaeger] names a query service (its base URL, the HTTP client and
+// headers to ask it with); [Pull] reads the sessions of some services and
+// a time window from it into a store's [sessions.Records], and says what
+// it did ([Progress]). `records pull` is a command over the two.
+//
 // Jaeger's api_v3 (its query service's HTTP port, 16686 by default)
 // answers with OTLP. A span sent by replay carries what makes it a record
 // again (docs/MAPPING.md §8): its Resource names its session and carries

@@ -39,7 +39,7 @@ func buildStore(t *testing.T, services []string, orphan bool) *sessions.MemStore
 		start := t0.Add(time.Duration(i) * time.Hour)
 		cfg := recorder.Config{Label: "build " + service, Resource: sessions.Attrs{
 			{Key: "service.name", Value: sessions.StringValue(service)},
-			{Key: "process.pid", Value: sessions.IntValue(4242 + i)},
+			{Key: "process.pid", Value: sessions.Int64Value(int64(4242 + i))},
 			{Key: "host.name", Value: sessions.StringValue("runner-" + service)},
 		}}
 		testsupport.Write(t, func() (sessions.Store, error) { return testsupport.NoClose{Store: mem}, nil }, start, cfg, func(s *testsupport.Session) {
@@ -58,16 +58,16 @@ func buildStore(t *testing.T, services []string, orphan bool) *sessions.MemStore
 						{Key: "bytes", Value: sessions.Int64Value(math.MinInt64 + int64(k))},
 						{Key: "ratio", Value: sessions.Float64Value(math.Inf(-1))},
 						{Key: "nan", Value: sessions.Float64Value(math.NaN())},
-						{Key: "flags", Value: sessions.BoolSliceValue([]bool{true, false})},
-						{Key: "shape", Value: sessions.Int64SliceValue([]int64{128, -1})},
-						{Key: "weights", Value: sessions.Float64SliceValue([]float64{0.1, 1e300})},
-						{Key: "tried", Value: sessions.StringSliceValue([]string{"tiled", "", "simd"})},
-						{Key: "no strings", Value: sessions.StringSliceValue(nil)},
+						{Key: "flags", Value: sessions.SliceValue([]bool{true, false})},
+						{Key: "shape", Value: sessions.SliceValue([]int64{128, -1})},
+						{Key: "weights", Value: sessions.SliceValue([]float64{0.1, 1e300})},
+						{Key: "tried", Value: sessions.SliceValue([]string{"tiled", "", "simd"})},
+						{Key: "no strings", Value: sessions.SliceValue[string](nil)},
 						{Key: "ok", Value: sessions.BoolValue(true)},
 					},
 					Inputs: []string{"compile.key", "tried"},
 					Status: sessions.Status{Code: spanbridge.StatusError, Description: "simd: illegal instruction"},
-					Events: []sessions.Event{{Name: "miss", Offset: 3, Attributes: sessions.Attrs{{Key: "tier", Value: sessions.IntValue(2)}}}},
+					Events: []sessions.Event{{Name: "miss", Offset: 3, Attributes: sessions.Attrs{{Key: "tier", Value: sessions.Int64Value(int64(2))}}}},
 					Links:  []sessions.Link{{TraceID: sessions.TraceID{7}, SpanID: sessions.SpanID{8}, TraceState: "congo=t61rcWkgMzE", Attributes: sessions.Attrs{{Key: "why", Value: sessions.StringValue("batch")}}}},
 					Scope:  sessions.Scope{Name: "example.com/build", Version: "v1.2.3"},
 

@@ -108,7 +108,7 @@ func decodeShapes(t testing.TB, size int) []decodeShape {
 	row := func(n int) []byte {
 		a := make(sessions.Attrs, 0, n)
 		for i := range n {
-			a = append(a, sessions.Attr{Key: key(i), Value: sessions.StringSliceValue(nil)})
+			a = append(a, sessions.Attr{Key: key(i), Value: sessions.SliceValue[string](nil)})
 		}
 		v, err := encodeSession(sessions.Session{ID: 1, Resource: a})
 		if err != nil {
@@ -135,21 +135,21 @@ func decodeShapes(t testing.TB, size int) []decodeShape {
 		{name: "events that are empty maps", value: recordWith("events", hostileEvents)},
 		{name: "resource of arrays of empty maps", row: true, value: append([]byte{0xa1, 0x68, 'r', 'e', 's', 'o', 'u', 'r', 'c', 'e', 0xa1, 0x61, 'k'}, hostileEvents...)},
 		// Legal: the costliest a writer may store.
-		{name: "attribute arrays of empty strings", legal: true, value: record(sessions.Record{Attributes: sessions.Attrs{{Key: "k", Value: sessions.StringSliceValue(make([]string, min(1<<20, size)))}}})},
-		{name: "attribute arrays of false", legal: true, value: record(sessions.Record{Attributes: sessions.Attrs{{Key: "k", Value: sessions.BoolSliceValue(make([]bool, min(1<<20, size)))}}})},
-		{name: "attribute arrays of zeros", legal: true, value: record(sessions.Record{Attributes: sessions.Attrs{{Key: "k", Value: sessions.Int64SliceValue(make([]int64, min(1<<20, size)))}}})},
-		{name: "2^17 attributes, empty arrays", legal: true, value: manyAttrs(sessions.StringSliceValue(nil))},
-		{name: "2^17 attributes, arrays of an empty string", legal: true, value: manyAttrs(sessions.StringSliceValue([]string{""}))},
-		{name: "2^17 attributes, zeros", legal: true, value: manyAttrs(sessions.IntValue(0))},
+		{name: "attribute arrays of empty strings", legal: true, value: record(sessions.Record{Attributes: sessions.Attrs{{Key: "k", Value: sessions.SliceValue(make([]string, min(1<<20, size)))}}})},
+		{name: "attribute arrays of false", legal: true, value: record(sessions.Record{Attributes: sessions.Attrs{{Key: "k", Value: sessions.SliceValue(make([]bool, min(1<<20, size)))}}})},
+		{name: "attribute arrays of zeros", legal: true, value: record(sessions.Record{Attributes: sessions.Attrs{{Key: "k", Value: sessions.SliceValue(make([]int64, min(1<<20, size)))}}})},
+		{name: "2^17 attributes, empty arrays", legal: true, value: manyAttrs(sessions.SliceValue[string](nil))},
+		{name: "2^17 attributes, arrays of an empty string", legal: true, value: manyAttrs(sessions.SliceValue([]string{""}))},
+		{name: "2^17 attributes, zeros", legal: true, value: manyAttrs(sessions.Int64Value(int64(0)))},
 		// A map's table is a power of two of slots, at most 7/8 full: one
 		// pair past 7/8 of a power of two doubles it.
-		{name: "28,673 attributes, empty arrays", legal: true, value: attrs(7<<12+1, sessions.StringSliceValue(nil))},
+		{name: "28,673 attributes, empty arrays", legal: true, value: attrs(7<<12+1, sessions.SliceValue[string](nil))},
 		{name: "2^17 attributes, one-byte strings", legal: true, value: manyAttrs(sessions.StringValue("x"))},
 		{name: "events without attributes", legal: true, value: events(nil, 18)},
 		{name: "events with no attributes", legal: true, value: events(sessions.Attrs{}, 25)},
-		{name: "events with one attribute", legal: true, value: events(sessions.Attrs{{Key: "", Value: sessions.IntValue(0)}}, 27)},
-		{name: "events with one empty array", legal: true, value: events(sessions.Attrs{{Key: "", Value: sessions.StringSliceValue(nil)}}, 27)},
-		{name: "events with two attributes", legal: true, value: events(sessions.Attrs{{Key: "", Value: sessions.IntValue(0)}, {Key: "a", Value: sessions.IntValue(0)}}, 30)},
+		{name: "events with one attribute", legal: true, value: events(sessions.Attrs{{Key: "", Value: sessions.Int64Value(int64(0))}}, 27)},
+		{name: "events with one empty array", legal: true, value: events(sessions.Attrs{{Key: "", Value: sessions.SliceValue[string](nil)}}, 27)},
+		{name: "events with two attributes", legal: true, value: events(sessions.Attrs{{Key: "", Value: sessions.Int64Value(int64(0))}, {Key: "a", Value: sessions.Int64Value(int64(0))}}, 30)},
 		{name: "resource of 2^17 empty arrays", legal: true, row: true, value: row(min(1<<17, size/4))},
 	}
 }

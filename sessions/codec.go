@@ -7,22 +7,23 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
+	cw "github.com/otelrecords/otelrecords/internal/ground/cborwire"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 )
 
 // Decode limits: a store is untrusted input (it travels between machines),
 // so no value may make a reader allocate without bound or recurse deeply.
-// Writers refuse records beyond them (see package internal/ground/keys).
+// Writers refuse records beyond them (package internal/ground/cborwire).
 const (
-	maxNestedLevels  = keys.MaxNestedLevels
-	maxArrayElements = keys.MaxArrayElements
-	maxMapPairs      = keys.MaxAttributes
+	maxNestedLevels  = cw.MaxNestedLevels
+	maxArrayElements = cw.MaxArrayElements
+	maxMapPairs      = cw.MaxMapPairs
 )
 
 // maxValueSize is the largest value a reader decodes, in bytes; larger ones
 // are counted as undecodable. It is the largest value Badger stores (the
 // size of its value-log files), above keys.MaxRecordSize, which writers
-// keep to. With the decoding budget (budget.go: at most 56 bytes allocated
+// keep to. With the decoding budget (cborwire.Budget: at most 56 bytes allocated
 // per byte of a value) it bounds what one value can make a reader
 // allocate.
 const maxValueSize = keys.MaxValueSize
@@ -131,7 +132,7 @@ func decodeRecord(b []byte) (Stamped[Record], error) {
 // the decoder of what it leaves.
 func decodeRecordLibrary(b []byte) (Stamped[Record], error) {
 	var v Stamped[Record]
-	if err := checkBudget(b); err != nil {
+	if err := cw.CheckBudget(b); err != nil {
 		return v, err
 	}
 	var w recordWire
@@ -250,7 +251,7 @@ func decodeSession(b []byte) (Session, error) {
 	if len(b) > maxValueSize {
 		return s, fmt.Errorf("value of %d bytes exceeds %d", len(b), maxValueSize)
 	}
-	if err := checkBudget(b); err != nil {
+	if err := cw.CheckBudget(b); err != nil {
 		return s, err
 	}
 	err := decMode.Unmarshal(b, &s)

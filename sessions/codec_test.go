@@ -21,11 +21,11 @@ func fullRecord() sessions.Stamped[sessions.Record] {
 			Wall: 5 * time.Millisecond,
 			Attributes: sessions.Attrs{
 				{Key: "autotune.key", Value: sessions.StringValue("matmul 1024")},
-				{Key: "candidates", Value: sessions.StringSliceValue([]string{"tiled", "simd"})},
+				{Key: "candidates", Value: sessions.SliceValue([]string{"tiled", "simd"})},
 				{Key: "winner", Value: sessions.StringValue("tiled")},
 			},
 			Status:       sessions.Status{Code: "error", Description: "simd failed"},
-			Events:       []sessions.Event{{Name: "candidate", Offset: 1, Attributes: sessions.Attrs{{Key: "n", Value: sessions.IntValue(1)}}}},
+			Events:       []sessions.Event{{Name: "candidate", Offset: 1, Attributes: sessions.Attrs{{Key: "n", Value: sessions.Int64Value(int64(1))}}}},
 			TraceID:      sessions.TraceID{0: 0x4b, 15: 0xf9},
 			SpanID:       sessions.SpanID{0: 1, 7: 2},
 			ParentSpanID: sessions.SpanID{0: 1, 7: 1},

@@ -9,7 +9,7 @@ import (
 
 // Counts returns how many records of each kind every session holds:
 // session id, then kind, then count. It reads keys only (with the store's
-// ScanKeys, when it is a KeyScanner) and decodes no value, so it costs a
+// ScanKeys, when it has it) and decodes no value, so it costs a
 // fraction of reading the records: it is what `records sessions` shows.
 // A record is counted by its key, so one whose value would not decode
 // (which All skips) is counted too, and so are records whose session has no
@@ -65,9 +65,9 @@ func (r *Records) Counts() (map[SessionID]map[string]int, error) {
 }
 
 // keysOf yields the keys of s in [start, end), without their values when
-// s is a KeyScanner.
+// s has ScanKeys.
 func keysOf(s Store, start, end []byte) iter.Seq2[[]byte, error] {
-	if ks, ok := s.(KeyScanner); ok {
+	if ks, ok := s.(keyScanner); ok {
 		return ks.ScanKeys(start, end)
 	}
 	return scanKeys(s.Scan(start, end))

@@ -60,14 +60,14 @@ func TestCounts(t *testing.T) {
 	}
 }
 
-// TestCountsReadsKeysOnly checks that Counts asks a KeyScanner for keys
-// and reads no value, and that on a store that is not one it counts the
-// same through Scan.
+// TestCountsReadsKeysOnly checks that Counts asks a store with ScanKeys
+// for keys and reads no value, and that on a store without it it counts
+// the same through Scan.
 func TestCountsReadsKeysOnly(t *testing.T) {
 	s, want := countsStore(t)
 	for name, store := range map[string]sessions.Store{
-		"KeyScanner": noValues{s},
-		"Scan only":  scanOnly{s},
+		"ScanKeys":  noValues{s},
+		"Scan only": scanOnly{s},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := sessions.NewRecords(store).Counts()
@@ -81,7 +81,7 @@ func TestCountsReadsKeysOnly(t *testing.T) {
 	}
 }
 
-// noValues is a KeyScanner whose Scan fails: a reader that read a value
+// noValues is a store with ScanKeys whose Scan fails: a reader that read a value
 // would see the error.
 type noValues struct{ *sessions.MemStore }
 
@@ -91,7 +91,7 @@ func (noValues) Scan(start, end []byte) iter.Seq2[sessions.Entry, error] {
 	}
 }
 
-// scanOnly is a store that is not a KeyScanner.
+// scanOnly is a store without ScanKeys.
 type scanOnly struct{ store sessions.Store }
 
 func (s scanOnly) Write(es []sessions.Entry) error { return s.store.Write(es) }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/otelrecords/otelrecords/internal/ground/recordtags"
 )
 
 // withoutNaN returns v with every NaN of its attributes replaced by
@@ -173,7 +175,7 @@ type typedProbe struct {
 // take (decodeFor), fails and fills as a typed read of the whole record.
 func checkTyped(t *testing.T, b []byte) {
 	t.Helper()
-	plan, err := planFor(reflect.TypeFor[typedProbe]())
+	plan, err := recordtags.For(reflect.TypeFor[typedProbe](), valueType)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,11 +183,11 @@ func checkTyped(t *testing.T, b []byte) {
 	var rec Stamped[Record]
 	lazyErr := decodeFor(plan, b, &rec, nil)
 	if lazyErr == nil {
-		lazyErr = plan.fill(reflect.ValueOf(&lazy).Elem(), &rec.Record)
+		lazyErr = fillStruct(plan, reflect.ValueOf(&lazy).Elem(), &rec.Record)
 	}
 	full, wholeErr := decodeRecord(b)
 	if wholeErr == nil {
-		wholeErr = plan.fill(reflect.ValueOf(&whole).Elem(), &full.Record)
+		wholeErr = fillStruct(plan, reflect.ValueOf(&whole).Elem(), &full.Record)
 	}
 	if (lazyErr == nil) != (wholeErr == nil) {
 		t.Fatalf("a typed read says %v, of the whole record %v\n%x", lazyErr, wholeErr, b)

@@ -52,7 +52,7 @@ func appendBody(dst []byte, r *Record) ([]byte, error) {
 		}
 	}
 	if hasScope {
-		dst = appendPair(cw.AppendText(dst, cw.KeyScope), cw.KeyName, r.Scope.Name, cw.KeyVersion, r.Scope.Version)
+		dst = cw.AppendPair(cw.AppendText(dst, cw.KeyScope), cw.KeyName, r.Scope.Name, cw.KeyVersion, r.Scope.Version)
 	}
 	if r.Effect != Observed {
 		dst = cw.AppendText(cw.AppendText(dst, cw.KeyEffect), r.Effect.String())
@@ -66,10 +66,10 @@ func appendBody(dst []byte, r *Record) ([]byte, error) {
 		}
 	}
 	if r.Inputs != nil {
-		dst = appendTexts(cw.AppendText(dst, cw.KeyInputs), r.Inputs)
+		dst = cw.AppendTexts(cw.AppendText(dst, cw.KeyInputs), r.Inputs)
 	}
 	if hasStatus {
-		dst = appendPair(cw.AppendText(dst, cw.KeyStatus), cw.KeyCode, r.Status.Code, cw.KeyDescription, r.Status.Description)
+		dst = cw.AppendPair(cw.AppendText(dst, cw.KeyStatus), cw.KeyCode, r.Status.Code, cw.KeyDescription, r.Status.Description)
 	}
 	if !r.SpanID.IsZero() {
 		dst = cw.AppendBytes(cw.AppendText(dst, cw.KeySpanID), r.SpanID[:])
@@ -105,19 +105,6 @@ func count(there bool) int {
 		return 1
 	}
 	return 0
-}
-
-// appendPair appends a map of two text keys, each left out when its value
-// is empty: Scope and Status, whose keys are given in encoded order.
-func appendPair(dst []byte, k1, v1, k2, v2 string) []byte {
-	dst = cw.AppendMapHead(dst, count(v1 != "")+count(v2 != ""))
-	if v1 != "" {
-		dst = cw.AppendText(cw.AppendText(dst, k1), v1)
-	}
-	if v2 != "" {
-		dst = cw.AppendText(cw.AppendText(dst, k2), v2)
-	}
-	return dst
 }
 
 // appendEvent appends an event as eventWire encodes it.
@@ -163,51 +150,9 @@ func appendAttrs(dst []byte, a Attrs) ([]byte, error) {
 	dst = cw.AppendMapHead(dst, len(order))
 	for _, i := range order {
 		var err error
-		if dst, err = appendValue(cw.AppendText(dst, a[i].Key), a[i].Value.v); err != nil {
+		if dst, err = cw.AppendValue(cw.AppendText(dst, a[i].Key), a[i].Value.v); err != nil {
 			return dst, fmt.Errorf("attribute %q: %w", a[i].Key, err)
 		}
 	}
 	return dst, nil
-}
-
-// appendValue appends an attribute's value as the plain CBOR item it
-// holds. A nil slice is null, as the library writes it, though no Value
-// holds one.
-func appendValue(dst []byte, v any) ([]byte, error) {
-	switch x := v.(type) {
-	case nil:
-		return cw.AppendNull(dst), nil
-	case bool:
-		return cw.AppendBool(dst, x), nil
-	case int64:
-		return cw.AppendInt(dst, x), nil
-	case float64:
-		return cw.AppendFloat(dst, x), nil
-	case string:
-		return cw.AppendText(dst, x), nil
-	case []bool:
-		return appendArray(dst, x, cw.AppendBool), nil
-	case []int64:
-		return appendArray(dst, x, cw.AppendInt), nil
-	case []float64:
-		return appendArray(dst, x, cw.AppendFloat), nil
-	case []string:
-		return appendTexts(dst, x), nil
-	}
-	// Value's constructors and decoder make none of these.
-	return dst, fmt.Errorf("value of Go type %T is not an attribute value", v)
-}
-
-func appendTexts(dst []byte, xs []string) []byte { return appendArray(dst, xs, cw.AppendText) }
-
-// appendArray appends xs as an array, null when it is nil.
-func appendArray[T any](dst []byte, xs []T, appendOne func([]byte, T) []byte) []byte {
-	if xs == nil {
-		return cw.AppendNull(dst)
-	}
-	dst = cw.AppendArrayHead(dst, len(xs))
-	for _, x := range xs {
-		dst = appendOne(dst, x)
-	}
-	return dst
 }

@@ -79,13 +79,13 @@ func (f *fuzzBytes) value() Value {
 	case 4:
 		return StringValue(f.text())
 	case 5:
-		return BoolSliceValue(fill(n, func() bool { return f.byte()&1 == 1 }))
+		return SliceValue(fill(n, func() bool { return f.byte()&1 == 1 }))
 	case 6:
-		return Int64SliceValue(fill(n, f.int))
+		return SliceValue(fill(n, f.int))
 	case 7:
-		return Float64SliceValue(fill(n, f.float))
+		return SliceValue(fill(n, f.float))
 	case 8:
-		return StringSliceValue(fill(n, f.text))
+		return SliceValue(fill(n, f.text))
 	}
 	return Value{[]string{}}
 }
@@ -297,9 +297,9 @@ func TestEncodeRecordAllocatesNothing(t *testing.T) {
 func everyKind() Stamped[Record] {
 	a := Attrs{
 		{"s", StringValue("tiled")}, {"i", Int64Value(-1 << 40)}, {"f", Float64Value(1.5)}, {"b", BoolValue(true)},
-		{"ss", StringSliceValue([]string{"a", "b"})}, {"is", Int64SliceValue([]int64{1, 300})},
-		{"fs", Float64SliceValue([]float64{0.1, math.NaN()})}, {"bs", BoolSliceValue([]bool{false})},
-		{"empty", Value{}}, {"none", StringSliceValue(nil)}, {"s", StringValue("again")},
+		{"ss", SliceValue([]string{"a", "b"})}, {"is", SliceValue([]int64{1, 300})},
+		{"fs", SliceValue([]float64{0.1, math.NaN()})}, {"bs", SliceValue([]bool{false})},
+		{"empty", Value{}}, {"none", SliceValue[string](nil)}, {"s", StringValue("again")},
 	}
 	return Stamped[Record]{
 		Stamp: Stamp{Session: 1735787045006000000, Seq: 7, Offset: -3 * time.Millisecond},

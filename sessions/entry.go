@@ -35,7 +35,6 @@ func DecodeEntry(e Entry) (kind string, rec Stamped[Record], row Session, err er
 
 func init() {
 	owned.DecodeEntry = decodeOwnEntry
-	owned.CheckBudget = checkBudget
 }
 
 // decodeOwnEntry is owned.DecodeEntry: DecodeEntry, for an entry this
@@ -69,10 +68,11 @@ func decodeOwn(b []byte, v *Stamped[Record]) bool {
 	if len(b) > maxValueSize {
 		return false
 	}
-	d := recordReader{Reader: cw.NewReader(b), fill: true}
+	d := recordReader{Decoder: cw.NewDecoder(b)}
+	d.Fill = true
 	if len(b) <= shareUpTo {
-		d.s = string(b)
+		d.Shared = string(b)
 	}
 	*v = Stamped[Record]{}
-	return d.stamped(v) && d.Len() == 0 && d.cost <= budget(len(b))
+	return d.stamped(v) && d.Len() == 0 && d.Cost <= cw.Budget(len(b))
 }

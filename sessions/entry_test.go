@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	cw "github.com/otelrecords/otelrecords/internal/ground/cborwire"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/ground/owned"
 )
@@ -47,7 +48,7 @@ func TestDecodeEntry(t *testing.T) {
 func TestDecodeOwnEntryIsDecodeEntry(t *testing.T) {
 	full := Stamped[Record]{Stamp: Stamp{Session: 42, Seq: 9, Offset: -time.Second}, Record: Record{
 		Name: "compile", Wall: time.Millisecond, Effect: Changed, Inputs: []string{"src"},
-		Attributes: Attrs{{"n", Int64Value(3)}, {"src", StringValue("a.c")}, {"xs", Float64SliceValue([]float64{0.5})}},
+		Attributes: Attrs{{"n", Int64Value(3)}, {"src", StringValue("a.c")}, {"xs", SliceValue([]float64{0.5})}},
 		Events:     []Event{{Name: "retry", Offset: time.Microsecond, Attributes: Attrs{{"why", StringValue("busy")}}}},
 		Links:      []Link{{TraceID: TraceID{1}, SpanID: SpanID{2}, TraceState: "a=b"}},
 		Status:     Status{Code: "error", Description: "no"}, TraceID: TraceID{9, 15: 1}, SpanID: SpanID{7: 4},
@@ -72,7 +73,7 @@ func TestDecodeOwnEntryIsDecodeEntry(t *testing.T) {
 	// record from one span).
 	var empties Attrs
 	for c := byte('!'); c < 0x7f; c++ {
-		empties = append(empties, Attr{string([]byte{c}), StringSliceValue(nil)})
+		empties = append(empties, Attr{string([]byte{c}), SliceValue[string](nil)})
 	}
 	costly := Stamped[Record]{Stamp: Stamp{Session: 42, Seq: 11}, Record: Record{Name: "costly"}}
 	for range 40 {
@@ -82,7 +83,7 @@ func TestDecodeOwnEntryIsDecodeEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := DecodeEntry(Entry{Key: keys.Record("artifact", 42, 11), Value: cv}); !errors.Is(err, errOverBudget) {
+	if _, _, _, err := DecodeEntry(Entry{Key: keys.Record("artifact", 42, 11), Value: cv}); !errors.Is(err, cw.ErrOverBudget) {
 		t.Fatalf("the costly record: %v, want it past the budget", err)
 	}
 	entries := map[string]Entry{

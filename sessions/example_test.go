@@ -161,3 +161,81 @@ func ExampleRecords_Newest() {
 	// second run
 	// 0 compiled
 }
+
+// A MemStore is a Store in memory: here Put writes a session as it was
+// recorded elsewhere, and Records reads it back, as a test of a reader
+// does without a disk.
+func ExampleMemStore() {
+	store := sessions.NewMemStore()
+	r := sessions.NewRecords(store)
+	id := sessions.SessionID(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano())
+	err := r.Put([]sessions.Session{{ID: id, Label: "nightly"}}, []sessions.KindRecord{
+		{Kind: "compile", Stamped: sessions.Stamped[sessions.Record]{
+			Stamp:  sessions.Stamp{Session: id, Seq: 0},
+			Record: sessions.Record{Name: "compile matmul", Wall: 40 * time.Millisecond, Effect: sessions.Changed},
+		}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for s := range r.Sessions() {
+		fmt.Println(s.Label, s.Started().UTC().Format(time.DateTime))
+	}
+	for rec := range r.All("compile") {
+		fmt.Println(rec.Record.Name, rec.Record.Wall, rec.Record.Effect)
+	}
+	// Output:
+	// nightly 2026-01-02 03:04:05
+	// compile matmul 40ms changed
+}
+
+// InStampOrder reads every kind of a session merged in stamp order: what
+// the program did, in the order it did it, whichever subsystem wrote it.
+func ExampleRecords_InStampOrder() {
+	store := sessions.NewMemStore()
+	rec, _ := exporter.New("", exporter.WithStore(store))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tracer := tp.Tracer("example")
+	for _, step := range []struct{ kind, name string }{
+		{"cache", "lookup matmul"}, {"autotune", "tune matmul"}, {"compile", "compile matmul"}, {"cache", "store matmul"},
+	} {
+		_, span := tracer.Start(context.Background(), step.name, spanbridge.Record(step.kind, spanbridge.Changed())...)
+		span.End()
+	}
+	tp.Shutdown(context.Background())
+
+	r := sessions.NewRecords(store.Reopen())
+	for kr, err := range r.InStampOrder([]string{"autotune", "cache", "compile"}) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(kr.Stamp.Seq, kr.Kind, kr.Record.Name)
+	}
+	// Output:
+	// 0 cache lookup matmul
+	// 1 autotune tune matmul
+	// 2 compile compile matmul
+	// 3 cache store matmul
+}
+
+// Decode fills a struct from one record, as Typed does for every record
+// of a kind: for a record read otherwise (from All, or InStampOrder's
+// merge of several kinds).
+func ExampleDecode() {
+	type Cached struct {
+		Key  string `record:"cache.key"`
+		Hit  bool   `record:"cache.hit"`
+		Name string `record:",name"`
+	}
+	rec := sessions.Record{Name: "lookup matmul", Attributes: sessions.Attrs{
+		{Key: "cache.hit", Value: sessions.BoolValue(true)},
+		{Key: "cache.key", Value: sessions.StringValue("matmul/128")},
+	}}
+	var c Cached
+	if err := sessions.Decode(rec, &c); err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s: %s hit=%v\n", c.Name, c.Key, c.Hit)
+	// Output:
+	// lookup matmul: matmul/128 hit=true
+}

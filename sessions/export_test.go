@@ -1,5 +1,9 @@
 package sessions
 
+import (
+	cw "github.com/otelrecords/otelrecords/internal/ground/cborwire"
+)
+
 // The codec's decoding half, for the fuzz targets and round-trip tests.
 var (
 	DecodeRecord  = decodeRecord
@@ -28,7 +32,7 @@ func EncodeRecordPlain(v Stamped[Record]) ([]byte, error) {
 }
 
 // DecodeBudget is what decoding a value of n bytes may allocate.
-var DecodeBudget = budget
+var DecodeBudget = cw.Budget
 
 // WalkBudget walks a value as checkBudget does, whatever its size.
-var WalkBudget = walkBudget
+var WalkBudget = cw.WalkBudget

@@ -179,7 +179,7 @@ func TestTypedRead(t *testing.T) {
 		return sessions.Attrs{
 			{Key: "autotune.key", Value: sessions.StringValue("matmul/128")},
 			{Key: "winner", Value: sessions.StringValue("tiled")},
-			{Key: "candidates", Value: sessions.StringSliceValue([]string{"naive", "tiled"})},
+			{Key: "candidates", Value: sessions.SliceValue([]string{"naive", "tiled"})},
 			{Key: "runs", Value: sessions.Int64Value(runs)},
 			{Key: "best_ms", Value: sessions.Int64Value(3)},
 			{Key: "cached", Value: sessions.BoolValue(true)},
@@ -290,16 +290,16 @@ func TestValueRoundTrip(t *testing.T) {
 		{Key: "i", Value: sessions.Int64Value(-1 << 40)},
 		{Key: "f", Value: sessions.Float64Value(2.5)},
 		{Key: "s", Value: sessions.StringValue("héllo\x00")},
-		{Key: "bs", Value: sessions.BoolSliceValue([]bool{true, false})},
-		{Key: "is", Value: sessions.Int64SliceValue([]int64{1, -2})},
-		{Key: "fs", Value: sessions.Float64SliceValue([]float64{1.5, math.Inf(1)})},
-		{Key: "ss", Value: sessions.StringSliceValue([]string{"a", ""})},
+		{Key: "bs", Value: sessions.SliceValue([]bool{true, false})},
+		{Key: "is", Value: sessions.SliceValue([]int64{1, -2})},
+		{Key: "fs", Value: sessions.SliceValue([]float64{1.5, math.Inf(1)})},
+		{Key: "ss", Value: sessions.SliceValue([]string{"a", ""})},
 		{Key: "nonutf8", Value: sessions.StringValue("\xff\xfe")},
 	}
 	in := sessions.Stamped[sessions.Record]{Stamp: sessions.Stamp{Session: 9, Seq: 1, Offset: time.Millisecond},
 		Record: sessions.Record{Name: "n", Wall: time.Second, Attributes: vals,
 			Status:  sessions.Status{Code: "error", Description: "boom"},
-			Events:  []sessions.Event{{Name: "e", Offset: 5, Attributes: sessions.Attrs{{Key: "x", Value: sessions.IntValue(1)}}}},
+			Events:  []sessions.Event{{Name: "e", Offset: 5, Attributes: sessions.Attrs{{Key: "x", Value: sessions.Int64Value(int64(1))}}}},
 			TraceID: sessions.TraceID{1}, SpanID: sessions.SpanID{2}, ParentSpanID: sessions.SpanID{3},
 			Scope: sessions.Scope{Name: "sc", Version: "v1"}}}
 	b, err := encodeRecord(in)
@@ -349,8 +349,8 @@ func TestValueJSON(t *testing.T) {
 		{sessions.Float64Value(1e300), "1e+300"},
 		{sessions.Float64Value(math.NaN()), `"NaN"`},
 		{sessions.Int64Value(2), "2"},
-		{sessions.Float64SliceValue([]float64{1, math.Inf(-1)}), `[1.0,"-Inf"]`},
-		{sessions.StringSliceValue([]string{"a"}), `["a"]`},
+		{sessions.SliceValue([]float64{1, math.Inf(-1)}), `[1.0,"-Inf"]`},
+		{sessions.SliceValue([]string{"a"}), `["a"]`},
 	} {
 		b, err := c.v.MarshalJSON()
 		if err != nil || string(b) != c.want {

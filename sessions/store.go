@@ -17,6 +17,17 @@ type Entry struct {
 // conformance suite in package sessionstest.
 //
 // A Store is safe for concurrent use.
+//
+// A Store may also yield the keys of a range without reading their
+// values, through a method
+//
+//	ScanKeys(start, end []byte) iter.Seq2[[]byte, error]
+//
+// that yields the keys Scan would, in the same order, each valid until the
+// next iteration, an error yielded once as the last element. Records.Counts
+// and Records.Stamps use it when the store has it, and Scan otherwise; the
+// Badger store, MemStore and Union have it (package sessionstest checks
+// it agrees with Scan).
 type Store interface {
 	// Write stores the entries, in order; an entry whose key exists
 	// replaces it. When Write returns nil every entry is durable (acknowledged
@@ -40,11 +51,7 @@ type Store interface {
 	Close() error
 }
 
-// A KeyScanner is a Store that can yield the keys of a range without
-// reading their values, as Scan yields them: the same keys, in the same
-// order, each valid until the next iteration, an error yielded once as the
-// last element. Records.Counts uses it when the store has it, and Scan
-// otherwise; the Badger store has it.
-type KeyScanner interface {
+// keyScanner is a Store with ScanKeys (see Store).
+type keyScanner interface {
 	ScanKeys(start, end []byte) iter.Seq2[[]byte, error]
 }

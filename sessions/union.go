@@ -6,11 +6,6 @@ import (
 	"iter"
 )
 
-// ErrUnionWrite is matched by the error Write and DeleteRange return on a
-// Union: several stores read as one are only read. A command that changes
-// a store (prune, compact, repair) is given one store.
-var ErrUnionWrite = errors.New("otelrecords: several stores read as one cannot be written")
-
 // Union returns a Store that reads several stores as one: a scan yields
 // the entries of every store merged in key order, so a Records over it
 // reads the sessions of all of them, oldest first, and each kind's
@@ -27,7 +22,8 @@ var ErrUnionWrite = errors.New("otelrecords: several stores read as one cannot b
 // onError the error ends the scan, as it would for one store.
 //
 // The Union is read-only: Write and DeleteRange fail with an error
-// matching ErrUnionWrite and change nothing. Close closes every store.
+// matching errors.ErrUnsupported and change nothing (a command that
+// changes a store, prune or compact, is given one store). Close closes every store.
 // Each scan holds one entry of every store at a time, and picks the
 // smallest key among them: it costs a comparison per store per entry.
 func Union(stores []Store, onError func(store int, err error)) Store {
@@ -39,11 +35,21 @@ type union struct {
 	onError func(int, error)
 }
 
-func (u *union) Write([]Entry) error { return ErrUnionWrite }
+func (u *union) Write([]Entry) error { return unionWrite{} }
 
 func (u *union) DeleteRange([]byte, []byte, func([]byte) bool) (int, error) {
-	return 0, ErrUnionWrite
+	return 0, unionWrite{}
 }
+
+// unionWrite is the error of a write to a Union.
+type unionWrite struct{}
+
+func (unionWrite) Error() string {
+	return "otelrecords: several stores read as one cannot be written"
+}
+
+// Is makes the error match errors.ErrUnsupported.
+func (unionWrite) Is(target error) bool { return target == errors.ErrUnsupported }
 
 func (u *union) Close() error {
 	var errs []error
@@ -62,7 +68,7 @@ func (u *union) Scan(start, end []byte) iter.Seq2[Entry, error] {
 }
 
 // ScanKeys yields the keys Scan would, reading each store's keys without
-// their values where the store can (KeyScanner): Records.Counts and
+// their values where the store can (ScanKeys): Records.Counts and
 // Stamps cost over a Union what they cost over its stores.
 func (u *union) ScanKeys(start, end []byte) iter.Seq2[[]byte, error] {
 	scans := make([]iter.Seq2[[]byte, error], len(u.stores))

@@ -49,26 +49,17 @@ func BoolValue(b bool) Value { return Value{b} }
 // Int64Value returns a Value holding n.
 func Int64Value(n int64) Value { return Value{n} }
 
-// IntValue returns a Value holding n as an int64.
-func IntValue(n int) Value { return Value{int64(n)} }
-
 // Float64Value returns a Value holding f.
 func Float64Value(f float64) Value { return Value{f} }
 
 // StringValue returns a Value holding s.
 func StringValue(s string) Value { return Value{s} }
 
-// BoolSliceValue returns a Value holding a copy of v.
-func BoolSliceValue(v []bool) Value { return Value{slices.Clone(nonNil(v))} }
-
-// Int64SliceValue returns a Value holding a copy of v.
-func Int64SliceValue(v []int64) Value { return Value{slices.Clone(nonNil(v))} }
-
-// Float64SliceValue returns a Value holding a copy of v.
-func Float64SliceValue(v []float64) Value { return Value{slices.Clone(nonNil(v))} }
-
-// StringSliceValue returns a Value holding a copy of v.
-func StringSliceValue(v []string) Value { return Value{slices.Clone(nonNil(v))} }
+// SliceValue returns a Value holding a copy of v: an array of bools,
+// int64s, float64s or strings. A nil v is an empty array.
+func SliceValue[T bool | int64 | float64 | string](v []T) Value {
+	return Value{slices.Clone(nonNil(v))}
+}
 
 func nonNil[T any](v []T) []T {
 	if v == nil {

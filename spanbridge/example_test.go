@@ -104,3 +104,20 @@ func ExampleAtLevel() {
 	// Output:
 	// 1 2
 }
+
+// A span started with Mark, or with no records.kind at all, is a mark: a
+// named stretch of the program's work, stored as kind "marks", which lays
+// the records inside it out on the timeline.
+func ExampleMark() {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	_, span := tp.Tracer("example.com/build").Start(context.Background(), "warm-up",
+		spanbridge.Mark(attribute.String("model", "qwen3-8b"))...)
+	span.End()
+	_ = tp.Shutdown(context.Background())
+
+	m := spanbridge.Map(spans.Ended()[0], sessions.LevelBasic, 1)
+	fmt.Println(m.Kind, m.Effect, m.Record.Name, m.Record.Attributes)
+	// Output:
+	// marks observed warm-up [{model qwen3-8b}]
+}

@@ -34,7 +34,7 @@ func TestFromSpanGivesBackWhatSpanFilledIn(t *testing.T) {
 		}},
 		{"inputs known, none of them (empty, not nil)", "compile", sessions.Stamped[sessions.Record]{
 			Stamp:  sessions.Stamp{Session: id, Seq: 1},
-			Record: sessions.Record{Name: "c", TraceID: sessions.TraceID{1}, SpanID: sessions.SpanID{2}, SpanKind: "internal", Inputs: []string{}, Attributes: sessions.Attrs{{Key: "out", Value: sessions.IntValue(1)}}},
+			Record: sessions.Record{Name: "c", TraceID: sessions.TraceID{1}, SpanID: sessions.SpanID{2}, SpanKind: "internal", Inputs: []string{}, Attributes: sessions.Attrs{{Key: "out", Value: sessions.Int64Value(int64(1))}}},
 		}},
 		{"inputs and outcome, changed", "autotune", sessions.Stamped[sessions.Record]{
 			Stamp: sessions.Stamp{Session: id, Seq: 2, Offset: time.Hour},
@@ -42,7 +42,7 @@ func TestFromSpanGivesBackWhatSpanFilledIn(t *testing.T) {
 				Name: "tune", TraceID: sessions.TraceID{1}, SpanID: sessions.SpanID{3}, ParentSpanID: sessions.SpanID{2}, SpanKind: "client",
 				Attributes: sessions.Attrs{
 					{Key: "autotune.key", Value: sessions.StringValue("matmul")},
-					{Key: "candidates", Value: sessions.StringSliceValue([]string{"a", "b"})},
+					{Key: "candidates", Value: sessions.SliceValue([]string{"a", "b"})},
 					{Key: "winner", Value: sessions.StringValue("a")},
 				},
 				Inputs: []string{"autotune.key", "candidates"},
@@ -96,11 +96,11 @@ func TestFromResourceGivesBackTheRow(t *testing.T) {
 			Resource: sessions.Attrs{{Key: "service.name", Value: sessions.StringValue("builder")}}},
 		"nothing but the id": {ID: 5},
 		"the process says otherwise": {ID: 6, StartedUnixMs: -3, Process: 1, OS: "plan9", Arch: "386", Resource: sessions.Attrs{
-			{Key: "zeta", Value: sessions.Float64SliceValue([]float64{0.5, math.Inf(1)})},
-			{Key: "process.pid", Value: sessions.IntValue(99)},
+			{Key: "zeta", Value: sessions.SliceValue([]float64{0.5, math.Inf(1)})},
+			{Key: "process.pid", Value: sessions.Int64Value(int64(99))},
 			{Key: "os.type", Value: sessions.StringValue("linux")},
 			{Key: "host.arch", Value: sessions.StringValue("arm64")},
-			{Key: "alpha", Value: sessions.BoolSliceValue([]bool{true})},
+			{Key: "alpha", Value: sessions.SliceValue([]bool{true})},
 			{Key: "count", Value: sessions.Int64Value(math.MinInt64)},
 		}},
 		"a label the session overrode": {ID: 7, Label: "run 2", Version: "v1", Resource: sessions.Attrs{

@@ -139,7 +139,7 @@ func repairAttr(kv sessions.Attr) (string, sessions.Value, bool) {
 			for j := i; j < len(out); j++ {
 				out[j] = strings.ToValidUTF8(out[j], Replacement)
 			}
-			v, changed = sessions.StringSliceValue(out), true
+			v, changed = sessions.SliceValue(out), true
 		}
 	}
 	return k, v, changed

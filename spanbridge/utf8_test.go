@@ -81,7 +81,7 @@ func TestRepairUTF8(t *testing.T) {
 		return sessions.Attrs{
 			{Key: bad, Value: sessions.StringValue("v")},
 			{Key: "s", Value: sessions.StringValue(bad)},
-			{Key: "a", Value: sessions.StringSliceValue([]string{"ok", bad})},
+			{Key: "a", Value: sessions.SliceValue([]string{"ok", bad})},
 			{Key: "n", Value: sessions.Int64Value(1)},
 		}
 	}

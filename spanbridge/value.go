@@ -49,13 +49,13 @@ func Value(v attribute.Value) sessions.Value {
 	case attribute.STRING:
 		return sessions.StringValue(v.AsString())
 	case attribute.BOOLSLICE:
-		return sessions.BoolSliceValue(v.AsBoolSlice())
+		return sessions.SliceValue(v.AsBoolSlice())
 	case attribute.INT64SLICE:
-		return sessions.Int64SliceValue(v.AsInt64Slice())
+		return sessions.SliceValue(v.AsInt64Slice())
 	case attribute.FLOAT64SLICE:
-		return sessions.Float64SliceValue(v.AsFloat64Slice())
+		return sessions.SliceValue(v.AsFloat64Slice())
 	case attribute.STRINGSLICE:
-		return sessions.StringSliceValue(v.AsStringSlice())
+		return sessions.SliceValue(v.AsStringSlice())
 	case attribute.EMPTY:
 		return sessions.Value{}
 	}

@@ -53,7 +53,7 @@ func writeAnswersStore(t *testing.T) string {
 		at := ms
 		tuneAt := at
 		spans = append(spans, tspan{kind: "autotune", name: "tune matmul", at: at, id: 2, parent: 1, attrs: sessions.Attrs{
-			str("autotune.key", "matmul"), {Key: "candidates", Value: sessions.StringSliceValue(candidates)},
+			str("autotune.key", "matmul"), {Key: "candidates", Value: sessions.SliceValue(candidates)},
 			str("winner", candidates[len(candidates)-1])}})
 		for j, c := range candidates {
 			wall := time.Duration(4+j) * ms * slow
@@ -64,7 +64,7 @@ func writeAnswersStore(t *testing.T) string {
 		spans[1].wall = at - tuneAt
 		if i == 0 || i == 3 {
 			spans = append(spans, tspan{kind: "autotune", name: "tune conv", at: at, wall: 3 * ms, id: 3, parent: 1,
-				attrs: sessions.Attrs{str("autotune.key", "conv"), {Key: "candidates", Value: sessions.StringSliceValue([]string{"tiled"})}, str("winner", "tiled")}})
+				attrs: sessions.Attrs{str("autotune.key", "conv"), {Key: "candidates", Value: sessions.SliceValue([]string{"tiled"})}, str("winner", "tiled")}})
 			at += 3 * ms
 		}
 		spans = append(spans, tspan{kind: "compile", name: "compile matmul", at: at, wall: 10 * ms, id: 4, parent: 1,

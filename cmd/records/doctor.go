@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/badgerstore/doctor"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 )
 
@@ -61,7 +62,7 @@ there when two writers created the store at once.`,
 			if checkOnly {
 				return doctorCheck(cmd.OutOrStdout(), dir)
 			}
-			return doctor(cmd.OutOrStdout(), dir)
+			return doctorRecover(cmd.OutOrStdout(), dir)
 		},
 	}
 	cmd.Flags().BoolVar(&checkOnly, "check", false, "only check; exit with 1 if a file is damaged")
@@ -148,7 +149,7 @@ func doctorError(dir string, err error) error {
 
 // doctorCheck checks the store in dir and prints what is damaged.
 func doctorCheck(w io.Writer, dir string) error {
-	damage, err := badgerstore.Verify(dir)
+	damage, err := doctor.Verify(dir)
 	if err != nil {
 		return doctorError(dir, err)
 	}
@@ -159,9 +160,9 @@ func doctorCheck(w io.Writer, dir string) error {
 	return nil
 }
 
-// doctor recovers the store in dir, and prints what it did.
-func doctor(w io.Writer, dir string) error {
-	rec, err := badgerstore.Recover(dir)
+// doctorRecover recovers the store in dir, and prints what it did.
+func doctorRecover(w io.Writer, dir string) error {
+	rec, err := doctor.Recover(dir)
 	if err != nil {
 		if rec != nil && rec.Aside != "" {
 			fmt.Fprintf(w, "The damaged store is safe at %s.\n", render.Clean(rec.Aside))

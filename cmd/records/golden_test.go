@@ -40,7 +40,7 @@ var (
 
 func str(k, v string) sessions.Attr { return sessions.Attr{Key: k, Value: sessions.StringValue(v)} }
 func integer(k string, v int) sessions.Attr {
-	return sessions.Attr{Key: k, Value: sessions.IntValue(v)}
+	return sessions.Attr{Key: k, Value: sessions.Int64Value(int64(v))}
 }
 
 // step is one record of a golden session: stamped at `at` after the
@@ -80,7 +80,7 @@ func writeGoldenStore(t *testing.T) string {
 				Wall: 20 * time.Millisecond,
 				Attributes: sessions.Attrs{
 					str("autotune.key", "matmul 1024x1024"),
-					{Key: "candidates", Value: sessions.StringSliceValue([]string{"tiled", "simd"})},
+					{Key: "candidates", Value: sessions.SliceValue([]string{"tiled", "simd"})},
 					{Key: "speedup", Value: sessions.Float64Value(1.5)},
 					integer("tried", 2),
 					str("winner", "tiled"),
@@ -112,7 +112,7 @@ func writeGoldenStore(t *testing.T) string {
 		{2100 * time.Millisecond, "autotune", sessions.Changed, sessions.Record{Name: "tune matmul", Wall: 100 * time.Millisecond,
 			Attributes: sessions.Attrs{
 				str("autotune.key", "matmul 1024x1024"),
-				{Key: "candidates", Value: sessions.StringSliceValue([]string{"tiled", "simd"})},
+				{Key: "candidates", Value: sessions.SliceValue([]string{"tiled", "simd"})},
 				integer("tried", 3),
 				str("winner", "simd"),
 			}}},
@@ -136,7 +136,7 @@ func writeGoldenStoreB(t *testing.T) string {
 		{40 * time.Millisecond, "autotune", sessions.Changed, sessions.Record{Name: "tune matmul", Wall: 25 * time.Millisecond,
 			Attributes: sessions.Attrs{
 				str("autotune.key", "matmul 1024x1024"),
-				{Key: "candidates", Value: sessions.StringSliceValue([]string{"tiled", "simd"})},
+				{Key: "candidates", Value: sessions.SliceValue([]string{"tiled", "simd"})},
 				integer("tried", 2),
 				str("winner", "tiled"),
 			}}},

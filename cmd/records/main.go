@@ -139,7 +139,7 @@ one.`,
 		a.pruneCommand(), a.compactCommand(), a.exportCommand(), a.reportCommand())
 	root.AddCommand(a.replayCommand(), a.pullCommand())
 	root.AddCommand(a.doctorCommand())
-	root.AddCommand(a.whyCommand(), a.costCommand(), a.watchCommand())
+	root.AddCommand(a.whyCommand(), a.costCommand(), a.watchCommand(), a.serveCommand())
 	return root
 }
 

@@ -66,8 +66,8 @@ func writeStore(t *testing.T) string {
 				Wall: 5 * time.Millisecond,
 				Attributes: sessions.Attrs{
 					{Key: "autotune.key", Value: sessions.StringValue("matmul 1024x1024")},
-					{Key: "candidates", Value: sessions.StringSliceValue([]string{"tiled", "simd"})},
-					{Key: "tried", Value: sessions.IntValue(2)},
+					{Key: "candidates", Value: sessions.SliceValue([]string{"tiled", "simd"})},
+					{Key: "tried", Value: sessions.Int64Value(int64(2))},
 					{Key: "speedup", Value: sessions.Float64Value(1.5)},
 					{Key: "cached", Value: sessions.BoolValue(false)},
 				},

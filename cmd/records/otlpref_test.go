@@ -239,19 +239,19 @@ func writeValuesStore(t *testing.T) string {
 	attrs := sessions.Attrs{
 		{Key: "", Value: sessions.StringValue("no key")},
 		{Key: "b", Value: sessions.BoolValue(false)},
-		{Key: "bs", Value: sessions.BoolSliceValue([]bool{true, false})},
-		{Key: "empty", Value: sessions.StringSliceValue(nil)},
+		{Key: "bs", Value: sessions.SliceValue([]bool{true, false})},
+		{Key: "empty", Value: sessions.SliceValue[string](nil)},
 		{Key: "f0", Value: f(0)}, {Key: "f-0", Value: f(math.Copysign(0, -1))},
 		{Key: "f1e21", Value: f(1e21)}, {Key: "f1e-7", Value: f(1e-7)}, {Key: "f1.5", Value: f(1.5)},
 		{Key: "fbig", Value: f(1e300)}, {Key: "fnan", Value: f(math.NaN())},
 		{Key: "finf", Value: f(math.Inf(1))}, {Key: "f-inf", Value: f(math.Inf(-1))},
-		{Key: "fs", Value: sessions.Float64SliceValue([]float64{math.NaN(), 0.1, -2})},
+		{Key: "fs", Value: sessions.SliceValue([]float64{math.NaN(), 0.1, -2})},
 		{Key: "i0", Value: sessions.Int64Value(0)}, {Key: "imax", Value: sessions.Int64Value(math.MaxInt64)},
 		{Key: "imin", Value: sessions.Int64Value(math.MinInt64)},
-		{Key: "is", Value: sessions.Int64SliceValue([]int64{0, -5})},
+		{Key: "is", Value: sessions.SliceValue([]int64{0, -5})},
 		{Key: "s", Value: sessions.StringValue("a<b>&c \"q\" \\ \u2028\u2029 \x00\x1b\x7f \xff")},
 		{Key: "s0", Value: sessions.StringValue("")},
-		{Key: "ss", Value: sessions.StringSliceValue([]string{"", "x\xfe"})},
+		{Key: "ss", Value: sessions.SliceValue([]string{"", "x\xfe"})},
 	}
 	trace := sessions.TraceID{0: 1, 15: 2}
 	recordSteps(t, dir, goldenStart1, "values \xff", sessions.Attrs{str("service.name", "values"), str("host.name", "h<1>")}, []step{
@@ -328,7 +328,7 @@ func TestWriteOTLPSplitsAtTheExportersBytes(t *testing.T) {
 				SpanID: sessions.SpanID{7: byte(i + 2)}, ParentSpanID: sessions.SpanID{7: 1}, SpanKind: "client", TraceState: "a=1",
 				Status: sessions.Status{Code: "error", Description: "failed"}, DroppedAttributes: 300,
 				Attributes: sessions.Attrs{str("payload", strings.Repeat("p", payload)), integer("n", -i-1), {Key: "f", Value: sessions.Float64Value(0.5)},
-					{Key: "bs", Value: sessions.BoolSliceValue([]bool{true})}},
+					{Key: "bs", Value: sessions.SliceValue([]bool{true})}},
 				Events: []sessions.Event{{Name: "e", Offset: time.Microsecond, Attributes: sessions.Attrs{integer("i", 1<<40)}}},
 				Links:  []sessions.Link{{TraceID: sessions.TraceID{0: 9}, SpanID: sessions.SpanID{0: 9}, Attributes: sessions.Attrs{str("why", "x")}}},
 				Scope:  sessions.Scope{Name: "s", Version: "v"}}

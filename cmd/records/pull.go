@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/otlpenv"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/stores"
 	"github.com/otelrecords/otelrecords/internal/ground/env"
 	"github.com/otelrecords/otelrecords/pull"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -243,7 +243,7 @@ func (a *app) pullInto(ctx context.Context, cmd *cobra.Command, j *pull.Jaeger, 
 // pullWith pulls into the store st, open in dir, staging what it reads in
 // a store beside it, and says what it pulled.
 func pullWith(ctx context.Context, cmd *cobra.Command, dir string, st *badgerstore.Store, j *pull.Jaeger, o pull.Options) (err error) {
-	stage, remove, err := openStaging(dir)
+	stage, remove, err := stores.OpenStaging(dir)
 	if err != nil {
 		return err
 	}
@@ -262,37 +262,4 @@ func pullWith(ctx context.Context, cmd *cobra.Command, dir string, st *badgersto
 		return render.PullError(err, p)
 	}
 	return render.Pulled(cmd.OutOrStdout(), p, j.String(), dir)
-}
-
-// openStaging opens an empty store beside the one in dir (or in the
-// temporary directory, when its parent takes no new directory) for a
-// pull to stage what it reads in, and returns it with what removes it.
-// One a pull killed before it could remove it is removed first: the pull
-// holds the store, so no other pull into it is under way.
-func openStaging(dir string) (*badgerstore.Store, func() error, error) {
-	dir = filepath.Clean(dir)
-	pattern := "." + filepath.Base(dir) + ".pull-"
-	if stale, err := filepath.Glob(filepath.Join(filepath.Dir(dir), pattern+"*")); err == nil {
-		for _, old := range stale {
-			os.RemoveAll(old)
-		}
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), pattern)
-	if err != nil {
-		if tmp, err = os.MkdirTemp("", pattern); err != nil {
-			return nil, nil, fmt.Errorf("a directory to stage the pull in: %w", err)
-		}
-	}
-	st, err := badgerstore.Open(tmp)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, nil, fmt.Errorf("a store to stage the pull in, at %s: %w", render.Clean(tmp), err)
-	}
-	return st, func() error {
-		err := st.Close()
-		if rerr := os.RemoveAll(tmp); rerr != nil && err == nil {
-			err = rerr
-		}
-		return err
-	}, nil
 }

@@ -66,7 +66,7 @@ func TestReplayLibraryRepairsInvalidUTF8(t *testing.T) {
 		put("compile", sessions.Observed, sessions.Record{Name: "attrs", Attributes: sessions.Attrs{
 			{Key: "key " + bad, Value: sessions.StringValue("v")},
 			{Key: "value", Value: sessions.StringValue(bad)},
-			{Key: "array", Value: sessions.StringSliceValue([]string{"ok", bad})},
+			{Key: "array", Value: sessions.SliceValue([]string{"ok", bad})},
 		}})
 		put("compile", sessions.Observed, sessions.Record{Name: "event", Events: []sessions.Event{{Name: bad, Attributes: sessions.Attrs{{Key: "k", Value: sessions.StringValue(bad)}}}}})
 		put("compile", sessions.Observed, sessions.Record{Name: "status", Status: sessions.Status{Code: "error", Description: bad}})

@@ -211,6 +211,13 @@ func TestReportInChromium(t *testing.T) {
 // closes Chromium.
 func openInChromium(t *testing.T, exe, file string) (bctx context.Context, finish func()) {
 	t.Helper()
+	return openInChromiumURL(t, exe, "file://"+file, "#timeline")
+}
+
+// openInChromiumURL opens url in a headless Chromium (exe), 1280 by 900,
+// and waits for the element sel finds; finish is openInChromium's.
+func openInChromiumURL(t *testing.T, exe, url, sel string) (bctx context.Context, finish func()) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(exe),
@@ -264,10 +271,10 @@ func openInChromium(t *testing.T, exe, file string) (bctx context.Context, finis
 
 	if err := chromedp.Do(bctx,
 		chromedp.EmulateViewport(1280, 900),
-		chromedp.Navigate("file://"+file),
-		chromedp.WaitVisible(chromedp.CSS("#timeline")),
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.CSS(sel)),
 	); err != nil {
-		t.Fatalf("open the report in Chromium: %v", err)
+		t.Fatalf("open %s in Chromium: %v", url, err)
 	}
 	return bctx, func() {
 		defer cancel()

@@ -32,7 +32,7 @@ func TestHostileShowDistinctKeys(t *testing.T) {
 			Name: "serve",
 			Attributes: sessions.Attrs{
 				{Key: "method", Value: sessions.StringValue("GET")},
-				{Key: fmt.Sprintf("req.%06d", i), Value: sessions.IntValue(i)},
+				{Key: fmt.Sprintf("req.%06d", i), Value: sessions.Int64Value(int64(i))},
 			},
 		}})
 	}
@@ -67,7 +67,7 @@ func TestHostileShowWideCell(t *testing.T) {
 			name = strings.Repeat("w", 1<<20)
 		}
 		steps = append(steps, step{time.Duration(i) * time.Microsecond, "k", sessions.Changed, sessions.Record{
-			Name: name, Attributes: sessions.Attrs{{Key: "i", Value: sessions.IntValue(i)}},
+			Name: name, Attributes: sessions.Attrs{{Key: "i", Value: sessions.Int64Value(int64(i))}},
 		}})
 	}
 	dir := filepath.Join(t.TempDir(), "store")

@@ -24,7 +24,7 @@ func testRecords(t *testing.T, s sessions.Store) {
 			if j == len(kinds)-1 {
 				effect = sessions.Changed
 			}
-			body := sessions.Record{Name: kind, Wall: time.Millisecond, Attributes: sessions.Attrs{{Key: "n", Value: sessions.IntValue(i*10 + j)}}}
+			body := sessions.Record{Name: kind, Wall: time.Millisecond, Attributes: sessions.Attrs{{Key: "n", Value: sessions.Int64Value(int64(i*10 + j))}}}
 			if err := rec.Record(kind, effect, st, body); err != nil {
 				t.Fatal(err)
 			}

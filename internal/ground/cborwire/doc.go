@@ -20,4 +20,12 @@
 // either. It checks what it reads can be read (a head cut short, a
 // reserved additional information), and no more: what an item means, and
 // whether it is in the form a writer makes, is its caller's to decide.
+//
+// A store is untrusted input, so reading one has bounds, kept here where
+// the items are read: the decode limits (nesting, array and map lengths),
+// and a budget of what decoding a value may allocate, which CheckBudget
+// walks a value for before a library decodes it, and which a Decoder, the
+// Reader a hand-written decoder is built on, charges item by item as it
+// reads. Writers ask the same budget of what they encode, so that nothing
+// is written that a reader would refuse.
 package cborwire

@@ -2,6 +2,7 @@ package cborwire
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 )
 
@@ -147,4 +148,66 @@ func halfOf(f float32) (uint16, bool) {
 		return sign | uint16(m>>s), true
 	}
 	return 0, false
+}
+
+// AppendPair appends a map of two text keys, each left out when its value
+// is empty (a record's scope or status): k1 must sort before k2.
+func AppendPair(dst []byte, k1, v1, k2, v2 string) []byte {
+	n := 0
+	for _, v := range [2]string{v1, v2} {
+		if v != "" {
+			n++
+		}
+	}
+	dst = AppendMapHead(dst, n)
+	if v1 != "" {
+		dst = AppendText(AppendText(dst, k1), v1)
+	}
+	if v2 != "" {
+		dst = AppendText(AppendText(dst, k2), v2)
+	}
+	return dst
+}
+
+// AppendValue appends an attribute's value, a plain Go value (nil, a bool,
+// an int64, a float64, a string or a slice of one of them), as the CBOR
+// item the library writes for it. A nil slice is null, as the library
+// writes it. Any other Go type is an error.
+func AppendValue(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return AppendNull(dst), nil
+	case bool:
+		return AppendBool(dst, x), nil
+	case int64:
+		return AppendInt(dst, x), nil
+	case float64:
+		return AppendFloat(dst, x), nil
+	case string:
+		return AppendText(dst, x), nil
+	case []bool:
+		return AppendArray(dst, x, AppendBool), nil
+	case []int64:
+		return AppendArray(dst, x, AppendInt), nil
+	case []float64:
+		return AppendArray(dst, x, AppendFloat), nil
+	case []string:
+		return AppendTexts(dst, x), nil
+	}
+	return dst, fmt.Errorf("value of Go type %T is not an attribute value", v)
+}
+
+// AppendTexts appends xs as an array of text strings, null when it is nil.
+func AppendTexts(dst []byte, xs []string) []byte { return AppendArray(dst, xs, AppendText) }
+
+// AppendArray appends xs as an array, null when it is nil.
+func AppendArray[T any](dst []byte, xs []T, appendOne func([]byte, T) []byte) []byte {
+	if xs == nil {
+		return AppendNull(dst)
+	}
+	dst = AppendArrayHead(dst, len(xs))
+	for _, x := range xs {
+		dst = appendOne(dst, x)
+	}
+	return dst
 }

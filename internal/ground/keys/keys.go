@@ -53,20 +53,6 @@ const MaxSessionRow = 1 << 20
 // above MaxRecordSize, which writers keep to.
 const MaxValueSize = 16 << 20
 
-// Decode limits: a store is untrusted input (it travels between machines),
-// so no value may make a reader allocate without bound or recurse deeply.
-// Readers refuse values beyond them; writers refuse to write such records,
-// which would be unreadable once written.
-const (
-	// MaxNestedLevels is the deepest nesting of CBOR arrays and maps.
-	MaxNestedLevels = 16
-	// MaxArrayElements is the longest array: events, or an array attribute.
-	MaxArrayElements = 1 << 20
-	// MaxAttributes is the most pairs in one map: attributes of a record,
-	// an event or a session's resource.
-	MaxAttributes = 1 << 17
-)
-
 // suffixLen is the fixed width after a record's namespace: 0x00, then the
 // session and seq as big-endian u64s.
 const suffixLen = 1 + 8 + 8

@@ -1,8 +1,6 @@
 // Package owned carries from package sessions to the writers a way to
 // decode the entries the exporter's own encoder has just made, without
-// the checks a value read from a store needs (exporter.DecodeEntry), and
-// the check of a reader's decoding budget, for the encoder to refuse what
-// no reader would decode (recorder.AppendEncoded).
+// the checks a value read from a store needs (exporter.DecodeEntry).
 //
 // sessions.DecodeEntry reads a value twice: a first pass that allocates
 // nothing proves the value is one the hand-written decoder reads within
@@ -23,10 +21,3 @@ package owned
 // answer is the same for every value; only the cost differs. Package
 // sessions sets it at init.
 var DecodeEntry func(key, value []byte, rec, row any) (kind string, err error)
-
-// CheckBudget returns an error when value, a record this module's encoder
-// made, is one sessions.DecodeEntry would refuse for what decoding it may
-// allocate (its decoding budget): many small items (empty arrays, say) in
-// few bytes. The encoder checks what it makes, so that no record is
-// written that its readers then skip. Package sessions sets it at init.
-var CheckBudget func(value []byte) error

@@ -66,3 +66,31 @@ func statusField(path, name string) (int64, error) {
 	}
 	return 0, errors.New(name + " not in " + path)
 }
+
+// SamplePeakAnon samples the RssAnon of the running process pid every
+// 2 ms, as RunPeakAnon does, until the returned stop is called, which
+// returns the largest seen: the peak of a server while it answers.
+func SamplePeakAnon(pid int) (stop func() int64) {
+	status := fmt.Sprintf("/proc/%d/status", pid)
+	done, peak := make(chan struct{}), make(chan int64, 1)
+	go func() {
+		var p int64
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v, err := statusField(status, "RssAnon"); err == nil {
+				p = max(p, v)
+			}
+			select {
+			case <-done:
+				peak <- p
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		return <-peak
+	}
+}

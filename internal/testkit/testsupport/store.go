@@ -20,3 +20,16 @@ func Entries(t testing.TB, s sessions.Store) map[string][]byte {
 	}
 	return got
 }
+
+// EntriesIn opens a store with open, returns every entry of it as
+// Entries does, and closes it. It fails the test when the store does not
+// open.
+func EntriesIn(t testing.TB, open func() (sessions.Store, error)) map[string][]byte {
+	t.Helper()
+	s, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	return Entries(t, s)
+}

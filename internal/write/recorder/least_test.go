@@ -22,7 +22,7 @@ func TestHugeValuesAreRefusedWithoutACopy(t *testing.T) {
 		"attribute":       {Attributes: sessions.Attrs{{Key: "src", Value: sessions.StringValue(huge)}}},
 		"event attribute": {Events: []sessions.Event{{Name: "e", Attributes: sessions.Attrs{{Key: "src", Value: sessions.StringValue(huge)}}}}},
 		"name":            {Name: huge},
-		"string array":    {Attributes: sessions.Attrs{{Key: "a", Value: sessions.StringSliceValue([]string{huge[:8<<20], huge[:8<<20]})}}},
+		"string array":    {Attributes: sessions.Attrs{{Key: "a", Value: sessions.SliceValue([]string{huge[:8<<20], huge[:8<<20]})}}},
 	}
 	for name, body := range cases {
 		var before, after runtime.MemStats

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/otelrecords/otelrecords/internal/ground/cborwire"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
-	"github.com/otelrecords/otelrecords/internal/ground/owned"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -68,9 +68,9 @@ func AppendEncoded(dst []byte, k string, st sessions.Stamp, body *sessions.Recor
 
 // checkBudget returns an error wrapping ErrTooLarge when a reader would
 // refuse value for what decoding it may allocate: many small items in
-// few bytes (sessions' decoding budget).
+// few bytes (the readers' decoding budget, cborwire.CheckBudget).
 func checkBudget(value []byte) error {
-	if err := owned.CheckBudget(value); err != nil {
+	if err := cborwire.CheckBudget(value); err != nil {
 		return fmt.Errorf("%w: %v", ErrTooLarge, err)
 	}
 	return nil
@@ -88,8 +88,8 @@ func checkSize(k string, n int) error {
 // checkLimits returns an error wrapping ErrTooLarge when a reader would
 // refuse to decode the record for its counts.
 func checkLimits(body *sessions.Record) error {
-	if len(body.Events) > keys.MaxArrayElements {
-		return fmt.Errorf("%w: %d events, at most %d", ErrTooLarge, len(body.Events), keys.MaxArrayElements)
+	if len(body.Events) > cborwire.MaxArrayElements {
+		return fmt.Errorf("%w: %d events, at most %d", ErrTooLarge, len(body.Events), cborwire.MaxArrayElements)
 	}
 	if err := checkAttrLimits(body.Attributes); err != nil {
 		return err
@@ -103,12 +103,12 @@ func checkLimits(body *sessions.Record) error {
 }
 
 func checkAttrLimits(a sessions.Attrs) error {
-	if len(a) > keys.MaxAttributes {
-		return fmt.Errorf("%w: %d attributes, at most %d", ErrTooLarge, len(a), keys.MaxAttributes)
+	if len(a) > cborwire.MaxMapPairs {
+		return fmt.Errorf("%w: %d attributes, at most %d", ErrTooLarge, len(a), cborwire.MaxMapPairs)
 	}
 	for _, kv := range a {
-		if n := arrayLen(kv.Value); n > keys.MaxArrayElements {
-			return fmt.Errorf("%w: attribute %q holds %d elements, at most %d", ErrTooLarge, cutName(kv.Key), n, keys.MaxArrayElements)
+		if n := arrayLen(kv.Value); n > cborwire.MaxArrayElements {
+			return fmt.Errorf("%w: attribute %q holds %d elements, at most %d", ErrTooLarge, cutName(kv.Key), n, cborwire.MaxArrayElements)
 		}
 	}
 	return nil
@@ -169,8 +169,8 @@ func cutRow(s sessions.Session) sessions.Session {
 		s.Resource = res
 	}
 	// The marker needs its own pair, within what a reader decodes.
-	if len(s.Resource) >= keys.MaxAttributes {
-		s.Resource, cut = s.Resource[:keys.MaxAttributes-1:keys.MaxAttributes-1], true
+	if len(s.Resource) >= cborwire.MaxMapPairs {
+		s.Resource, cut = s.Resource[:cborwire.MaxMapPairs-1:cborwire.MaxMapPairs-1], true
 	}
 	if !cut && rowSize(s) <= keys.MaxSessionRow {
 		return s
@@ -249,19 +249,19 @@ func cutAttr(kv sessions.Attr) (string, sessions.Value, bool) {
 			if rest := limit - total; rest > 0 {
 				out = append(out, cutString(x[n], rest))
 			}
-			v, cut = sessions.StringSliceValue(out), true
+			v, cut = sessions.SliceValue(out), true
 		}
 	case []bool:
 		if len(x) > limit {
-			v, cut = sessions.BoolSliceValue(x[:limit]), true
+			v, cut = sessions.SliceValue(x[:limit]), true
 		}
 	case []int64:
 		if len(x) > limit/8 {
-			v, cut = sessions.Int64SliceValue(x[:limit/8]), true
+			v, cut = sessions.SliceValue(x[:limit/8]), true
 		}
 	case []float64:
 		if len(x) > limit/8 {
-			v, cut = sessions.Float64SliceValue(x[:limit/8]), true
+			v, cut = sessions.SliceValue(x[:limit/8]), true
 		}
 	}
 	return k, v, cut

@@ -30,7 +30,7 @@ func TestTooLargeRecordsAreDropped(t *testing.T) {
 	// bytes: events of many empty arrays.
 	var empties sessions.Attrs
 	for c := byte('!'); c < 0x7f; c++ {
-		empties = append(empties, sessions.Attr{Key: string([]byte{c}), Value: sessions.StringSliceValue(nil)})
+		empties = append(empties, sessions.Attr{Key: string([]byte{c}), Value: sessions.SliceValue[string](nil)})
 	}
 	costly := make([]sessions.Event, 40)
 	for i := range costly {
@@ -43,7 +43,7 @@ func TestTooLargeRecordsAreDropped(t *testing.T) {
 	}{
 		{"bytes", sessions.Changed, sessions.Record{Attributes: sessions.Attrs{{Key: "src", Value: sessions.StringValue(strings.Repeat("x", keys.MaxRecordSize))}}}},
 		{"attributes", sessions.Observed, sessions.Record{Attributes: many}},
-		{"array", sessions.Observed, sessions.Record{Attributes: sessions.Attrs{{Key: "a", Value: sessions.BoolSliceValue(make([]bool, 1<<20+1))}}}},
+		{"array", sessions.Observed, sessions.Record{Attributes: sessions.Attrs{{Key: "a", Value: sessions.SliceValue(make([]bool, 1<<20+1))}}}},
 		{"events", sessions.Observed, sessions.Record{Events: make([]sessions.Event, 1<<20+1)}},
 		{"event attributes", sessions.Observed, sessions.Record{Events: []sessions.Event{{Attributes: many}}}},
 		{"budget", sessions.Observed, sessions.Record{Events: costly}},

@@ -53,8 +53,8 @@ func TestOversizedSessionRowIsCut(t *testing.T) {
 		{Key: "service.name", Value: sessions.StringValue("build")},
 		{Key: "big", Value: sessions.StringValue(huge)},
 		{Key: strings.Repeat("k", 70_000), Value: sessions.BoolValue(true)},
-		{Key: "strings", Value: sessions.StringSliceValue(many)},
-		{Key: "ints", Value: sessions.Int64SliceValue(make([]int64, 100_000))},
+		{Key: "strings", Value: sessions.SliceValue(many)},
+		{Key: "ints", Value: sessions.SliceValue(make([]int64, 100_000))},
 	}
 	// Then 30 more of 60 KiB each: 1.8 MiB, past the row's limit.
 	for i := range 30 {

@@ -269,7 +269,7 @@ func (w *Writer) write(entries []sessions.Entry) error {
 		// Let Badger go while its reserve still holds what its close
 		// flushes: the spool may take the rest of the disk (recorder's
 		// shed), and the memtables Badger holds need room to flush, which
-		// the reserve keeps for them (badgerstore's space.go). The next
+		// the reserve keeps for them (internal/store/space). The next
 		// write opens it again, which badgerstore.Open refuses, touching
 		// nothing, until there is room.
 		w.letGo(st, releaseNow)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/badgerstore/doctor"
 )
 
 // Checked writes what records doctor --check found of the store in dir:
@@ -22,7 +23,7 @@ func Checked(w io.Writer, dir string, damage []*badgerstore.CorruptError) {
 // Recovered writes what records doctor did to the store in dir: nothing
 // (it is healthy), or where the damaged store went, what the new store
 // holds, and what was lost.
-func Recovered(w io.Writer, dir string, rec *badgerstore.Recovery) {
+func Recovered(w io.Writer, dir string, rec *doctor.Recovery) {
 	if rec.Aside == "" {
 		fmt.Fprintf(w, "The store at %s is healthy: nothing to do.\n", Clean(dir))
 		return
@@ -52,7 +53,7 @@ func Recovered(w io.Writer, dir string, rec *badgerstore.Recovery) {
 }
 
 // printKept prints what the new store of rec holds, by kind.
-func printKept(w io.Writer, rec *badgerstore.Recovery) {
+func printKept(w io.Writer, rec *doctor.Recovery) {
 	kinds := make([]string, 0, len(rec.Kept))
 	for k := range rec.Kept {
 		kinds = append(kinds, k)

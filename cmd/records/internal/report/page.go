@@ -34,6 +34,10 @@ type Page struct {
 	// Groups are the session's roots by kind and name, when it has too
 	// many to draw each (summary.GroupRoots); nil otherwise.
 	Groups []group
+	// RecordLink, when not "", makes each seq the page lists a link to
+	// RecordLink followed by the seq: a web view's page of the record.
+	// The report written to a file links nowhere.
+	RecordLink string
 }
 
 // dur is a duration as the page shows it: to 3 significant digits, as
@@ -64,6 +68,12 @@ type step struct {
 
 // Write writes the page: one HTML file, its style and script inline.
 func (p *Page) Write(w io.Writer) error { return page.Execute(w, p) }
+
+// WriteBody writes what the page shows, without the document around it,
+// its style or its script: the session's header, timeline, summary and
+// tables, for a page of a web view to hold (records serve), which
+// serves the style and script (Style, Script) as files of their own.
+func (p *Page) WriteBody(w io.Writer) error { return page.ExecuteTemplate(w, "body", p) }
 
 // session is the session's row, as the page shows it.
 type session struct {

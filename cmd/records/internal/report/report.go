@@ -6,6 +6,8 @@
 //
 // The page fetches nothing: its style and script are inline, and its
 // Content Security Policy lets only them run, named by their hashes.
+// Page.WriteBody writes what the page shows without them, for records
+// serve, which serves Style and Script as files of its own.
 // html/template escapes every value for where it goes (text, attribute,
 // SVG), and every text from the store is cleaned as on a terminal, so a
 // record field such as <img src=x onerror=alert(1)> shows as text and runs

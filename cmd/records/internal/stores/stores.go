@@ -176,6 +176,20 @@ func (d *Dirs) Write(ctx context.Context, stderr io.Writer, create bool, fn func
 // IsGlob reports whether a --dir holds a pattern filepath.Glob expands.
 func IsGlob(dir string) bool { return strings.ContainsAny(dir, "*?[") }
 
+// List returns the directories of the stores a read reads, each once, in
+// the order --dir gives them: a glob expanded (dirs), else the one store
+// (One).
+func (d *Dirs) List() ([]string, error) {
+	if d.Dir == "" && len(d.Given) > 0 {
+		return d.dirs()
+	}
+	dir, err := d.One()
+	if err != nil {
+		return nil, err
+	}
+	return []string{dir}, nil
+}
+
 // dirs returns the directories --dir names, each once, in the order
 // given: a glob expands to the directories it matches, sorted. A glob
 // that matches no directory is a mistake in the command line; a directory

@@ -1,9 +1,10 @@
-// Package badgerfmttest damages Badger stores on purpose, in the ways a
-// disk, a file system or a careless hand damage them, for the tests of
-// package badgerfmt, which finds the damage, and of package badgerstore,
-// which must survive it: both test against the same damage, and where to
-// write so that a table's index rather than its data is hit is written
-// down once, beside the readers that know the format.
+// Package badgerfmttest builds Badger stores and damages them on purpose,
+// in the ways a disk, a file system or a careless hand damage them, for
+// the tests of package badgerfmt, which finds the damage, and of packages
+// badgerstore and badgerstore/doctor, which must survive it: all test
+// against the same stores and the same damage, and where to write so
+// that a table's index rather than its data is hit is written down once,
+// beside the readers that know the format.
 package badgerfmttest
 
 import (

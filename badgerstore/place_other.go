@@ -1,9 +1,0 @@
-//go:build !unix
-
-package badgerstore
-
-import "io/fs"
-
-// checkOwned does nothing where file modes do not say who may replace a
-// directory's entries.
-func checkOwned(string, fs.FileInfo, dirRole, bool, string) error { return nil }
