@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -243,13 +245,13 @@ func exampleChecks(w *exampleWorld) map[string]exampleCheck {
 
 		// Records as a program writes them: every one, as dump prints
 		// them; the tunes; those of more than a second.
-		"records watch": {store: "none", follow: total(all), check: func(t *testing.T, x *exampleRun) {
+		"records watch": {store: "none", follow: &following{lines: total(all), store: true}, check: func(t *testing.T, x *exampleRun) {
 			wantWatched(t, x.lines, x.records(t, "dump", "--dir", x.defaultStore()))
 		}},
-		"records watch --kind autotune": {store: "none", follow: 3, check: func(t *testing.T, x *exampleRun) {
+		"records watch --kind autotune": {store: "none", follow: &following{lines: 3, store: true}, check: func(t *testing.T, x *exampleRun) {
 			wantWatched(t, x.lines, x.records(t, "dump", "--dir", x.defaultStore(), "--kind", "autotune"))
 		}},
-		"records watch --json | jq -c 'select(.wall_ns > 1e9)'": {store: "none", follow: 4, check: func(t *testing.T, x *exampleRun) {
+		"records watch --json | jq -c 'select(.wall_ns > 1e9)'": {store: "none", follow: &following{lines: 4, store: true}, check: func(t *testing.T, x *exampleRun) {
 			var got []string
 			for _, r := range decodeLines(t, x.stdout) {
 				got = append(got, fmt.Sprint(r["session"], " ", r["name"]))
@@ -380,6 +382,23 @@ func exampleChecks(w *exampleWorld) map[string]exampleCheck {
 			},
 		},
 
+		// The stores as web pages: the address to open, where the pages
+		// and their JSON list the sessions of the stores served; on every
+		// address of the machine, said to be reachable from others.
+		"records serve":                       {follow: w.serving(`^records: serving \S+/home/\.cache/otelrecords/default at http://127\.0\.0\.1:\d+/$`, w.ids...)},
+		"records serve --dir ./build/records": {follow: w.serving(`^records: serving \./build/records at http://127\.0\.0\.1:\d+/$`, w.ids...)},
+		"records serve --dir 'runners/*/records' --listen 0.0.0.0:8080": {
+			follow: w.serving(`^records: serving 2 stores at http://localhost:\d+/$`, s1, s2, b1, s3, s4),
+			check: func(t *testing.T, x *exampleRun) {
+				if !strings.Contains(x.stderr, "which other machines may reach: records serve has no authentication") {
+					t.Errorf("it does not say other machines may reach it")
+				}
+			},
+		},
+		"go run ./cmd/records serve": {clone: true, after: "go run ./examples/otel", follow: &following{lines: 1, then: func(t *testing.T, x *exampleRun) {
+			w.serving(`^records: serving \S+ at http://127\.0\.0\.1:\d+/$`, serverSessions(t, x.defaultStore())...).then(t, x)
+		}}},
+
 		// A report of the newest session; of one; to standard output.
 		"records report -o report.html": {check: func(t *testing.T, x *exampleRun) {
 			wantReport(t, string(mustRead(t, x.path("report.html"))), s4, s1)
@@ -467,6 +486,45 @@ func (w *exampleWorld) sessionsTable(t *testing.T, x *exampleRun) {
 			}
 		}
 	}
+}
+
+// serving runs records serve until it printed the address to open
+// (saying matches said), and checks its pages there: /sessions, and
+// /api/sessions's JSON, list the sessions ids.
+func (w *exampleWorld) serving(said string, ids ...string) *following {
+	return &following{lines: 1, then: func(t *testing.T, x *exampleRun) {
+		if !regexp.MustCompile(said).MatchString(x.lines[0]) {
+			t.Fatalf("it says %q, want %s", x.lines[0], said)
+		}
+		url := x.lines[0][strings.LastIndex(x.lines[0], " ")+1:]
+		page := httpGet(t, url+"sessions")
+		for _, id := range ids {
+			if !strings.Contains(page, id) {
+				t.Errorf("its page of sessions does not list %s", id)
+			}
+		}
+		var got []string
+		for _, s := range decodeLines(t, httpGet(t, url+"api/sessions")) {
+			got = append(got, fmt.Sprint(s["id"]))
+		}
+		slices.Sort(got)
+		wantLines(t, got, slices.Sorted(slices.Values(ids)))
+	}}
+}
+
+// httpGet returns the body of a page, which must be there.
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s, %v\n%s", url, resp.Status, err, body)
+	}
+	return string(body)
 }
 
 // wantRecords checks JSON records: every record of session, in stamp
@@ -662,7 +720,7 @@ func wantCursor(t *testing.T, x *exampleRun, file, line string) {
 		}
 	}
 	x.w.standIns.reset()
-	if x.runLine(t, line, 0, false); x.code != 0 {
+	if x.runLine(t, line, nil, false); x.code != 0 {
 		t.Fatalf("again: exit %d\n%s", x.code, x.stderr)
 	}
 	wantSpans(t, x.w.standIns.grpcTLS.sessionSpans(), map[string]int{})

@@ -33,13 +33,15 @@ import (
 //     whose sessions are the ones the examples name; or, for the examples
 //     that prune, 23 builds; or none, for those that make one (pull, watch).
 //   - The working directory holds the stores the examples name: ./build/records,
-//     A and ./ci-stores/runner-1 (copies of the help store), B, ./ci-store and
-//     ./ci-stores/runner-2 (another machine's, one build); /var/lib/otelrecords/
-//     is the sandbox's var/lib/otelrecords/, holding host (the help store).
+//     A, ./ci-stores/runner-1 and ./runners/linux/records (copies of the help
+//     store), B, ./ci-store, ./ci-stores/runner-2 and ./runners/mac/records
+//     (another machine's, one build); /var/lib/otelrecords/ is the sandbox's
+//     var/lib/otelrecords/, holding host (the help store).
 //   - The backends the examples name are the test's stand-ins
 //     (examples_standins_test.go): the line sh runs has their addresses
 //     where the example names collector.example.com, jaeger.example.com or
-//     a well-known local port, and nothing else changed.
+//     a well-known local port, and a free port where it has records serve
+//     listen on 8080; nothing else changed.
 //
 // Each example has a check (exampleChecks) that asserts what it claims;
 // an example without one fails the test, as does a check no example has
@@ -146,12 +148,22 @@ func runHere(line string) bool {
 
 // exampleCheck is what an example needs, and what it must print.
 type exampleCheck struct {
-	store  string // the default store: the help store unless "many" or "none"
-	clone  bool   // it runs in the clone's root (the README's go run lines), not the sandbox's work directory
-	after  string // an example run first, in the same sandbox: what this one reads
-	status int    // its exit status
-	follow int    // it follows a store (records watch): how many lines it prints while the store is written, before it is interrupted
-	check  func(t *testing.T, x *exampleRun)
+	store  string                            // the default store: the help store unless "many" or "none"
+	clone  bool                              // it runs in the clone's root (the README's go run lines), not the sandbox's work directory
+	after  string                            // an example run first, in the same sandbox: what this one reads
+	status int                               // its exit status
+	follow *following                        // it runs until interrupted (records watch, records serve)
+	check  func(t *testing.T, x *exampleRun) // nil when follow.then checks it
+}
+
+// following is how an example that runs until interrupted is run: on a
+// terminal, as a user runs it (jq writes each line as it comes there,
+// where into a pipe it would hold them until it ends), and interrupted
+// (the whole pipeline, as Ctrl-C does) once it printed lines lines.
+type following struct {
+	lines int
+	store bool                              // it follows a store: the help store is written into the default store once it waits for one
+	then  func(t *testing.T, x *exampleRun) // called before the interrupt, what it printed in x.lines
 }
 
 // exampleWorld is what every example's sandbox is made from: the stores,
@@ -273,10 +285,14 @@ func (w *exampleWorld) sandbox(t *testing.T, c exampleCheck) *exampleRun {
 	for name, from := range map[string]string{
 		"work/build/records": "help", "work/A": "help", "work/ci-stores/runner-1": "help", "var/lib/otelrecords/host": "help",
 		"work/B": "other", "work/ci-store": "other", "work/ci-stores/runner-2": "other",
+		"work/runners/linux/records": "help", "work/runners/mac/records": "other",
 	} {
 		copyStore(t, w.stores[from], filepath.Join(root, name))
 	}
-	x.replacer = strings.NewReplacer(append(w.standIns.pairs(), "/var/lib/otelrecords/", filepath.Join(root, "var/lib/otelrecords")+"/")...)
+	x.replacer = strings.NewReplacer(append(w.standIns.pairs(),
+		"/var/lib/otelrecords/", filepath.Join(root, "var/lib/otelrecords")+"/",
+		"0.0.0.0:8080", "0.0.0.0:0", // a port a test must not bind: a free one of every address, as the example's
+	)...)
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if name == "HOME" || name == "PATH" || name == runEnv || name == writerEnv || strings.HasPrefix(name, "XDG_") ||
@@ -292,6 +308,9 @@ func (w *exampleWorld) sandbox(t *testing.T, c exampleCheck) *exampleRun {
 
 // run runs an example in a new sandbox, and checks it.
 func (w *exampleWorld) run(t *testing.T, ex example, c exampleCheck) {
+	if c.check == nil && (c.follow == nil || c.follow.then == nil) {
+		t.Fatal("its check checks nothing")
+	}
 	for _, tool := range []string{"jq", "curl", "go"} {
 		if !usesTool(ex.line, tool) {
 			continue
@@ -308,7 +327,7 @@ func (w *exampleWorld) run(t *testing.T, ex example, c exampleCheck) {
 	x := w.sandbox(t, c)
 	if c.after != "" {
 		w.standIns.reset()
-		x.runLine(t, c.after, 0, c.clone)
+		x.runLine(t, c.after, nil, c.clone)
 		if x.code != 0 {
 			t.Fatalf("%s, which this example reads, exited with %d:\n%s%s", c.after, x.code, x.stdout, x.stderr)
 		}
@@ -318,7 +337,9 @@ func (w *exampleWorld) run(t *testing.T, ex example, c exampleCheck) {
 	if x.code != c.status {
 		t.Errorf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", x.code, c.status, x.stdout, x.stderr)
 	}
-	c.check(t, x)
+	if c.check != nil {
+		c.check(t, x)
+	}
 	if t.Failed() {
 		t.Logf("%s\nran: %s\nstdout:\n%s\nstderr:\n%s", ex.where, x.replacer.Replace(ex.line), x.stdout, x.stderr)
 	}
@@ -338,13 +359,9 @@ func usesTool(line, tool string) bool {
 }
 
 // runLine runs line through sh in the sandbox, with the stand-ins'
-// addresses in it, and keeps what it printed and its exit status. A line
-// that follows a store runs on a terminal, as a user runs it (jq writes
-// each line as it comes there, where into a pipe it would hold them until
-// it ends): the help store is written into the default store once it
-// waits for one, and it is interrupted (the whole pipeline, as Ctrl-C
-// does) once it printed follow lines.
-func (x *exampleRun) runLine(t *testing.T, line string, follow int, inClone bool) {
+// addresses in it, and keeps what it printed and its exit status; one
+// that runs until interrupted, as f says.
+func (x *exampleRun) runLine(t *testing.T, line string, f *following, inClone bool) {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", x.replacer.Replace(line))
 	cmd.Env, cmd.Dir = x.env, x.work
@@ -362,7 +379,7 @@ func (x *exampleRun) runLine(t *testing.T, line string, follow int, inClone bool
 	errOut := new(lockedBuffer)
 	cmd.Stderr = errOut
 	var stdout io.Reader
-	if follow > 0 {
+	if f != nil {
 		controller, terminal := openPTY(t)
 		defer controller.Close()
 		defer terminal.Close()
@@ -377,8 +394,17 @@ func (x *exampleRun) runLine(t *testing.T, line string, follow int, inClone bool
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if follow > 0 {
+	waited := false
+	defer func() {
+		if !waited { // a check failed on the way: the pipeline must not outlive the test
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		}
+	}()
+	if f != nil {
 		cmd.Stdout.(*os.File).Close() // the terminal is the pipeline's alone: it ends when they end
+	}
+	if f != nil && f.store {
 		waitFor(t, line+" to wait for the store", func() bool { return strings.Contains(errOut.String(), "waiting for a store") })
 		writeExampleRuns(t, x.w.now, map[string]string{x.defaultStore(): "help"})
 	}
@@ -391,16 +417,20 @@ func (x *exampleRun) runLine(t *testing.T, line string, follow int, inClone bool
 		l := colours.ReplaceAllString(strings.TrimSuffix(sc.Text(), "\r"), "")
 		x.lines = append(x.lines, l)
 		out.WriteString(l + "\n")
-		if follow > 0 && len(x.lines) == follow {
+		if f != nil && len(x.lines) == f.lines {
+			if f.then != nil {
+				f.then(t, x)
+			}
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 		}
 	}
 	err := cmd.Wait()
+	waited = true
 	x.stdout, x.stderr, x.code = out.String(), errOut.String(), cmd.ProcessState.ExitCode()
-	if follow > 0 {
+	if f != nil {
 		x.code = 0 // an interrupt ends it: the pipeline's status is the signal's
-		if len(x.lines) < follow {
-			t.Errorf("printed %d lines before it was stopped, want %d: %v", len(x.lines), follow, err)
+		if len(x.lines) < f.lines {
+			t.Errorf("printed %d lines before it was stopped, want %d: %v", len(x.lines), f.lines, err)
 		}
 	}
 }
