@@ -365,13 +365,10 @@ func (x *exampleRun) runLine(t *testing.T, line string, f *following, inClone bo
 	t.Helper()
 	cmd := exec.Command("sh", "-c", x.replacer.Replace(line))
 	cmd.Env, cmd.Dir = x.env, x.work
-	if strings.Contains(line, ".example.com") {
-		// The CA of the collector and the Jaeger the example names, as
-		// their user trusts it. Only then: replay --insecure does not
-		// send to a local plaintext receiver while a certificate is
-		// given in the environment.
-		cmd.Env = append(slices.Clip(x.env), "OTEL_EXPORTER_OTLP_CERTIFICATE="+x.w.standIns.ca)
-	}
+	// The CA of the collector and the Jaeger the examples name, as their
+	// user trusts it: in the environment of every line, so that a line
+	// with --insecure shows the flag wins over it.
+	cmd.Env = append(slices.Clip(x.env), "OTEL_EXPORTER_OTLP_CERTIFICATE="+x.w.standIns.ca)
 	if inClone {
 		cmd.Dir = x.w.clone
 	}

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/otelrecords/otelrecords/cmd/records/internal/otlpenv"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
@@ -180,7 +181,10 @@ func (f *replayFlags) exporter() (func(context.Context) (*otlptrace.Exporter, er
 			opts = append(opts, otlptracegrpc.WithEndpoint(f.endpoint))
 		}
 		if f.insecure {
-			opts = append(opts, otlptracegrpc.WithInsecure())
+			// Plain gRPC whatever OTEL_EXPORTER_OTLP_CERTIFICATE says: the
+			// exporter takes credentials from the environment before
+			// WithInsecure, so the flag names its credentials.
+			opts = append(opts, otlptracegrpc.WithTLSCredentials(insecure.NewCredentials()))
 		}
 		return func(ctx context.Context) (*otlptrace.Exporter, error) { return otlptracegrpc.New(ctx, opts...) }, nil
 	case "http", "http/protobuf":
@@ -192,7 +196,10 @@ func (f *replayFlags) exporter() (func(context.Context) (*otlptrace.Exporter, er
 			opts = append(opts, otlptracehttp.WithEndpoint(f.endpoint))
 		}
 		if f.insecure {
-			opts = append(opts, otlptracehttp.WithInsecure())
+			// http:// whatever the environment says of certificates: the
+			// exporter refuses a TLS configuration beside WithInsecure,
+			// and would read one from OTEL_EXPORTER_OTLP_CERTIFICATE.
+			opts = append(opts, otlptracehttp.WithInsecure(), otlptracehttp.WithTLSClientConfig(nil))
 		}
 		return func(ctx context.Context) (*otlptrace.Exporter, error) { return otlptracehttp.New(ctx, opts...) }, nil
 	}
