@@ -90,6 +90,20 @@ type History[T any] struct {
 	// session is the session the running work belongs to.
 	session uint64
 	running []running[T]
+	// hits are the session's hits not yet known to have answered before
+	// the records that come next started: a hit still running when a
+	// miss starts may have found the miss's own work (a request waiting
+	// on a lock the computing one holds), so it is not evidence that the
+	// cache held the key until it has ended.
+	hits []pending[T]
+}
+
+// pending is a hit of the session being read, and the instance it ran
+// on and when it ended on the session's clock.
+type pending[T any] struct {
+	val  T
+	inst int32
+	end  time.Duration
 }
 
 // on returns the latest records of the key on instance inst, nil when
@@ -116,6 +130,23 @@ func (h *History[T]) on(inst int32, make bool) *latest[T] {
 	return l
 }
 
+// settle adds to the history the session's hits that ended by at, in
+// the order they started; the rest stay pending.
+func (h *History[T]) settle(at time.Duration) {
+	kept := h.hits[:0]
+	for _, p := range h.hits {
+		if p.end > at {
+			kept = append(kept, p)
+			continue
+		}
+		l := h.on(p.inst, true)
+		l.any, l.hasAny = p.val, true
+		h.store.any, h.store.hasAny = p.val, true
+	}
+	clear(h.hits[len(kept):])
+	h.hits = kept
+}
+
 // Judge says why a record of the key was done, given session by session
 // and within a session in the order records started (see the package
 // doc): on instance inst, in session, started at offset on the session's clock,
@@ -128,11 +159,18 @@ func (h *History[T]) on(inst int32, make bool) *latest[T] {
 // work); Raced when work of the key in the same session was still running
 // when it started (compared with the one of them that started last); and
 // otherwise Again, compared with the latest record of the key on its
-// instance that did the work (else the latest there).
+// instance that did the work (else the latest there). A hit of the same
+// session counts as an earlier record only once it has ended: one still
+// running when work of its key starts may have waited for that work (a
+// request blocked on the lock of the one computing) and found it, so it
+// does not show that the cache held the key before.
 func (h *History[T]) Judge(inst int32, session uint64, offset, wall time.Duration, hit bool, val T) Judgement[T] {
 	if session != h.session {
+		h.settle(math.MaxInt64)
 		clear(h.running)
 		h.session, h.running = session, h.running[:0]
+	} else {
+		h.settle(offset)
 	}
 	here := h.on(inst, false)
 	var j Judgement[T]
@@ -169,17 +207,17 @@ func (h *History[T]) Judge(inst int32, session uint64, offset, wall time.Duratio
 		}
 	}
 
-	here = h.on(inst, true)
-	here.any, here.hasAny = val, true
-	h.store.any, h.store.hasAny = val, true
-	if !hit {
-		here.work, here.hasWork = val, true
-		h.store.work, h.store.hasWork = val, true
-		end := offset + max(wall, 0)
-		if end < offset { // past the clock's end
-			end = math.MaxInt64
-		}
-		h.running = append(h.running, running[T]{val, end})
+	end := offset + max(wall, 0)
+	if end < offset { // past the clock's end
+		end = math.MaxInt64
 	}
+	if hit {
+		h.hits = append(h.hits, pending[T]{val, inst, end})
+		return j
+	}
+	here = h.on(inst, true)
+	here.any, here.hasAny, here.work, here.hasWork = val, true, val, true
+	h.store.any, h.store.hasAny, h.store.work, h.store.hasWork = val, true, val, true
+	h.running = append(h.running, running[T]{val, end})
 	return j
 }

@@ -34,6 +34,8 @@ func TestJudge(t *testing.T) {
 		{b, 2, 8, 1, false, "b2 again", Again, "b2 miss", 0, "b2 miss ended at 3"},
 		{c, 3, 0, 1, true, "c3 hit", Hit, "b2 again", 0, "none on its instance: the store's latest work"},
 		{c, 3, 1, 1, false, "c3 miss", Again, "c3 hit", 0, "c's cache held it: its hit says so"},
+		{c, 3, 5, 10, true, "c3 waits", Hit, "c3 miss", 0, "c's latest work"},
+		{c, 3, 7, 1, false, "c3 miss 2", Again, "c3 miss", 0, "c3 waits has not answered yet: c3 miss is the latest before"},
 		{a, 4, 0, 1, false, "a4 again", Again, "a1 race 2", 0, "a's own work, not b's or c's"},
 		{a, 4, 0, math.MaxInt64, false, "a4 forever", Raced, "a4 again", 2, "a4 again runs at 0"},
 		{a, 4, 1 << 62, 1, false, "a4 late", Raced, "a4 forever", 2, "a wall past the clock's end runs to its end"},
@@ -66,5 +68,29 @@ func TestRunningLetGo(t *testing.T) {
 	}
 	if causes[0] != New || slices.ContainsFunc(causes[1:], func(c Cause) bool { return c != Again }) {
 		t.Errorf("causes %v, want new then again", fmt.Sprint(causes[:3]))
+	}
+}
+
+// Issue 43's flake: a request that looked the key up first waited on the
+// lock of the one computing it, and hit the work that one did; the
+// computing one is the first of the key, new, never "done again".
+func TestHitThatWaitedIsNotEarlier(t *testing.T) {
+	var h History[string]
+	if j := h.Judge(0, 1, 0, 10, true, "waits"); j.Cause != Hit || j.HasPrev {
+		t.Errorf("the waiting hit: %+v, want a hit with nothing before", j)
+	}
+	if j := h.Judge(0, 1, 1, 5, false, "computes"); j.Cause != New {
+		t.Errorf("the compute that started while the hit waited: cause %d, want New", j.Cause)
+	}
+	if j := h.Judge(0, 1, 20, 1, false, "later"); j.Cause != Again || j.Prev != "computes" {
+		t.Errorf("work after both ended: %+v, want again after computes", j)
+	}
+	// A hit of an earlier session, and one of this session that ended
+	// before, are what came before.
+	if j := h.Judge(0, 2, 0, 1, true, "s2 hit"); j.Cause != Hit {
+		t.Errorf("s2 hit: %+v", j)
+	}
+	if j := h.Judge(1, 3, 0, 1, false, "s3 other instance"); j.Cause != NewHere {
+		t.Errorf("s3 on another instance: %+v, want NewHere", j)
 	}
 }
