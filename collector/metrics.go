@@ -16,6 +16,10 @@ import (
 // observed when the Collector's reader collects: nothing is counted on
 // the export path. It returns the function that unregisters them.
 //
+// The counters they share with the SpanProcessor's metrics
+// (exporter/metrics.go, "otelrecords.") are read from the same Stats
+// fields; docs/COLLECTOR.md maps one set of names to the other.
+//
 // Each carries the attribute exporter, the component's ID (records,
 // records/fleet), as the Collector's own exporter metrics do.
 func registerMetrics(mp metric.MeterProvider, id string, im *exporter.Importer) (func() error, error) {

@@ -26,11 +26,12 @@ import (
 // entryPoint records what scenario does with its tracer into store.
 type entryPoint struct {
 	name string
-	run  func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...exporter.Option)
+	// run returns what the entry point counted, after its Shutdown.
+	run func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...exporter.Option) exporter.Stats
 }
 
 var entryPoints = []entryPoint{
-	{"SpanProcessor", func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...exporter.Option) {
+	{"SpanProcessor", func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...exporter.Option) exporter.Stats {
 		exp, err := exporter.New("", append(opts, exporter.WithStore(nopClose{store}))...)
 		if err != nil {
 			t.Fatal(err)
@@ -40,8 +41,9 @@ var entryPoints = []entryPoint{
 		if err := tp.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+		return exp.Stats()
 	}},
-	{"Importer", func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...exporter.Option) {
+	{"Importer", func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...exporter.Option) exporter.Stats {
 		im, err := exporter.NewImporter("", exporter.ImporterConfig{}, append(opts, exporter.WithStore(store))...)
 		if err != nil {
 			t.Fatal(err)
@@ -55,6 +57,7 @@ var entryPoints = []entryPoint{
 		if err := im.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+		return im.Stats().Stats
 	}},
 }
 
@@ -266,6 +269,51 @@ func TestTracesDecidedTogetherKeepTheirOrder(t *testing.T) {
 			ep.run(t, store, scenario)
 			if got, _ := stored(t, store); !slices.Equal(got, want) {
 				t.Errorf("stored\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// Every trace is counted once seen and once decided, through either entry
+// point and under either keep-by rule: after Shutdown, kept + dropped +
+// evicted = seen (issue 45: the Importer's TracesSeen read 0). Under
+// KeepByTrace a server's every request is a trace seen; a small pending
+// budget makes some evicted.
+func TestEntryPointsCountEveryTrace(t *testing.T) {
+	const requests = 30
+	scenario := func(tr trace.Tracer) {
+		for i := range requests {
+			ctx, req := tr.Start(context.Background(), fmt.Sprint("GET /compile/", i))
+			opts := spanbridge.Record("artifact", attribute.String("pad", strings.Repeat("x", 200)))
+			if i%7 == 0 {
+				opts = append(opts, trace.WithAttributes(spanbridge.Changed()))
+			}
+			_, a := tr.Start(ctx, fmt.Sprint("compile ", i), opts...)
+			a.End()
+			req.End()
+		}
+	}
+	cases := []struct {
+		name    string
+		opts    []exporter.Option
+		seen    int64 // the traces seen; -1: any, with some evicted
+		evicted bool
+	}{
+		{"keep by trace", []exporter.Option{exporter.WithKeepBy(exporter.KeepByTrace)}, requests, false},
+		{"keep by trace, small budget", []exporter.Option{exporter.WithKeepBy(exporter.KeepByTrace), exporter.WithPendingBudget(2 << 10)}, requests, true},
+		{"keep by session", []exporter.Option{exporter.WithKeepBy(exporter.KeepBySession)}, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, ep := range entryPoints {
+				t.Run(ep.name, func(t *testing.T) {
+					s := ep.run(t, sessions.NewMemStore(), scenario, c.opts...)
+					if s.TracesKept+s.TracesDropped+s.TracesEvicted != s.TracesSeen || s.TracesSeen != c.seen ||
+						(s.TracesEvicted > 0) != c.evicted {
+						t.Fatalf("traces seen %d, kept %d, dropped %d, evicted %d: want kept + dropped + evicted = seen = %d, evicted: %v",
+							s.TracesSeen, s.TracesKept, s.TracesDropped, s.TracesEvicted, c.seen, c.evicted)
+					}
+				})
 			}
 		})
 	}

@@ -95,7 +95,7 @@ func (im *Importer) evict(rs *remoteSession, need int, now time.Time) {
 	}
 	if rs.idleEmpty(now) {
 		im.held -= rs.counted
-		addStats(&im.ended, rs.stats())
+		im.ended.Add(rs.stats())
 		delete(im.sessions, rs.key)
 	}
 }

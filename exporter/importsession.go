@@ -420,7 +420,7 @@ func (im *Importer) park(key string, rs *remoteSession) {
 	// Nothing is queued: closing writes nothing, and the store is the
 	// Importer's to close.
 	im.handle("park", rs.rec.Close(context.Background()))
-	addStats(&im.ended, rs.stats())
+	im.ended.Add(rs.stats())
 	if prev, ok := im.parked[key]; ok {
 		im.retired = append(im.retired, retiredEntry{id: uint64(prev.id), last: prev.last})
 	}
@@ -500,14 +500,14 @@ func (im *Importer) let(key string, rs *remoteSession) {
 func (im *Importer) end(ctx context.Context, rs *remoteSession) error {
 	err := rs.rec.Close(ctx)
 	im.mu.Lock()
-	addStats(&im.ended, rs.stats())
+	im.ended.Add(rs.stats())
 	im.mu.Unlock()
 	return err
 }
 
 // stats is what the session counted, as the SpanProcessor's Stats.
 func (rs *remoteSession) stats() Stats {
-	s := recorderStats(rs.rec.Stats())
+	s := rs.rec.Stats()
 	s.Problems, s.AttributesDropped = rs.problems, rs.cut
 	s.Evicted += rs.evicted
 	return s

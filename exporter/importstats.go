@@ -18,7 +18,7 @@ func (im *Importer) Stats() ImporterStats {
 		}
 	}
 	for _, rs := range im.sessions {
-		addStats(&st.Stats, rs.stats())
+		st.Stats.Add(rs.stats())
 		st.HeldSpans += int64(rs.pendingSpans)
 		st.HeldSpanBytes += int64(rs.pendingBytes)
 	}
@@ -80,30 +80,4 @@ type ImporterStats struct {
 	// window passed, to keep within ImporterConfig.DedupBytes: a span
 	// among them delivered again would be stored again.
 	ForgottenEarly int64
-}
-
-// addStats adds what one session counted to a sum.
-func addStats(sum *Stats, s Stats) {
-	sum.Written += s.Written
-	sum.Held += s.Held
-	sum.HeldBytes += s.HeldBytes
-	sum.Evicted += s.Evicted
-	sum.Invalid += s.Invalid
-	sum.TooLarge += s.TooLarge
-	sum.WriteErrors += s.WriteErrors
-	sum.SessionsKept += s.SessionsKept
-	sum.Pending += s.Pending
-	sum.Spooled += s.Spooled
-	sum.SpooledUnwritable += s.SpooledUnwritable
-	sum.Unwritable += s.Unwritable
-	sum.TracesKept += s.TracesKept
-	sum.TracesDropped += s.TracesDropped
-	sum.TracesEvicted += s.TracesEvicted
-	sum.TrimmedSessions += s.TrimmedSessions
-	sum.TrimmedRecords += s.TrimmedRecords
-	sum.Problems += s.Problems
-	sum.AttributesDropped += s.AttributesDropped
-	sum.StoreBytes = max(sum.StoreBytes, s.StoreBytes)
-	sum.StoreOpens = max(sum.StoreOpens, s.StoreOpens) // one writer: every session sees its count
-	sum.BusyWaits = max(sum.BusyWaits, s.BusyWaits)
 }
