@@ -6,7 +6,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/importer"
 )
 
 // registerMetrics publishes what the Importer counts through the
@@ -22,7 +22,7 @@ import (
 //
 // Each carries the attribute exporter, the component's ID (records,
 // records/fleet), as the Collector's own exporter metrics do.
-func registerMetrics(mp metric.MeterProvider, id string, im *exporter.Importer) (func() error, error) {
+func registerMetrics(mp metric.MeterProvider, id string, im *importer.Importer) (func() error, error) {
 	m := mp.Meter("github.com/otelrecords/otelrecords/collector")
 	var err error
 	counter := func(name, unit, desc string) metric.Int64ObservableCounter {

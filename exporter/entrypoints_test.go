@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/importer"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -27,12 +28,12 @@ import (
 type entryPoint struct {
 	name string
 	// run returns what the entry point counted, after its Shutdown.
-	run func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...exporter.Option) exporter.Stats
+	run func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...setting) exporter.Stats
 }
 
 var entryPoints = []entryPoint{
-	{"SpanProcessor", func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...exporter.Option) exporter.Stats {
-		exp, err := exporter.New("", append(opts, exporter.WithStore(nopClose{store}))...)
+	{"SpanProcessor", func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...setting) exporter.Stats {
+		exp, err := exporter.New("", append(settings(opts).exporter(), exporter.WithStore(nopClose{store}))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,8 +44,8 @@ var entryPoints = []entryPoint{
 		}
 		return exp.Stats()
 	}},
-	{"Importer", func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...exporter.Option) exporter.Stats {
-		im, err := exporter.NewImporter("", exporter.ImporterConfig{}, append(opts, exporter.WithStore(store))...)
+	{"Importer", func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...setting) exporter.Stats {
+		im, err := importer.New("", importer.Config{}, append(settings(opts).importer(), importer.WithStore(store))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,12 +62,50 @@ var entryPoints = []entryPoint{
 	}},
 }
 
+// A setting is one option, as each entry point takes it.
+type setting struct {
+	exp exporter.Option
+	imp importer.Option
+}
+
+func withMarks(m exporter.Marks) setting {
+	return setting{exporter.WithMarks(m), importer.WithMarks(m)}
+}
+
+func withLevel(l sessions.Level) setting {
+	return setting{exporter.WithLevel(l), importer.WithLevel(l)}
+}
+
+func withKeepBy(k exporter.KeepBy) setting {
+	return setting{exporter.WithKeepBy(k), importer.WithKeepBy(k)}
+}
+
+func withPendingBudget(n int) setting {
+	return setting{exporter.WithPendingBudget(n), importer.WithPendingBudget(n)}
+}
+
+type settings []setting
+
+func (ss settings) exporter() (out []exporter.Option) {
+	for _, s := range ss {
+		out = append(out, s.exp)
+	}
+	return out
+}
+
+func (ss settings) importer() (out []importer.Option) {
+	for _, s := range ss {
+		out = append(out, s.imp)
+	}
+	return out
+}
+
 var suiteResource = resource.NewSchemaless(attribute.String("service.name", "build"), attribute.Int("process.pid", 4242))
 
 // importBatch is spans of the SDK as a sender's batch: what a Collector
 // would make of them after they crossed OTLP.
-func importBatch(spans []sdktrace.ReadOnlySpan) exporter.ImportBatch {
-	b := exporter.ImportBatch{}
+func importBatch(spans []sdktrace.ReadOnlySpan) importer.Batch {
+	b := importer.Batch{}
 	for _, s := range spans {
 		b.Resource = s.Resource().Attributes()
 		b.Spans = append(b.Spans, imported(s))
@@ -74,8 +113,8 @@ func importBatch(spans []sdktrace.ReadOnlySpan) exporter.ImportBatch {
 	return b
 }
 
-func imported(s sdktrace.ReadOnlySpan) exporter.ImportedSpan {
-	return exporter.ImportedSpan{
+func imported(s sdktrace.ReadOnlySpan) importer.Span {
+	return importer.Span{
 		TraceID: s.SpanContext().TraceID(), SpanID: s.SpanContext().SpanID(),
 		ParentSpanID: s.Parent().SpanID(), ParentRemote: s.Parent().IsRemote(),
 		TraceState: s.SpanContext().TraceState().String(),
@@ -170,7 +209,7 @@ func TestEntryPointsStoreTheSame(t *testing.T) {
 	cases := []struct {
 		name     string
 		scenario func(trace.Tracer)
-		opts     []exporter.Option
+		opts     []setting
 		want     []string
 	}{
 		{"warm run leaves nothing", build(false), nil, nil},
@@ -181,7 +220,7 @@ func TestEntryPointsStoreTheSame(t *testing.T) {
 			"cache lookup lib observed <compile>",
 			"marks odd observed <build> records.invalid_kind=sessions",
 		}},
-		{"every mark, at level full", build(true), []exporter.Option{exporter.WithMarks(exporter.MarksAll), exporter.WithLevel(sessions.LevelFull)}, []string{
+		{"every mark, at level full", build(true), []setting{withMarks(exporter.MarksAll), withLevel(sessions.LevelFull)}, []string{
 			"marks build observed <>",
 			"marks GET /health observed <build>",
 			"marks compile observed <build>",
@@ -189,14 +228,14 @@ func TestEntryPointsStoreTheSame(t *testing.T) {
 			"cache lookup lib observed <compile>",
 			"marks odd observed <build> records.invalid_kind=sessions",
 		}},
-		{"no implicit marks", build(true), []exporter.Option{exporter.WithMarks(exporter.MarksNone)}, []string{
+		{"no implicit marks", build(true), []setting{withMarks(exporter.MarksNone)}, []string{
 			"marks compile observed <>",
 			"artifact link app changed <compile> target=app",
 			"cache lookup lib observed <compile>",
 			"marks odd observed <> records.invalid_kind=sessions",
 		}},
-		{"level off", build(true), []exporter.Option{exporter.WithLevel(sessions.LevelOff)}, nil},
-		{"keep by trace", server, []exporter.Option{exporter.WithKeepBy(exporter.KeepByTrace)}, []string{
+		{"level off", build(true), []setting{withLevel(sessions.LevelOff)}, nil},
+		{"keep by trace", server, []setting{withKeepBy(exporter.KeepByTrace)}, []string{
 			"marks GET /compile changed=true observed <>",
 			"artifact compile changed=true changed <GET /compile changed=true>",
 		}},
@@ -295,13 +334,13 @@ func TestEntryPointsCountEveryTrace(t *testing.T) {
 	}
 	cases := []struct {
 		name    string
-		opts    []exporter.Option
+		opts    []setting
 		seen    int64 // the traces seen; -1: any, with some evicted
 		evicted bool
 	}{
-		{"keep by trace", []exporter.Option{exporter.WithKeepBy(exporter.KeepByTrace)}, requests, false},
-		{"keep by trace, small budget", []exporter.Option{exporter.WithKeepBy(exporter.KeepByTrace), exporter.WithPendingBudget(2 << 10)}, requests, true},
-		{"keep by session", []exporter.Option{exporter.WithKeepBy(exporter.KeepBySession)}, 0, false},
+		{"keep by trace", []setting{withKeepBy(exporter.KeepByTrace)}, requests, false},
+		{"keep by trace, small budget", []setting{withKeepBy(exporter.KeepByTrace), withPendingBudget(2 << 10)}, requests, true},
+		{"keep by session", []setting{withKeepBy(exporter.KeepBySession)}, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

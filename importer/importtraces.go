@@ -1,4 +1,4 @@
-package exporter
+package importer
 
 import (
 	"cmp"
@@ -11,6 +11,8 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelrecords/otelrecords/importer/internal/seen"
+	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
@@ -34,15 +36,29 @@ type liveTrace struct {
 
 // pendingSpan is a span waiting to be placed.
 type pendingSpan struct {
-	span    ImportedSpan
+	span    Span
 	arrived time.Time
 	size    int
 	order   int64  // arrival order, for placing spans of equal starts as they came
 	entry   uint64 // its pending entry in the store (kept sessions); 0 without one
 	// wanted says a record was placed below it before it came (its
-	// state in the seen set was stateWanted).
+	// state in the seen set was seen.Wanted).
 	wanted bool
 }
+
+// A scratchSpace is what recording an imported span uses and gives
+// back: the encoding's (intake.Scratch), and the Importer's view of the
+// span (record), kept here so that each imported span's view is not an
+// allocation of its own; it is emptied before the space goes back to the
+// pool.
+type scratchSpace struct {
+	intake.Scratch
+	view importedView
+}
+
+// scratch recycles scratch spaces, so that recording a span allocates
+// nothing of its own.
+var scratch = sync.Pool{New: func() any { return &scratchSpace{Scratch: *intake.NewScratch()} }}
 
 // pendingSpans recycles the spans settle placed: a kept sender's spans
 // mostly wait no longer than the request that brought them, and each is a
@@ -96,20 +112,20 @@ func (sc *settleScratch) done() {
 
 // isRoot reports whether s is the root of its trace in its sender: it has
 // no parent, or its parent ran in another process.
-func (s *ImportedSpan) isRoot() bool { return !s.ParentSpanID.IsValid() || s.ParentRemote }
+func (s *Span) isRoot() bool { return !s.ParentSpanID.IsValid() || s.ParentRemote }
 
 // likelyRemoteChild reports whether s, whose parent is nowhere to be seen,
 // is the first span of its process in a trace that another process
 // began: a server's or a consumer's span (senders that do not say whether
 // a parent is remote are common).
-func (s *ImportedSpan) likelyRemoteChild() bool {
+func (s *Span) likelyRemoteChild() bool {
 	return s.Kind == trace.SpanKindServer || s.Kind == trace.SpanKindConsumer
 }
 
 // add takes one span of session rs, that the caller found new (not
 // taken before, not waiting); wanted says a record was placed below it
 // before it came. im.mu is held.
-func (im *Importer) add(rs *remoteSession, s *ImportedSpan, wanted bool, now time.Time) {
+func (im *Importer) add(rs *remoteSession, s *Span, wanted bool, now time.Time) {
 	p := pendingSpans.Get().(*pendingSpan)
 	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals(), wanted: wanted}
 	im.hold(rs, p)
@@ -213,10 +229,10 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	encloses := sc.encloses
 	if im.marks == MarksEnclosing {
 		for _, p := range t.pending {
-			if !speaksRecords(p.span.Attributes) && !p.wanted {
+			if !intake.SpeaksRecords(p.span.Attributes) && !p.wanted {
 				continue
 			}
-			for q, n := p, 0; n < maxEnclosingDepth; n++ {
+			for q, n := p, 0; n < intake.MaxEnclosingDepth; n++ {
 				par := q.span.ParentSpanID
 				if q.span.isRoot() || encloses[par] {
 					break
@@ -232,7 +248,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	// be placed now: a span that says nothing of records waits its grace
 	// for a record inside it.
 	may := func(p *pendingSpan) bool {
-		return force || im.marks != MarksEnclosing || speaksRecords(p.span.Attributes) ||
+		return force || im.marks != MarksEnclosing || intake.SpeaksRecords(p.span.Attributes) ||
 			encloses[p.span.SpanID] || now.Sub(p.arrived) >= grace
 	}
 	ready := &sc.ready
@@ -241,7 +257,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 		if _, waiting := t.pending[par]; waiting && !p.span.isRoot() && par != p.span.SpanID {
 			continue // placed after its parent
 		}
-		top := force || p.span.isRoot() || im.seenState(rs, spanRef{id, par}) == statePlaced ||
+		top := force || p.span.isRoot() || im.seenState(rs, spanRef{Trace: id, Span: par}) == seen.Placed ||
 			p.span.likelyRemoteChild() || now.Sub(p.arrived) >= im.cfg.DecisionWait
 		if top && may(p) {
 			heap.Push(ready, p)
@@ -302,18 +318,18 @@ func (im *Importer) place(rs *remoteSession, id trace.TraceID, t *liveTrace, p *
 	delete(t.pending, p.span.SpanID)
 	rs.pendingSpans--
 	rs.pendingBytes -= p.size
-	im.remember(rs, spanRef{id, p.span.SpanID}, statePlaced, now)
+	im.remember(rs, spanRef{Trace: id, Span: p.span.SpanID}, seen.Placed, now)
 	if p.entry != 0 {
 		im.placedPending(rs, p.entry)
 	}
 	recorded := im.record(rs, &p.span, encloses || p.wanted, p.arrived)
 	if recorded {
-		im.tookRecord(rs, spanRef{id, p.span.SpanID})
+		im.tookRecord(rs, spanRef{Trace: id, Span: p.span.SpanID})
 	}
 	if par := p.span.ParentSpanID; recorded && !p.span.isRoot() && im.marks == MarksEnclosing {
-		pk := spanRef{id, par}
-		if _, ok := t.pending[par]; !ok && im.seenState(rs, pk) == stateNone {
-			im.remember(rs, pk, stateWanted, now)
+		pk := spanRef{Trace: id, Span: par}
+		if _, ok := t.pending[par]; !ok && im.seenState(rs, pk) == seen.None {
+			im.remember(rs, pk, seen.Wanted, now)
 		}
 	}
 }
@@ -340,26 +356,26 @@ func (h *readyHeap) Pop() any {
 // record stamps one imported span by its start on the gateway's clock
 // and, when the marks policy records it, maps, encodes and routes its
 // record through the session's Recorder: the SpanProcessor's path
-// (encodeRecord, then the Recorder), on the Importer's goroutine. It
+// (intake.EncodeRecord, then the Recorder), on the Importer's goroutine. It
 // reports whether the span is recorded (or held to be). encloses says a
 // record lies inside it.
-func (im *Importer) record(rs *remoteSession, s *ImportedSpan, encloses bool, arrived time.Time) (recorded bool) {
-	start, end, odd := rs.clock.times(s, arrived)
+func (im *Importer) record(rs *remoteSession, s *Span, encloses bool, arrived time.Time) (recorded bool) {
+	start, end, odd := rs.clock.Times(s.Start, s.End, arrived)
 	st, ok := rs.rec.Stamp(start)
-	if !ok || !im.marks.records(s.Attributes, encloses) {
+	if !ok || !im.marks.Records(s.Attributes, encloses) {
 		return false
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			rs.problems++
 			recorded = false
-			im.reports.once("panic", fmt.Errorf("otelrecords: recording imported span %q failed: %v", cut(s.Name, 64), p))
+			im.reports.Once("panic", fmt.Errorf("otelrecords: recording imported span %q failed: %v", cut(s.Name, 64), p))
 		}
 	}()
 	w := scratch.Get().(*scratchSpace)
 	defer func() {
 		w.view = importedView{} // holds nothing of the span past the call
-		if cap(w.buf) <= maxScratch {
+		if cap(w.Buf) <= intake.MaxScratch {
 			scratch.Put(w)
 		}
 	}()
@@ -367,38 +383,38 @@ func (im *Importer) record(rs *remoteSession, s *ImportedSpan, encloses bool, ar
 	v := &w.view
 	v.set(s)
 	v.start, v.end = start, end
-	var enc encoded
+	var enc intake.Encoded
 	level := max(rs.rec.Level(), sessions.LevelBasic)
 	if odd {
-		enc = encodeMappedWith(w, v, level, inputs, st, func(m *spanbridge.Mapped) { keepSenderTimes(m, s) })
+		enc = intake.EncodeMappedWith(&w.Scratch, v, level, inputs, st, func(m *spanbridge.Mapped) { keepSenderTimes(m, s) })
 	} else {
-		enc = encodeRecord(w, v, level, inputs, st)
+		enc = intake.EncodeRecord(&w.Scratch, v, level, inputs, st)
 	}
-	if enc.cut {
+	if enc.Cut {
 		rs.cut++
 	}
-	if enc.problem != nil {
+	if enc.Problem != nil {
 		rs.problems++
-		im.reports.once(problemClass(enc.problem), enc.problem)
+		im.reports.Once(intake.ProblemClass(enc.Problem), enc.Problem)
 	}
 	var err error
 	switch {
-	case enc.err != nil && !errors.Is(enc.err, recorder.ErrTooLarge):
+	case enc.Err != nil && !errors.Is(enc.Err, recorder.ErrTooLarge):
 		rs.problems++
-		err = fmt.Errorf("otelrecords: encode %s record: %w", enc.kind, enc.err)
-	case enc.err != nil:
-		err = rs.rec.RecordTooLargeIn(recorder.Trace(s.TraceID), enc.kind, enc.effect, enc.name, enc.err)
+		err = fmt.Errorf("otelrecords: encode %s record: %w", enc.Kind, enc.Err)
+	case enc.Err != nil:
+		err = rs.rec.RecordTooLargeIn(recorder.Trace(s.TraceID), enc.Kind, enc.Effect, enc.Name, enc.Err)
 	default:
 		// Under KeepBySession the trace changes nothing; under KeepByTrace
 		// the record is held with its trace until the trace is decided.
-		err = rs.rec.RecordEncodedIn(recorder.Trace(s.TraceID), enc.kind, enc.effect, st, w.buf)
+		err = rs.rec.RecordEncodedIn(recorder.Trace(s.TraceID), enc.Kind, enc.Effect, st, w.Buf)
 	}
 	if err != nil && !errors.Is(err, sessions.ErrClosed) {
 		class := "record"
 		if errors.Is(err, recorder.ErrTooLarge) {
 			class = "too large"
 		}
-		im.reports.once(class, err)
+		im.reports.Once(class, err)
 	}
 	return true
 }
@@ -412,7 +428,7 @@ func cut(s string, n int) string {
 
 // changes reports whether s says it changed something
 // (records.effect=changed).
-func changes(s *ImportedSpan) bool {
+func changes(s *Span) bool {
 	for _, kv := range s.Attributes {
 		if kv.Key == spanbridge.EffectKey {
 			return kv.Value.Emit() == spanbridge.EffectChanged
