@@ -203,13 +203,17 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	if rs == nil {
 		return nil, res
 	}
+	// The traces it touched are settled together: stamped in the order
+	// their spans started, across traces (settle).
 	seen := make(map[trace.TraceID]bool, len(touched))
+	ids := touched[:0]
 	for _, id := range touched {
-		if t := rs.traces[id]; t != nil && !seen[id] {
+		if rs.traces[id] != nil && !seen[id] {
 			seen[id] = true
-			im.settle(rs, id, t, now, false)
+			ids = append(ids, id)
 		}
 	}
+	im.settle(rs, now, false, ids...)
 	// What still waits keeps nothing of the caller's batch (Import).
 	for id := range seen {
 		if t := rs.traces[id]; t != nil {
@@ -477,7 +481,7 @@ func (im *Importer) leave(key string, rs *remoteSession) {
 	for id, t := range rs.traces {
 		for _, p := range t.pending {
 			if p.entry == 0 {
-				im.settle(rs, id, t, now, true)
+				im.settle(rs, now, true, id)
 				break
 			}
 		}
