@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
-	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/importer"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -45,9 +45,9 @@ type RecordsConfig struct {
 	// KeepBy is the retention rule: "session" (the default: a session is
 	// kept from its first change on, with what it held before) or "trace"
 	// (each trace is kept when one of its records changed something, for
-	// servers: exporter.KeepByTrace).
+	// servers: importer.KeepByTrace).
 	KeepBy string `mapstructure:"keep_by"`
-	// MaxBytes bounds the store's size in bytes (exporter.WithMaxBytes);
+	// MaxBytes bounds the store's size in bytes (importer.WithMaxBytes);
 	// 0 leaves it unbounded.
 	MaxBytes int64 `mapstructure:"max_bytes"`
 	// Level is how much is recorded: off, basic or full.
@@ -60,12 +60,12 @@ type RecordsConfig struct {
 	SessionTimeout time.Duration `mapstructure:"session_timeout"`
 	// DecisionWait is how long a trace is held for its root before it is
 	// recorded anyway. A trace whose root arrives is recorded a moment
-	// (exporter.DefaultDecisionGrace) after it, not after DecisionWait.
+	// (importer.DefaultDecisionGrace) after it, not after DecisionWait.
 	DecisionWait time.Duration `mapstructure:"decision_wait"`
 	// MaxHeldBytes bounds, over every sender, what the exporter holds in
 	// memory that no store has yet (spans waiting for their parents,
 	// sessions and traces that have not changed anything yet): past it
-	// the oldest go first, across senders (exporter.ImporterConfig.HeldBytes).
+	// the oldest go first, across senders (importer.Config.HeldBytes).
 	// Keep it well under a memory_limiter's limit.
 	MaxHeldBytes int64 `mapstructure:"max_held_bytes"`
 	// DedupWindow is how long a span taken is recognised when it is
@@ -73,13 +73,13 @@ type RecordsConfig struct {
 	// outage or a restart), and stored once: whatever the session timeout,
 	// a span sent again within it is not stored twice, and one of a
 	// session that ended joins that session again
-	// (exporter.ImporterConfig.DedupWindow). Keep it at least the
+	// (importer.Config.DedupWindow). Keep it at least the
 	// retry_on_failure.max_elapsed_time of the senders and of any
 	// Collector in front.
 	DedupWindow time.Duration `mapstructure:"dedup_window"`
 	// DedupMaxBytes bounds the memory recognising spans takes, over every
 	// sender (16 to 32 bytes a span): past it the oldest are forgotten
-	// before the window passes (exporter.ImporterConfig.DedupBytes).
+	// before the window passes (importer.Config.DedupBytes).
 	DedupMaxBytes int64 `mapstructure:"dedup_max_bytes"`
 }
 
@@ -87,7 +87,7 @@ type RecordsConfig struct {
 // Collector at start rather than record something else.
 func (c *RecordsConfig) Validate() error {
 	var errs []error
-	if _, err := exporter.ParseKeepBy(c.KeepBy); err != nil {
+	if _, err := importer.ParseKeepBy(c.KeepBy); err != nil {
 		errs = append(errs, fmt.Errorf("keep_by: %w", err))
 	}
 	if c.MaxBytes < 0 {
@@ -96,7 +96,7 @@ func (c *RecordsConfig) Validate() error {
 	if _, err := sessions.ParseLevel(c.Level); err != nil {
 		errs = append(errs, fmt.Errorf("level: %w", err))
 	}
-	if _, err := exporter.ParseMarks(c.Marks); err != nil {
+	if _, err := importer.ParseMarks(c.Marks); err != nil {
 		errs = append(errs, fmt.Errorf("marks: %w", err))
 	}
 	if c.SessionTimeout <= 0 {
@@ -108,8 +108,8 @@ func (c *RecordsConfig) Validate() error {
 	if c.MaxHeldBytes <= 0 || c.MaxHeldBytes > math.MaxInt32 {
 		errs = append(errs, fmt.Errorf("max_held_bytes: %d must be positive and under 2 GiB", c.MaxHeldBytes))
 	}
-	if c.DedupWindow <= 0 || c.DedupWindow > exporter.MaxDedupWindow {
-		errs = append(errs, fmt.Errorf("dedup_window: %v must be positive and at most %v", c.DedupWindow, exporter.MaxDedupWindow))
+	if c.DedupWindow <= 0 || c.DedupWindow > importer.MaxDedupWindow {
+		errs = append(errs, fmt.Errorf("dedup_window: %v must be positive and at most %v", c.DedupWindow, importer.MaxDedupWindow))
 	}
 	if c.DedupMaxBytes < 1<<20 || c.DedupMaxBytes > math.MaxInt32 {
 		errs = append(errs, fmt.Errorf("dedup_max_bytes: %d must be at least 1 MiB and under 2 GiB", c.DedupMaxBytes))
@@ -119,24 +119,24 @@ func (c *RecordsConfig) Validate() error {
 
 // options turns the configuration into the library's options and the
 // Importer's configuration.
-func (c *RecordsConfig) options() (exporter.ImporterConfig, []exporter.Option, error) {
-	ic := exporter.ImporterConfig{SessionTimeout: c.SessionTimeout, DecisionWait: c.DecisionWait, HeldBytes: int(c.MaxHeldBytes),
+func (c *RecordsConfig) options() (importer.Config, []importer.Option, error) {
+	ic := importer.Config{SessionTimeout: c.SessionTimeout, DecisionWait: c.DecisionWait, HeldBytes: int(c.MaxHeldBytes),
 		DedupWindow: c.DedupWindow, DedupBytes: int(c.DedupMaxBytes)}
 	level, err := sessions.ParseLevel(c.Level)
 	if err != nil {
 		return ic, nil, err
 	}
-	marks, err := exporter.ParseMarks(c.Marks)
+	marks, err := importer.ParseMarks(c.Marks)
 	if err != nil {
 		return ic, nil, err
 	}
-	opts := []exporter.Option{exporter.WithLevel(level), exporter.WithMarks(marks)}
+	opts := []importer.Option{importer.WithLevel(level), importer.WithMarks(marks)}
 	if c.MaxBytes > 0 {
-		opts = append(opts, exporter.WithMaxBytes(c.MaxBytes))
+		opts = append(opts, importer.WithMaxBytes(c.MaxBytes))
 	}
-	keepBy, err := exporter.ParseKeepBy(c.KeepBy)
+	keepBy, err := importer.ParseKeepBy(c.KeepBy)
 	if err != nil {
 		return ic, nil, err
 	}
-	return ic, append(opts, exporter.WithKeepBy(keepBy)), nil
+	return ic, append(opts, importer.WithKeepBy(keepBy)), nil
 }

@@ -11,7 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/importer"
 )
 
 // The OTLP span flags that say whether the parent is remote (OTLP's
@@ -31,8 +31,8 @@ var importBatches = sync.Pool{New: func() any { return new(converted) }}
 // converted is one request's batches, and the slices under them: its
 // spans, and their attributes, each span's a piece of one slice.
 type converted struct {
-	batches []exporter.ImportBatch
-	spans   []exporter.ImportedSpan
+	batches []importer.Batch
+	spans   []importer.Span
 	attrs   []attribute.KeyValue
 }
 
@@ -60,7 +60,7 @@ func batches(td ptrace.Traces) *converted {
 		}
 	}
 	if cap(c.spans) < total {
-		c.spans = make([]exporter.ImportedSpan, 0, total)
+		c.spans = make([]importer.Span, 0, total)
 	}
 	if cap(c.attrs) < kvs {
 		c.attrs = make([]attribute.KeyValue, 0, kvs)
@@ -70,7 +70,7 @@ func batches(td ptrace.Traces) *converted {
 	out := c.batches[:0]
 	for i := range rss.Len() {
 		rs := rss.At(i)
-		b := exporter.ImportBatch{Resource: attrs(rs.Resource().Attributes())}
+		b := importer.Batch{Resource: attrs(rs.Resource().Attributes())}
 		sss := rs.ScopeSpans()
 		from := len(spans)
 		for j := range sss.Len() {
@@ -108,8 +108,8 @@ func (c *converted) release() {
 }
 
 // span converts one pdata span, its attributes a piece of c.attrs.
-func (c *converted) span(s ptrace.Span, scope instrumentation.Scope) exporter.ImportedSpan {
-	out := exporter.ImportedSpan{
+func (c *converted) span(s ptrace.Span, scope instrumentation.Scope) importer.Span {
+	out := importer.Span{
 		TraceID:           trace.TraceID(s.TraceID()),
 		SpanID:            trace.SpanID(s.SpanID()),
 		ParentSpanID:      trace.SpanID(s.ParentSpanID()),

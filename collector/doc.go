@@ -1,6 +1,6 @@
 // Package collector is the OpenTelemetry Collector exporter of type
 // "records": OTLP from programs in any language, recorded into an
-// otelrecords store through the library's exporter.Importer, under the
+// otelrecords store through the library's importer.Importer, under the
 // same rules as the Go SpanProcessor (retention, levels, marks). One
 // session per sender process (records.session.id, else
 // service.instance.id, else its Resource), whose row describes the

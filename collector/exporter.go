@@ -14,19 +14,19 @@ import (
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 
-	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/importer"
 )
 
-// recordsExporter is the component: an exporter.Importer between Start
+// recordsExporter is the component: an importer.Importer between Start
 // and Shutdown.
 type recordsExporter struct {
 	dir    string
 	id     string // the component's ID, which its metrics carry
-	ic     exporter.ImporterConfig
-	opts   []exporter.Option
+	ic     importer.Config
+	opts   []importer.Option
 	set    component.TelemetrySettings
 	logger *zap.Logger
-	im     *exporter.Importer
+	im     *importer.Importer
 	unreg  func() error // unregisters the metrics
 
 	mu       sync.Mutex
@@ -44,7 +44,7 @@ const rejectLogEvery = time.Minute
 // or one another user could replace fails the start), but nothing is
 // created until a session is kept.
 func (r *recordsExporter) start(context.Context, component.Host) error {
-	im, err := exporter.NewImporter(r.dir, r.ic, r.opts...)
+	im, err := importer.New(r.dir, r.ic, r.opts...)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (r *recordsExporter) consume(ctx context.Context, td ptrace.Traces) error {
 
 // sayRejected logs rejected spans, at most once every rejectLogEvery,
 // with how many there were since the last line.
-func (r *recordsExporter) sayRejected(res exporter.ImportResult) {
+func (r *recordsExporter) sayRejected(res importer.Result) {
 	r.mu.Lock()
 	r.rejected += res.Rejected
 	now := time.Now()

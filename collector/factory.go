@@ -10,7 +10,7 @@ import (
 	otelexporter "go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
-	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/importer"
 )
 
 // typeStr is the component type, as a Collector configuration names it.
@@ -41,14 +41,14 @@ func createDefaultConfig() component.Config {
 // the processor.
 func defaultRecordsConfig() RecordsConfig {
 	return RecordsConfig{
-		KeepBy:         exporter.DefaultKeepBy.String(),
-		Level:          exporter.DefaultLevel.String(),
-		Marks:          exporter.DefaultMarks.String(),
-		SessionTimeout: exporter.DefaultSessionTimeout,
-		DecisionWait:   exporter.DefaultDecisionWait,
-		MaxHeldBytes:   exporter.DefaultHeldBytes,
-		DedupWindow:    exporter.DefaultDedupWindow,
-		DedupMaxBytes:  exporter.DefaultDedupBytes,
+		KeepBy:         importer.DefaultKeepBy.String(),
+		Level:          importer.DefaultLevel.String(),
+		Marks:          importer.DefaultMarks.String(),
+		SessionTimeout: importer.DefaultSessionTimeout,
+		DecisionWait:   importer.DefaultDecisionWait,
+		MaxHeldBytes:   importer.DefaultHeldBytes,
+		DedupWindow:    importer.DefaultDedupWindow,
+		DedupMaxBytes:  importer.DefaultDedupBytes,
 	}
 }
 

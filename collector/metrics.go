@@ -6,7 +6,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/importer"
 )
 
 // registerMetrics publishes what the Importer counts through the
@@ -16,9 +16,13 @@ import (
 // observed when the Collector's reader collects: nothing is counted on
 // the export path. It returns the function that unregisters them.
 //
+// The counters they share with the SpanProcessor's metrics
+// (exporter/metrics.go, "otelrecords.") are read from the same Stats
+// fields; docs/COLLECTOR.md maps one set of names to the other.
+//
 // Each carries the attribute exporter, the component's ID (records,
 // records/fleet), as the Collector's own exporter metrics do.
-func registerMetrics(mp metric.MeterProvider, id string, im *exporter.Importer) (func() error, error) {
+func registerMetrics(mp metric.MeterProvider, id string, im *importer.Importer) (func() error, error) {
 	m := mp.Meter("github.com/otelrecords/otelrecords/collector")
 	var err error
 	counter := func(name, unit, desc string) metric.Int64ObservableCounter {

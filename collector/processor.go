@@ -18,7 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.uber.org/zap"
 
-	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/importer"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -33,7 +33,7 @@ import (
 // rebuild the store exactly from a backend. A warm fleet sends nothing
 // downstream. With a directory it also records into that store; without
 // one it keeps no records, only, in a state directory, what it needs to
-// take a batch once across a restart (exporter.ImporterConfig.ForwardOnly).
+// take a batch once across a restart (importer.Config.ForwardOnly).
 
 // ProcessorConfig is the records processor's configuration.
 type ProcessorConfig struct {
@@ -105,17 +105,17 @@ func createTracesProcessor(ctx context.Context, set processor.Settings, cfg comp
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}))
 }
 
-// recordsProcessor is the component: an exporter.Importer whose store
+// recordsProcessor is the component: an importer.Importer whose store
 // hands what it is given down the pipeline.
 type recordsProcessor struct {
 	dir    string
 	state  string // without a directory: where it keeps its state
 	id     string
-	ic     exporter.ImporterConfig
-	opts   []exporter.Option
+	ic     importer.Config
+	opts   []importer.Option
 	set    component.TelemetrySettings
 	fwd    *forwarder
-	im     *exporter.Importer
+	im     *importer.Importer
 	unreg  func() error
 	logger *zap.Logger
 }
@@ -127,7 +127,7 @@ func (p *recordsProcessor) start(context.Context, component.Host) error {
 	if dir == "" {
 		dir, ic.ForwardOnly = p.state, true
 	}
-	im, err := exporter.NewImporter(dir, ic, p.opts...)
+	im, err := importer.New(dir, ic, p.opts...)
 	if err != nil {
 		return err
 	}
@@ -199,13 +199,13 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 	var extra []attribute.KeyValue
 	// The entries are the Importer's own encoding of a moment ago: decoded
 	// in one pass, without the checks a value from disk needs
-	// (exporter.DecodeEntry).
+	// (importer.DecodeEntry).
 	var rec sessions.Stamped[sessions.Record]
 	var row sessions.Session
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, e := range es {
-		kind, err := exporter.DecodeEntry(e, &rec, &row)
+		kind, err := importer.DecodeEntry(e, &rec, &row)
 		switch {
 		case errors.Is(err, sessions.ErrNotRecord):
 			continue

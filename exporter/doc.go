@@ -56,6 +56,9 @@
 // program's span calls. Its counters (Stats) tell what was written, held,
 // evicted and dropped.
 //
+// Spans that other programs sent (OTLP, through a Collector) are recorded
+// by package importer, under the same rules.
+//
 // # Reading records back
 //
 // This package writes; package sessions reads. Open the store read-only

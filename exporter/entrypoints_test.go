@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/importer"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -26,12 +27,13 @@ import (
 // entryPoint records what scenario does with its tracer into store.
 type entryPoint struct {
 	name string
-	run  func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...exporter.Option)
+	// run returns what the entry point counted, after its Shutdown.
+	run func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...setting) exporter.Stats
 }
 
 var entryPoints = []entryPoint{
-	{"SpanProcessor", func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...exporter.Option) {
-		exp, err := exporter.New("", append(opts, exporter.WithStore(nopClose{store}))...)
+	{"SpanProcessor", func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...setting) exporter.Stats {
+		exp, err := exporter.New("", append(settings(opts).exporter(), exporter.WithStore(nopClose{store}))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,9 +42,10 @@ var entryPoints = []entryPoint{
 		if err := tp.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+		return exp.Stats()
 	}},
-	{"Importer", func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...exporter.Option) {
-		im, err := exporter.NewImporter("", exporter.ImporterConfig{}, append(opts, exporter.WithStore(store))...)
+	{"Importer", func(t *testing.T, store sessions.Store, scenario func(trace.Tracer), opts ...setting) exporter.Stats {
+		im, err := importer.New("", importer.Config{}, append(settings(opts).importer(), importer.WithStore(store))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,15 +58,54 @@ var entryPoints = []entryPoint{
 		if err := im.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+		return im.Stats().Stats
 	}},
+}
+
+// A setting is one option, as each entry point takes it.
+type setting struct {
+	exp exporter.Option
+	imp importer.Option
+}
+
+func withMarks(m exporter.Marks) setting {
+	return setting{exporter.WithMarks(m), importer.WithMarks(m)}
+}
+
+func withLevel(l sessions.Level) setting {
+	return setting{exporter.WithLevel(l), importer.WithLevel(l)}
+}
+
+func withKeepBy(k exporter.KeepBy) setting {
+	return setting{exporter.WithKeepBy(k), importer.WithKeepBy(k)}
+}
+
+func withPendingBudget(n int) setting {
+	return setting{exporter.WithPendingBudget(n), importer.WithPendingBudget(n)}
+}
+
+type settings []setting
+
+func (ss settings) exporter() (out []exporter.Option) {
+	for _, s := range ss {
+		out = append(out, s.exp)
+	}
+	return out
+}
+
+func (ss settings) importer() (out []importer.Option) {
+	for _, s := range ss {
+		out = append(out, s.imp)
+	}
+	return out
 }
 
 var suiteResource = resource.NewSchemaless(attribute.String("service.name", "build"), attribute.Int("process.pid", 4242))
 
 // importBatch is spans of the SDK as a sender's batch: what a Collector
 // would make of them after they crossed OTLP.
-func importBatch(spans []sdktrace.ReadOnlySpan) exporter.ImportBatch {
-	b := exporter.ImportBatch{}
+func importBatch(spans []sdktrace.ReadOnlySpan) importer.Batch {
+	b := importer.Batch{}
 	for _, s := range spans {
 		b.Resource = s.Resource().Attributes()
 		b.Spans = append(b.Spans, imported(s))
@@ -71,8 +113,8 @@ func importBatch(spans []sdktrace.ReadOnlySpan) exporter.ImportBatch {
 	return b
 }
 
-func imported(s sdktrace.ReadOnlySpan) exporter.ImportedSpan {
-	return exporter.ImportedSpan{
+func imported(s sdktrace.ReadOnlySpan) importer.Span {
+	return importer.Span{
 		TraceID: s.SpanContext().TraceID(), SpanID: s.SpanContext().SpanID(),
 		ParentSpanID: s.Parent().SpanID(), ParentRemote: s.Parent().IsRemote(),
 		TraceState: s.SpanContext().TraceState().String(),
@@ -167,7 +209,7 @@ func TestEntryPointsStoreTheSame(t *testing.T) {
 	cases := []struct {
 		name     string
 		scenario func(trace.Tracer)
-		opts     []exporter.Option
+		opts     []setting
 		want     []string
 	}{
 		{"warm run leaves nothing", build(false), nil, nil},
@@ -178,7 +220,7 @@ func TestEntryPointsStoreTheSame(t *testing.T) {
 			"cache lookup lib observed <compile>",
 			"marks odd observed <build> records.invalid_kind=sessions",
 		}},
-		{"every mark, at level full", build(true), []exporter.Option{exporter.WithMarks(exporter.MarksAll), exporter.WithLevel(sessions.LevelFull)}, []string{
+		{"every mark, at level full", build(true), []setting{withMarks(exporter.MarksAll), withLevel(sessions.LevelFull)}, []string{
 			"marks build observed <>",
 			"marks GET /health observed <build>",
 			"marks compile observed <build>",
@@ -186,14 +228,14 @@ func TestEntryPointsStoreTheSame(t *testing.T) {
 			"cache lookup lib observed <compile>",
 			"marks odd observed <build> records.invalid_kind=sessions",
 		}},
-		{"no implicit marks", build(true), []exporter.Option{exporter.WithMarks(exporter.MarksNone)}, []string{
+		{"no implicit marks", build(true), []setting{withMarks(exporter.MarksNone)}, []string{
 			"marks compile observed <>",
 			"artifact link app changed <compile> target=app",
 			"cache lookup lib observed <compile>",
 			"marks odd observed <> records.invalid_kind=sessions",
 		}},
-		{"level off", build(true), []exporter.Option{exporter.WithLevel(sessions.LevelOff)}, nil},
-		{"keep by trace", server, []exporter.Option{exporter.WithKeepBy(exporter.KeepByTrace)}, []string{
+		{"level off", build(true), []setting{withLevel(sessions.LevelOff)}, nil},
+		{"keep by trace", server, []setting{withKeepBy(exporter.KeepByTrace)}, []string{
 			"marks GET /compile changed=true observed <>",
 			"artifact compile changed=true changed <GET /compile changed=true>",
 		}},
@@ -232,10 +274,10 @@ func hasAttr(a sessions.Attrs, key, want string) bool {
 	return ok && fmt.Sprint(v) == want
 }
 
-// Traces decided together are recorded in the order they arrived, through
+// Traces decided together are recorded in the order they started, through
 // either entry point: forty requests of a server, each its own trace, the
 // first changing something, all imported in one batch and decided at
-// once under KeepBySession, are stored request by request, as they ended.
+// once under KeepBySession, are stored request by request, as they ran.
 func TestTracesDecidedTogetherKeepTheirOrder(t *testing.T) {
 	const requests = 40
 	scenario := func(tr trace.Tracer) {
@@ -266,6 +308,51 @@ func TestTracesDecidedTogetherKeepTheirOrder(t *testing.T) {
 			ep.run(t, store, scenario)
 			if got, _ := stored(t, store); !slices.Equal(got, want) {
 				t.Errorf("stored\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// Every trace is counted once seen and once decided, through either entry
+// point and under either keep-by rule: after Shutdown, kept + dropped +
+// evicted = seen (issue 45: the Importer's TracesSeen read 0). Under
+// KeepByTrace a server's every request is a trace seen; a small pending
+// budget makes some evicted.
+func TestEntryPointsCountEveryTrace(t *testing.T) {
+	const requests = 30
+	scenario := func(tr trace.Tracer) {
+		for i := range requests {
+			ctx, req := tr.Start(context.Background(), fmt.Sprint("GET /compile/", i))
+			opts := spanbridge.Record("artifact", attribute.String("pad", strings.Repeat("x", 200)))
+			if i%7 == 0 {
+				opts = append(opts, trace.WithAttributes(spanbridge.Changed()))
+			}
+			_, a := tr.Start(ctx, fmt.Sprint("compile ", i), opts...)
+			a.End()
+			req.End()
+		}
+	}
+	cases := []struct {
+		name    string
+		opts    []setting
+		seen    int64 // the traces seen; -1: any, with some evicted
+		evicted bool
+	}{
+		{"keep by trace", []setting{withKeepBy(exporter.KeepByTrace)}, requests, false},
+		{"keep by trace, small budget", []setting{withKeepBy(exporter.KeepByTrace), withPendingBudget(2 << 10)}, requests, true},
+		{"keep by session", []setting{withKeepBy(exporter.KeepBySession)}, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, ep := range entryPoints {
+				t.Run(ep.name, func(t *testing.T) {
+					s := ep.run(t, sessions.NewMemStore(), scenario, c.opts...)
+					if s.TracesKept+s.TracesDropped+s.TracesEvicted != s.TracesSeen || s.TracesSeen != c.seen ||
+						(s.TracesEvicted > 0) != c.evicted {
+						t.Fatalf("traces seen %d, kept %d, dropped %d, evicted %d: want kept + dropped + evicted = seen = %d, evicted: %v",
+							s.TracesSeen, s.TracesKept, s.TracesDropped, s.TracesEvicted, c.seen, c.evicted)
+					}
+				})
 			}
 		})
 	}

@@ -1,12 +1,6 @@
 package exporter
 
-import (
-	"fmt"
-	"math"
-
-	"github.com/otelrecords/otelrecords/internal/ground/env"
-	"github.com/otelrecords/otelrecords/sessions"
-)
+import "github.com/otelrecords/otelrecords/internal/ground/env"
 
 // The environment variables an operator sets; options in code win. They
 // are read in one place, package internal/ground/env.
@@ -44,48 +38,3 @@ const (
 	// 64 KiB.
 	MinPendingBudget = env.MinPendingBudget
 )
-
-// fromEnv fills what the options left unset from the environment. A value
-// that does not parse is reported and ignored, never fatal: a typo in an
-// operator's variable must not stop the program.
-func (c *config) fromEnv(report func(error)) {
-	if v, ok := env.Lookup(env.Level); ok && c.level == nil {
-		if l, err := sessions.ParseLevel(v); err != nil {
-			report(fmt.Errorf("%s=%q: %w; ignored (level %s)", env.Level, v, err, DefaultLevel))
-		} else {
-			c.level = &l
-		}
-	}
-	if c.keepSessions == nil {
-		if n, ok := env.Int(env.KeepSessions, 1, report); ok {
-			WithKeepSessions(n)(c)
-		}
-	}
-	if c.budget == nil {
-		if n, ok := env.Size(env.PendingBudget, env.MinPendingBudget, true, report); ok {
-			WithPendingBudget(int(min(n, math.MaxInt)))(c)
-		}
-	}
-	if v, ok := env.Lookup(env.Label); ok && c.label == nil {
-		c.label = &v
-	}
-	if c.maxBytes == nil {
-		if n, ok := env.Size(env.MaxBytes, env.MinMaxBytes, false, report); ok {
-			WithMaxBytes(n)(c)
-		}
-	}
-	if v, ok := env.Lookup(env.KeepBy); ok && c.keepBy == nil {
-		if k, err := ParseKeepBy(v); err != nil {
-			report(fmt.Errorf("%s=%q: %w; ignored (keep by %s)", env.KeepBy, v, err, DefaultKeepBy))
-		} else {
-			c.keepBy = &k
-		}
-	}
-	if v, ok := env.Lookup(env.Marks); ok && c.marks == nil {
-		if m, err := ParseMarks(v); err != nil {
-			report(fmt.Errorf("%s=%q: %w; ignored (marks %s)", env.Marks, v, err, DefaultMarks))
-		} else {
-			c.marks = &m
-		}
-	}
-}

@@ -26,7 +26,3 @@ func (e *Exporter) Storing(entries int) { e.storing(entries) }
 
 // Stored returns how many entries the store has said it took.
 func (e *Exporter) Stored() int64 { return e.stored.Load() }
-
-// stopLoop stops the Importer's goroutine: the test drives its rounds
-// (tick) itself, on its own clock.
-func (im *Importer) stopLoop() { im.halt() }

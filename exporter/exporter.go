@@ -12,6 +12,7 @@ import (
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/internal/ground/clock"
 	"github.com/otelrecords/otelrecords/internal/write/forward"
+	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -53,14 +54,14 @@ type Exporter struct {
 	resourceOnce sync.Once
 	resourceSet  atomic.Bool // resourceOnce has run
 
-	releaseDir func() // gives the directory back to claimDir, once the loop has ended
+	releaseDir func() // gives the directory back (intake.Claim), once the loop has ended
 
 	stopOnce sync.Once
 	stopped  atomic.Bool
 	dropped  atomic.Int64
 	cut      atomic.Int64 // spans whose attributes the SDK's limit dropped
 	problems atomic.Int64
-	reported sync.Map // problem class -> struct{}: each reported once
+	reported intake.Reporter // each class of problem reported once
 
 	metricErr error // set while registering metrics, in New
 
@@ -103,7 +104,7 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	c.fromEnv(otel.Handle)
+	c.FromEnv(otel.Handle)
 
 	e := &Exporter{
 		maxQueue: c.maxQueue,
@@ -115,24 +116,14 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	room := make(chan struct{})
 	e.room.Store(&room)
 	e.pressAt.Store(int64(e.pressureAt()))
-	open := func() (sessions.Store, error) { return c.store, nil }
-	if c.store == nil {
-		dir, err := storeDir(dir)
-		if err != nil {
-			return nil, err
-		}
-		// Where the store is or will be, decided once: a path no store
-		// can be written in (the user's files, a file, a socket, a
-		// read-only parent) fails New, not the session's first write.
-		placed, err := badgerstore.Place(dir)
+	open := func() (sessions.Store, error) { return c.Store, nil }
+	if c.Store == nil {
+		// Where the store is or will be, decided once (intake.Claim).
+		placed, release, err := intake.Claim(dir)
 		if err != nil {
 			return nil, err
 		}
 		dir = placed
-		release, err := claimDir(dir)
-		if err != nil {
-			return nil, err
-		}
 		e.releaseDir = release
 		e.dir = dir
 		// The shared writer opens the directory only while it writes, so
@@ -142,13 +133,13 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 			return sharedstore.New(dir, otel.Handle, badgerstore.WithWriteProgress(e.storing)), nil
 		}
 	}
-	cfg := c.recorderConfig()
-	e.labelSet.Store(c.label != nil)
-	e.marks = c.marksPolicy()
+	cfg := c.Recorder()
+	e.labelSet.Store(c.Label != nil)
+	e.marks = c.MarksPolicy()
 	e.byTrace = cfg.KeepBy == recorder.KeepByTrace
-	cfg.Report = e.reportOnce
-	if c.now == nil {
-		c.now = clock.Real{}.Now
+	cfg.Report = e.reported.Once
+	if c.Now == nil {
+		c.Now = clock.Real{}.Now
 	} else {
 		// A clock of the caller's: the same store on every run.
 		cfg.ExactIDs = true
@@ -163,7 +154,7 @@ func New(dir string, opts ...Option) (*Exporter, error) {
 	// Two exporters of this process never give two sessions one id, even
 	// when their first spans start at the same instant.
 	cfg.IDs = &recorder.ProcessIDs
-	e.rec = recorder.New(cfg, open, c.now)
+	e.rec = recorder.New(cfg, open, c.Now)
 	if c.meters != nil {
 		if err := e.registerMetrics(c.meters); err != nil {
 			if e.releaseDir != nil {
@@ -261,8 +252,8 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 		e.dropped.Add(1)
 		// Format the report only the first time: a full queue drops spans
 		// by the thousand, each on the caller's span call.
-		if _, seen := e.reported.Load("queue"); !seen {
-			e.reportOnce("queue", fmt.Errorf("otelrecords: span queue full (%d spans) and its writer made no progress for %v; dropping spans until it does (see Stats().Dropped)", e.maxQueue, fullWait))
+		if !e.reported.Reported("queue") {
+			e.reported.Once("queue", fmt.Errorf("otelrecords: span queue full (%d spans) and its writer made no progress for %v; dropping spans until it does (see Stats().Dropped)", e.maxQueue, fullWait))
 		}
 		return
 	}
@@ -327,19 +318,6 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// storeDir is the store directory for dir: dir itself, or the default
-// store when it is "" ($OTELRECORDS_DIR, else badgerstore.DefaultDir()).
-func storeDir(dir string) (string, error) {
-	if dir != "" {
-		return dir, nil
-	}
-	d, err := badgerstore.DefaultDir()
-	if err != nil {
-		return "", fmt.Errorf("otelrecords: no store directory given and no default: %w", err)
-	}
-	return d, nil
 }
 
 // budgetBytes turns the recorder's PendingBudget convention (0 for the

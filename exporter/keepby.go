@@ -1,10 +1,9 @@
 package exporter
 
 import (
-	"fmt"
-
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 )
 
@@ -19,14 +18,14 @@ import (
 // later request, mostly cache hits, until the store's bound trims the
 // misses that mattered. Under KeepByTrace only the requests that changed
 // something are written, with every record of their trace.
-type KeepBy uint8
+type KeepBy = intake.KeepBy
 
 // The retention units.
 const (
 	// KeepBySession keeps the session at its first changed record, with
 	// what it held before (within the pending budget), and writes every
 	// record after it.
-	KeepBySession KeepBy = iota
+	KeepBySession = intake.KeepBySession
 	// KeepByTrace decides each trace on its own. Its records are held
 	// until its local root span (a span with no parent, or a remote one:
 	// a server's request span) ends, and for TraceGrace after, for
@@ -55,7 +54,7 @@ const (
 	//
 	// WithForward does not follow the trace's decision: it forwards every
 	// span from the session's first kept trace on, as under KeepBySession.
-	KeepByTrace
+	KeepByTrace = intake.KeepByTrace
 )
 
 // TraceGrace is how long, under KeepByTrace, a trace whose local root has
@@ -65,32 +64,16 @@ const TraceGrace = recorder.TraceGrace
 
 // DefaultKeepBy is the retention unit when neither WithKeepBy nor
 // OTELRECORDS_KEEP_BY sets one: the session, the seed's rule.
-const DefaultKeepBy = KeepBySession
-
-// String returns the unit's name, as OTELRECORDS_KEEP_BY takes it.
-func (k KeepBy) String() string {
-	if int(k) < len(keepByNames) {
-		return keepByNames[k]
-	}
-	return fmt.Sprintf("KeepBy(%d)", uint8(k))
-}
-
-// keepByNames are the units' names, by value.
-var keepByNames = [...]string{KeepBySession: "session", KeepByTrace: "trace"}
+const DefaultKeepBy = intake.DefaultKeepBy
 
 // ParseKeepBy parses a retention unit by name: session or trace, in any
 // case.
-func ParseKeepBy(s string) (KeepBy, error) {
-	if k, ok := parseName(s, KeepBySession, KeepByTrace); ok {
-		return k, nil
-	}
-	return 0, fmt.Errorf("otelrecords: unknown keep-by unit %q (want session or trace)", s)
-}
+func ParseKeepBy(s string) (KeepBy, error) { return intake.ParseKeepBy(s) }
 
 // WithKeepBy sets what a change keeps: the session (KeepBySession, the
 // default) or the trace that made it (KeepByTrace, for servers). See
 // KeepBy.
-func WithKeepBy(k KeepBy) Option { return func(c *config) { c.keepBy = &k } }
+func WithKeepBy(k KeepBy) Option { return func(c *config) { c.KeepBy = &k } }
 
 // isLocalRoot reports whether s is the root of its trace in this process:
 // no parent, or a parent in another process (a server's request span

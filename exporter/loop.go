@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -16,7 +17,7 @@ const DefaultShutdownWait = 5 * time.Second
 // busyWait bounds how long a background write waits for a store another
 // process holds before the store spools the records, so that records do
 // not pile up in memory behind a store that stays busy.
-const busyWait = 10 * time.Second
+const busyWait = intake.BusyWait
 
 // pressureSpans is how many spans, and records of the write, may wait in
 // memory while a background write waits for a busy store (half the queue,
@@ -266,7 +267,7 @@ func (e *Exporter) route(b *queueBatch, i int) {
 		if errors.Is(err, recorder.ErrTooLarge) {
 			class = "too large" // its own report: it says what was dropped
 		}
-		e.reportOnce(class, err)
+		e.reported.Once(class, err)
 	}
 	if b.spans != nil {
 		// The marks policy is about what the store keeps: a forwarded

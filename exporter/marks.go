@@ -1,13 +1,9 @@
 package exporter
 
 import (
-	"fmt"
-	"strings"
-
-	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/otelrecords/otelrecords/spanbridge"
+	"github.com/otelrecords/otelrecords/internal/write/intake"
 )
 
 // Marks is the marks policy: which implicit marks become records. A span
@@ -21,7 +17,7 @@ import (
 // Recording all of them would make a server that changed one thing write
 // every request span for the rest of its life; recording none would lose
 // the context a record ran in.
-type Marks uint8
+type Marks = intake.Marks
 
 // The marks policies.
 const (
@@ -40,75 +36,26 @@ const (
 	// records.kind or records.effect later is still recorded, but does
 	// not make the spans around it records. Enclosing marks are found
 	// by walking up the open spans of this exporter, at most
-	// maxEnclosingDepth of them.
-	MarksEnclosing Marks = iota
+	// intake.MaxEnclosingDepth of them.
+	MarksEnclosing = intake.MarksEnclosing
 	// MarksAll records every implicit mark.
-	MarksAll
+	MarksAll = intake.MarksAll
 	// MarksNone records no implicit mark.
-	MarksNone
+	MarksNone = intake.MarksNone
 )
 
 // DefaultMarks is the marks policy when neither WithMarks nor
 // OTELRECORDS_MARKS sets one.
-const DefaultMarks = MarksEnclosing
-
-// maxEnclosingDepth bounds the walk from a record up through the open spans
-// it started in, so that a runaway chain of nested spans costs a bounded
-// amount on the span call. Implicit marks further up than this from every
-// record inside them are not recorded.
-const maxEnclosingDepth = 128
-
-// String returns the policy's name, as OTELRECORDS_MARKS takes it.
-func (m Marks) String() string {
-	switch m {
-	case MarksEnclosing:
-		return "enclosing"
-	case MarksAll:
-		return "all"
-	case MarksNone:
-		return "none"
-	}
-	return fmt.Sprintf("Marks(%d)", uint8(m))
-}
+const DefaultMarks = intake.DefaultMarks
 
 // ParseMarks parses a marks policy by name: all, enclosing or none, in any
 // case.
-func ParseMarks(s string) (Marks, error) {
-	if m, ok := parseName(s, MarksEnclosing, MarksAll, MarksNone); ok {
-		return m, nil
-	}
-	return 0, fmt.Errorf("otelrecords: unknown marks policy %q (want all, enclosing or none)", s)
-}
-
-// parseName returns the one of values whose String is s, in any case.
-func parseName[T fmt.Stringer](s string, values ...T) (T, bool) {
-	for _, v := range values {
-		if strings.EqualFold(s, v.String()) {
-			return v, true
-		}
-	}
-	var zero T
-	return zero, false
-}
+func ParseMarks(s string) (Marks, error) { return intake.ParseMarks(s) }
 
 // WithMarks sets which spans that carry neither records.kind nor
 // records.effect (implicit marks) become records; see Marks. Default DefaultMarks: only those that a record
 // starts inside.
-func WithMarks(m Marks) Option { return func(c *config) { c.marks = &m } }
-
-// speaksRecords reports whether attrs hold records.kind or records.effect:
-// whether a span is a record or a mark the caller asked for, rather than
-// an implicit mark. An invalid value counts: such a span is recorded as
-// the mapping documents (a kind it cannot hold makes it a mark that says
-// what it gave).
-func speaksRecords(attrs []attribute.KeyValue) bool {
-	for i := range attrs {
-		if k := attrs[i].Key; k == spanbridge.KindKey || k == spanbridge.EffectKey {
-			return true
-		}
-	}
-	return false
-}
+func WithMarks(m Marks) Option { return func(c *config) { c.Marks = &m } }
 
 // enclose is OnStart's part of MarksEnclosing, for a span just stamped as
 // o: it notes the span's parent in o, for walks from spans started inside
@@ -123,23 +70,13 @@ func (e *Exporter) enclose(s sdktrace.ReadWriteSpan, k spanKey, o *openSpan) {
 	}
 	o.parent = p.SpanID()
 	up := spanKey{k.trace, o.parent}
-	if e.stamps.unmarked(up) && speaksRecords(s.Attributes()) {
-		e.stamps.markEnclosing(up, maxEnclosingDepth)
+	if e.stamps.unmarked(up) && intake.SpeaksRecords(s.Attributes()) {
+		e.stamps.markEnclosing(up, intake.MaxEnclosingDepth)
 	}
 }
 
 // recorded reports whether an ended span becomes a record under the marks
 // policy; encloses says a record started inside it.
 func (e *Exporter) recorded(s sdktrace.ReadOnlySpan, encloses bool) bool {
-	return e.marks.records(s.Attributes(), encloses)
-}
-
-// records reports whether a span with attributes attrs becomes a record
-// under the policy m; encloses says a record started inside it. The
-// SpanProcessor and the Importer both ask it.
-func (m Marks) records(attrs []attribute.KeyValue, encloses bool) bool {
-	if m == MarksAll || speaksRecords(attrs) {
-		return true
-	}
-	return m == MarksEnclosing && encloses
+	return e.marks.Records(s.Attributes(), encloses)
 }

@@ -1,12 +1,6 @@
 package exporter
 
-import (
-	"time"
-
-	"github.com/otelrecords/otelrecords/internal/write/recorder"
-	"github.com/otelrecords/otelrecords/sessions"
-	"github.com/otelrecords/otelrecords/spanbridge"
-)
+import "github.com/otelrecords/otelrecords/spanbridge"
 
 // SpanStartKey is the attribute a record carries when its span's start
 // time was one a session cannot hold — before 1970 or from 2262 on, where
@@ -16,12 +10,3 @@ import (
 // ordered, and its own start is kept here, as RFC 3339 text with
 // nanoseconds (docs/FORMAT.md §3.5).
 const SpanStartKey = spanbridge.SpanStartKey
-
-// keepOddStart adds SpanStartKey to the mapped record of a span whose
-// start the recorder replaced with the clock's reading (recorder.Sane).
-func keepOddStart(m *spanbridge.Mapped, start time.Time) {
-	if recorder.Sane(start) || start.IsZero() {
-		return
-	}
-	m.Record.Attributes = append(m.Record.Attributes, sessions.Attr{Key: SpanStartKey, Value: sessions.StringValue(start.UTC().Format(time.RFC3339Nano))})
-}

@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -14,7 +15,7 @@ import (
 const (
 	// DefaultLevel is the level when neither an option nor
 	// OTELRECORDS_LEVEL sets one: every record, without heavy parts.
-	DefaultLevel = sessions.LevelBasic
+	DefaultLevel = intake.DefaultLevel
 	// DefaultPendingBudget is the byte budget of held records before a
 	// session's first change.
 	DefaultPendingBudget = recorder.DefaultPendingBudget
@@ -28,19 +29,13 @@ const (
 	DefaultMaxQueueSize = 1 << 16
 )
 
+// config is what the options set: the policy the Importer shares
+// (intake.Config), and what only the SpanProcessor has.
 type config struct {
-	level        *sessions.Level
-	keepSessions *int
-	budget       *int
-	label        *string
-	marks        *Marks
-	keepBy       *KeepBy
-	maxBytes     *int64
-	store        sessions.Store
-	now          func() time.Time
-	maxQueue     int
-	meters       metric.MeterProvider
-	forward      sdktrace.SpanExporter // WithForward
+	intake.Config
+	maxQueue int
+	meters   metric.MeterProvider
+	forward  sdktrace.SpanExporter // WithForward
 }
 
 // Option configures an Exporter. Options in code win over the environment
@@ -50,15 +45,14 @@ type Option func(*config)
 // WithLevel sets how much is recorded: sessions.LevelOff records nothing
 // and stamps nothing, sessions.LevelBasic (the default) every record
 // without heavy attributes, sessions.LevelFull everything.
-func WithLevel(l sessions.Level) Option { return func(c *config) { c.level = &l } }
+func WithLevel(l sessions.Level) Option { return func(c *config) { c.Level = &l } }
 
 // WithKeepSessions keeps only the newest n sessions in the store: when this
 // session is kept, older ones beyond n-1 others are pruned with their
 // records. The session being kept always survives, so 0 (or less) behaves
 // as 1. Without this option every session is kept.
 func WithKeepSessions(n int) Option {
-	n = max(n, 1)
-	return func(c *config) { c.keepSessions = &n }
+	return func(c *config) { c.SetKeepSessions(n) }
 }
 
 // DefaultMaxBytes is the store's byte bound when neither WithMaxBytes nor
@@ -80,7 +74,7 @@ const DefaultMaxBytes = 0
 // Stats.TrimmedSessions and Stats.TrimmedRecords and reported once through
 // otel.Handle. n <= 0 means no bound, the default (DefaultMaxBytes).
 func WithMaxBytes(n int64) Option {
-	return func(c *config) { c.maxBytes = &n }
+	return func(c *config) { c.MaxBytes = &n }
 }
 
 // WithPendingBudget sets the byte budget (namespace + key + value bytes) of
@@ -88,24 +82,18 @@ func WithMaxBytes(n int64) Option {
 // go first. 0 holds nothing: a session keeps only what it records from its
 // first change on.
 func WithPendingBudget(bytes int) Option {
-	return func(c *config) {
-		b := bytes
-		if b <= 0 {
-			b = -1 // sessions.Config: negative holds nothing, 0 is the default
-		}
-		c.budget = &b
-	}
+	return func(c *config) { c.SetPendingBudget(bytes) }
 }
 
 // WithLabel names what the process is doing ("models build qwen3-8b"),
 // written in the session row. It wins over the Resource attribute
 // records.session.label; Exporter.Label changes it later.
-func WithLabel(label string) Option { return func(c *config) { c.label = &label } }
+func WithLabel(label string) Option { return func(c *config) { c.Label = &label } }
 
 // WithStore makes the exporter write through s instead of a Badger store in
 // a directory: a sessions.MemStore lets a test assert what a program
 // recorded without a disk. Shutdown closes s.
-func WithStore(s sessions.Store) Option { return func(c *config) { c.store = s } }
+func WithStore(s sessions.Store) Option { return func(c *config) { c.Store = s } }
 
 // WithClock sets the clock the exporter reads when a span does not give
 // the time. A session starts at its first span's start time, and each
@@ -121,7 +109,7 @@ func WithStore(s sessions.Store) Option { return func(c *config) { c.store = s }
 // KeepByTrace, TraceGrace is measured on this clock too: a clock that
 // stands still holds every trace that changes nothing until Shutdown
 // lets it go (or the budget evicts it). The default is time.Now.
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+func WithClock(now func() time.Time) Option { return func(c *config) { c.Now = now } }
 
 // WithMaxQueueSize sets how many ended spans may wait for the background
 // goroutine. Past half of it, a goroutine ending a span yields to the
@@ -133,40 +121,3 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // without waiting until the background goroutine makes progress again, so
 // a stalled store costs one short wait, not one per span. Default DefaultMaxQueueSize.
 func WithMaxQueueSize(n int) Option { return func(c *config) { c.maxQueue = max(n, 1) } }
-
-// recorderConfig is what the options say of a session's Recorder: its
-// level (DefaultLevel when unset), how many sessions the store keeps, the
-// pending budget, the label, the store's byte bound and what a change
-// keeps (WithKeepBy). The SpanProcessor
-// and the Importer's sessions both start from it.
-func (c *config) recorderConfig() recorder.Config {
-	cfg := recorder.Config{Level: DefaultLevel}
-	if c.level != nil {
-		cfg.Level = *c.level
-	}
-	if c.keepSessions != nil {
-		cfg.KeepSessions = *c.keepSessions
-	}
-	if c.budget != nil {
-		cfg.PendingBudget = *c.budget
-	}
-	if c.label != nil {
-		cfg.Label = *c.label
-	}
-	if c.maxBytes != nil {
-		cfg.MaxBytes = *c.maxBytes
-	}
-	if c.keepBy != nil && *c.keepBy == KeepByTrace {
-		cfg.KeepBy = recorder.KeepByTrace
-	}
-	return cfg
-}
-
-// marksPolicy is the marks policy the options say, DefaultMarks when
-// unset.
-func (c *config) marksPolicy() Marks {
-	if c.marks != nil {
-		return *c.marks
-	}
-	return DefaultMarks
-}

@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,8 +9,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
-	"github.com/otelrecords/otelrecords/sessions"
-	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
 // handle reports a write error that no caller is waiting for, once per
@@ -33,13 +30,13 @@ func (e *Exporter) handle(err error) {
 
 // reportSpooled reports, once, that records went to the store's spool.
 func (e *Exporter) reportSpooled() {
-	if _, seen := e.reported.Load("spooled"); seen {
+	if e.reported.Reported("spooled") {
 		return
 	}
 	// Records spooled because the store failed writes are the Recorder's
 	// to report (recorder.Recorder.shed): they are not about a busy store.
 	if s := e.rec.Stats(); s.Spooled > s.SpooledUnwritable {
-		e.reportOnce("spooled", fmt.Errorf("otelrecords: another process held the store %s: a write waited %v for it, then set %d records aside in its spool, which the next process to open it writes (see Stats().Spooled; a write waits at most %v, less once %d spans queue behind it or 8 MiB of records wait, and not at Shutdown)",
+		e.reported.Once("spooled", fmt.Errorf("otelrecords: another process held the store %s: a write waited %v for it, then set %d records aside in its spool, which the next process to open it writes (see Stats().Spooled; a write waits at most %v, less once %d spans queue behind it or 8 MiB of records wait, and not at Shutdown)",
 			e.dir, s.FirstSpoolWait.Round(time.Millisecond), s.Spooled-s.SpooledUnwritable, busyWait, e.pressureAt()))
 	}
 }
@@ -56,22 +53,3 @@ func isStoreSpan(s sdktrace.ReadOnlySpan) bool {
 
 // sdkTracerName is the name the SDK gives a tracer asked for without one.
 const sdkTracerName = "go.opentelemetry.io/otel/sdk/tracer"
-
-func problemClass(err error) string {
-	if errors.Is(err, sessions.ErrInvalidKind) {
-		return "kind"
-	}
-	if errors.Is(err, spanbridge.ErrAttributesDropped) {
-		return "dropped"
-	}
-	return "effect"
-}
-
-// reportOnce hands err to otel.Handle the first time a problem of its class
-// occurs; later ones are only counted, so a hot loop with a bad attribute
-// does not flood the host's logs.
-func (e *Exporter) reportOnce(class string, err error) {
-	if _, seen := e.reported.LoadOrStore(class, struct{}{}); !seen {
-		otel.Handle(fmt.Errorf("%w (reported once; later ones are counted in Stats)", err))
-	}
-}

@@ -12,7 +12,7 @@ import (
 // Source is what Map reads of an ended span: the methods of
 // sdktrace.ReadOnlySpan it calls, and no more. A span of the Go SDK is
 // one; so is a span that reached the library some other way (OTLP
-// arriving at a Collector, through exporter.Importer), which cannot be
+// arriving at a Collector, through importer.Importer), which cannot be
 // an sdktrace.ReadOnlySpan (that interface is closed to other packages).
 // One mapping serves both, so a span is recorded the same whichever way
 // it came.

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/importer"
 	"github.com/otelrecords/otelrecords/internal/ground/version"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/spanbridge"
@@ -75,7 +76,7 @@ func (s *cacheServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // fleetInstance runs one instance of the cache server, its Resource
 // naming it (service.instance.id, host.name) and its version, and records
 // it twice: in process (exporter.New into inProcess) and as a gateway
-// would (its ended spans imported by an exporter.Importer into gateway).
+// would (its ended spans imported by an importer.Importer into gateway).
 // Its load: k1 four times, one after another; k2 twice at once, then
 // twice more. It returns the server's own counts.
 func fleetInstance(t *testing.T, name, inProcess, gateway string) (hits, misses map[string]int) {
@@ -106,13 +107,13 @@ func fleetInstance(t *testing.T, name, inProcess, gateway string) (hits, misses 
 		t.Fatal(err)
 	}
 
-	im, err := exporter.NewImporter(gateway, exporter.ImporterConfig{})
+	im, err := importer.New(gateway, importer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch := exporter.ImportBatch{Resource: res.Attributes()}
+	batch := importer.Batch{Resource: res.Attributes()}
 	for _, sp := range ended.Ended() {
-		batch.Spans = append(batch.Spans, exporter.ImportedSpan{
+		batch.Spans = append(batch.Spans, importer.Span{
 			TraceID: sp.SpanContext().TraceID(), SpanID: sp.SpanContext().SpanID(),
 			ParentSpanID: sp.Parent().SpanID(), ParentRemote: sp.Parent().IsRemote(),
 			Name: sp.Name(), Kind: sp.SpanKind(), Start: sp.StartTime(), End: sp.EndTime(),

@@ -1,6 +1,6 @@
 // Package owned carries from package sessions to the writers a way to
 // decode the entries the exporter's own encoder has just made, without
-// the checks a value read from a store needs (exporter.DecodeEntry).
+// the checks a value read from a store needs (importer.DecodeEntry).
 //
 // sessions.DecodeEntry reads a value twice: a first pass that allocates
 // nothing proves the value is one the hand-written decoder reads within

@@ -49,7 +49,7 @@ func (r *Recorder) QueueEntry(e sessions.Entry) {
 // QueueRow queues the session row, as it is now, to be written with the
 // next Flush, for a kept session: an Importer that resumes a session a
 // previous process kept hands its row on again, for whoever reads what
-// it hands on (ImporterConfig.Forward) to know the session.
+// it hands on (importer.Config.Forward) to know the session.
 func (r *Recorder) QueueRow() {
 	r.mu.Lock()
 	defer r.mu.Unlock()

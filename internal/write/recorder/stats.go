@@ -6,8 +6,13 @@ import (
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 )
 
-// Stats counts what a Recorder did with the records it was given, so a
-// user can tell when records are dropped and why.
+// Stats counts what a session's writing did, so a user can tell when
+// records are dropped and why. It is the one counting type of both entry
+// points: the Recorder fills what it counts, and the entry point that
+// feeds it (the SpanProcessor, the Importer) the fields it counts itself
+// (Dropped, Problems, Queued, AttributesDropped). exporter.Stats is this
+// type, and an Importer's counters embed it, so a counter is declared
+// once, here, and summed once, in Add.
 type Stats struct {
 	// Written is how many records (not session rows) the store acknowledged.
 	Written int64
@@ -18,9 +23,10 @@ type Stats struct {
 	// Evicted is how many held records the pending budget pushed out.
 	Evicted int64
 	// TracesSeen is how many traces had records under KeepByTrace: each
-	// is kept, dropped or evicted, so that once Close has decided the
-	// traces still held, TracesKept + TracesDropped + TracesEvicted =
-	// TracesSeen (before Close, the traces held are the difference). A
+	// is kept, dropped or evicted, so that once Close (an entry point's
+	// Shutdown) has decided the traces still held, TracesKept +
+	// TracesDropped + TracesEvicted = TracesSeen (before it, the traces
+	// held are the difference). A
 	// trace that a late change keeps after it was dropped or evicted
 	// counts again, as seen and kept.
 	TracesSeen int64
@@ -70,7 +76,7 @@ type Stats struct {
 	// bounded whatever the disk does.
 	Unwritable int64
 	// TrimmedSessions is how many other sessions were deleted to keep the
-	// store within MaxBytes.
+	// store within MaxBytes (exporter.WithMaxBytes).
 	TrimmedSessions int64
 	// TrimmedRecords is how many of this session's own records were
 	// deleted to keep the store within MaxBytes, oldest first.
@@ -78,6 +84,58 @@ type Stats struct {
 	// StoreBytes is the store's size as MaxBytes counts it, after the last
 	// write: 0 without MaxBytes, or before the session is kept.
 	StoreBytes int64
+
+	// The entry point's own counters; a Recorder leaves them 0.
+
+	// Dropped is how many ended spans were dropped because the
+	// SpanProcessor's queue was full.
+	Dropped int64
+	// Problems is how many spans had invalid control attributes (recorded
+	// anyway, as documented), may have lost records.effect to the
+	// attribute limit (spanbridge.ErrAttributesDropped), or failed to
+	// record.
+	Problems int64
+	// Queued is how many ended spans wait for the SpanProcessor's
+	// background goroutine.
+	Queued int64
+	// AttributesDropped is how many spans had attributes dropped by their
+	// SDK's attribute limit (128 by default) before they reached us: their
+	// records hold what was left (and say how many went).
+	AttributesDropped int64
+}
+
+// Add adds what o counted to s: what several sessions sharing one writer
+// counted, summed (an Importer's, one session per sender). Every counter
+// is summed but the writer's own (StoreOpens, BusyWaits, FirstSpoolWait,
+// StoreBytes), which each session reports whole for the one writer they
+// share: those take the larger.
+func (s *Stats) Add(o Stats) {
+	s.Written += o.Written
+	s.Held += o.Held
+	s.HeldBytes += o.HeldBytes
+	s.Evicted += o.Evicted
+	s.TracesSeen += o.TracesSeen
+	s.TracesKept += o.TracesKept
+	s.TracesDropped += o.TracesDropped
+	s.TracesEvicted += o.TracesEvicted
+	s.Invalid += o.Invalid
+	s.TooLarge += o.TooLarge
+	s.WriteErrors += o.WriteErrors
+	s.SessionsKept += o.SessionsKept
+	s.StoreOpens = max(s.StoreOpens, o.StoreOpens)
+	s.Pending += o.Pending
+	s.BusyWaits = max(s.BusyWaits, o.BusyWaits)
+	s.Spooled += o.Spooled
+	s.FirstSpoolWait = max(s.FirstSpoolWait, o.FirstSpoolWait)
+	s.SpooledUnwritable += o.SpooledUnwritable
+	s.Unwritable += o.Unwritable
+	s.TrimmedSessions += o.TrimmedSessions
+	s.TrimmedRecords += o.TrimmedRecords
+	s.StoreBytes = max(s.StoreBytes, o.StoreBytes)
+	s.Dropped += o.Dropped
+	s.Problems += o.Problems
+	s.Queued += o.Queued
+	s.AttributesDropped += o.AttributesDropped
 }
 
 // Stats returns the recorder's counters.

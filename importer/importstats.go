@@ -1,14 +1,16 @@
-package exporter
+package importer
+
+import "github.com/otelrecords/otelrecords/internal/write/recorder"
 
 // Stats returns what the Importer counted, over its sessions in progress
 // and those that ended.
-func (im *Importer) Stats() ImporterStats {
+func (im *Importer) Stats() Stats {
 	im.mu.Lock()
 	defer im.mu.Unlock()
-	st := ImporterStats{Stats: im.ended, Sessions: len(im.sessions), HeldBytes: int64(im.held),
+	st := Stats{Stats: im.ended, Sessions: len(im.sessions), HeldBytes: int64(im.held),
 		Accepted: im.counts.accepted, Duplicates: im.counts.duplicates, Rejected: im.counts.rejected,
 		Refused: im.counts.refused, Late: im.counts.late, Resumed: im.counts.resumed, Recovered: im.counts.recovered,
-		SeenSpans: int64(im.seen.n), SeenBytes: int64(im.seen.bytes()), ForgottenEarly: im.seen.forgotten}
+		SeenSpans: int64(im.seen.Len()), SeenBytes: int64(im.seen.Bytes()), ForgottenEarly: im.seen.Forgotten()}
 	now := im.now()
 	for _, p := range im.parked {
 		if now.Sub(p.last) < im.cfg.SessionTimeout {
@@ -18,21 +20,21 @@ func (im *Importer) Stats() ImporterStats {
 		}
 	}
 	for _, rs := range im.sessions {
-		addStats(&st.Stats, rs.stats())
+		st.Stats.Add(rs.stats())
 		st.HeldSpans += int64(rs.pendingSpans)
 		st.HeldSpanBytes += int64(rs.pendingBytes)
 	}
 	return st
 }
 
-// ImporterStats counts what an Importer did: the SpanProcessor's
+// Stats counts what an Importer did: the SpanProcessor's
 // counters, summed over its sessions, and what only an Importer does.
 // Every span given to Import is in exactly one of Accepted, Rejected and
 // Refused; of the accepted, Duplicates were taken before, and the others
 // are recorded (Written, Spooled), held (Held, HeldSpans), or were let go
 // by the rules (Evicted, TracesDropped, the marks policy).
-type ImporterStats struct {
-	Stats
+type Stats struct {
+	recorder.Stats
 	// Accepted is how many spans Import took, Duplicates among them.
 	Accepted int64
 	// Duplicates is how many accepted spans had been taken already (a
@@ -56,10 +58,10 @@ type ImporterStats struct {
 	// implicit mark, for a record inside it).
 	HeldSpans int64
 	// HeldSpanBytes is what those spans count against
-	// ImporterConfig.HeldBytes.
+	// Config.HeldBytes.
 	HeldSpanBytes int64
 	// HeldBytes is everything held in memory over every session, as
-	// ImporterConfig.HeldBytes counts it.
+	// Config.HeldBytes counts it.
 	HeldBytes int64
 	// Late is how many spans arrived after their parent was recorded.
 	Late int64
@@ -74,36 +76,10 @@ type ImporterStats struct {
 	// is counted in HeldSpans, and known by its trace.
 	SeenSpans int64
 	// SeenBytes is the memory remembering them takes, within
-	// ImporterConfig.DedupBytes.
+	// Config.DedupBytes.
 	SeenBytes int64
 	// ForgottenEarly is how many spans were forgotten before the dedup
-	// window passed, to keep within ImporterConfig.DedupBytes: a span
+	// window passed, to keep within Config.DedupBytes: a span
 	// among them delivered again would be stored again.
 	ForgottenEarly int64
-}
-
-// addStats adds what one session counted to a sum.
-func addStats(sum *Stats, s Stats) {
-	sum.Written += s.Written
-	sum.Held += s.Held
-	sum.HeldBytes += s.HeldBytes
-	sum.Evicted += s.Evicted
-	sum.Invalid += s.Invalid
-	sum.TooLarge += s.TooLarge
-	sum.WriteErrors += s.WriteErrors
-	sum.SessionsKept += s.SessionsKept
-	sum.Pending += s.Pending
-	sum.Spooled += s.Spooled
-	sum.SpooledUnwritable += s.SpooledUnwritable
-	sum.Unwritable += s.Unwritable
-	sum.TracesKept += s.TracesKept
-	sum.TracesDropped += s.TracesDropped
-	sum.TracesEvicted += s.TracesEvicted
-	sum.TrimmedSessions += s.TrimmedSessions
-	sum.TrimmedRecords += s.TrimmedRecords
-	sum.Problems += s.Problems
-	sum.AttributesDropped += s.AttributesDropped
-	sum.StoreBytes = max(sum.StoreBytes, s.StoreBytes)
-	sum.StoreOpens = max(sum.StoreOpens, s.StoreOpens) // one writer: every session sees its count
-	sum.BusyWaits = max(sum.BusyWaits, s.BusyWaits)
 }

@@ -1,4 +1,4 @@
-package exporter
+package importer
 
 import (
 	"cmp"
@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/importer/internal/ahead"
+	"github.com/otelrecords/otelrecords/importer/internal/seen"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
@@ -27,26 +29,6 @@ import (
 // entryEvery is how often a kept session's sender entry is written again
 // while its sender sends: when it was last heard of, to a few seconds.
 const entryEvery = 5 * time.Second
-
-// seqMark is where a session stood at an instant: the seq its next stamp
-// would take. A restart reads back the records from the mark a dedup
-// window old on, to take each span once.
-type seqMark struct {
-	At  int64  `cbor:"at"`
-	Seq uint64 `cbor:"seq"`
-}
-
-// senderEntry is the value of a sender entry.
-type senderEntry struct {
-	Key         string         `cbor:"key"`
-	Start       int64          `cbor:"start"` // the session's start, Unix ns on the gateway's clock
-	Skew        int64          `cbor:"skew"`  // senderClock.skew, ns
-	Seen        int64          `cbor:"seen"`  // when its sender was last heard of, Unix ns
-	NextSeq     uint64         `cbor:"next"`
-	NextPending uint64         `cbor:"pending"`
-	Marks       []seqMark      `cbor:"marks"`
-	Resource    sessions.Attrs `cbor:"resource"`
-}
 
 // writeAhead makes the kept session rs durable beyond its records: its
 // sender entry, when it was just kept or entryEvery has passed, and every
@@ -78,7 +60,7 @@ func (im *Importer) writeEntry(rs *remoteSession, now time.Time, force bool) {
 	}
 	rs.entryAt = now
 	next := rs.rec.NextSeq()
-	rs.marks = append(rs.marks, seqMark{At: now.UnixNano(), Seq: next})
+	rs.marks = append(rs.marks, ahead.SeqMark{At: now.UnixNano(), Seq: next})
 	// Marks a thirty-second of the window apart at least (but the last):
 	// a long window needs no mark every few seconds, and a restart reads
 	// back from the mark before the window, a little earlier at worst.
@@ -94,11 +76,11 @@ func (im *Importer) writeEntry(rs *remoteSession, now time.Time, force bool) {
 		i++
 	}
 	rs.marks = append(rs.marks[:0], rs.marks[i:]...)
-	e := senderEntry{Key: rs.key, Start: start.UnixNano(), Skew: int64(rs.clock.skew), Seen: rs.last.UnixNano(),
+	e := ahead.SenderEntry{Key: rs.key, Start: start.UnixNano(), Skew: int64(rs.clock.Skew), Seen: rs.last.UnixNano(),
 		NextSeq: next, NextPending: rs.nextPending, Marks: rs.marks, Resource: rs.resource}
 	v, err := cbor.Marshal(e)
 	if err != nil {
-		im.reports.once("entry", fmt.Errorf("otelrecords: importer: sender entry: %w", err))
+		im.reports.Once("entry", fmt.Errorf("otelrecords: importer: sender entry: %w", err))
 		return
 	}
 	rs.rec.QueueEntry(sessions.Entry{Key: keys.ImportSender(uint64(id)), Value: v})
@@ -142,7 +124,7 @@ func (im *Importer) recover(ctx context.Context) error {
 			f := found[id]
 			old := now.Sub(time.Unix(0, f.entry.Seen)) >= im.remembered()
 			if old && len(f.pending) == 0 {
-				if err := deleteEntries(st, id); err != nil {
+				if err := ahead.Delete(st, id); err != nil {
 					return err
 				}
 				continue
@@ -163,7 +145,7 @@ func (im *Importer) recover(ctx context.Context) error {
 				// Spans a sender was told are stored: record them even if
 				// the sender never comes back.
 				key := f.entry.Key
-				rs := im.sessionFor(key, im.seen.salt(key), p.res, nil, now)
+				rs := im.sessionFor(key, im.seen.Salt(key), p.res, nil, now)
 				rs.last = p.last
 				im.settleAll(rs, now)
 				im.account(rs)
@@ -180,7 +162,7 @@ func (im *Importer) recover(ctx context.Context) error {
 
 // foundEntry is a session's sender entry and pending spans, as read back.
 type foundEntry struct {
-	entry       senderEntry
+	entry       ahead.SenderEntry
 	pending     []*pendingSpan
 	nextPending uint64
 	// fromSeq is the least seq the session was at when a pending entry
@@ -201,7 +183,7 @@ func readEntries(st sessions.Store) (map[uint64]*foundEntry, error) {
 		if err != nil {
 			continue
 		}
-		var se senderEntry
+		var se ahead.SenderEntry
 		if cbor.Unmarshal(e.Value, &se) != nil {
 			continue
 		}
@@ -235,27 +217,12 @@ func readEntries(st sessions.Store) (map[uint64]*foundEntry, error) {
 	return found, nil
 }
 
-// deleteEntries deletes the sender entry, pending spans and taken
-// entries of session id.
-func deleteEntries(st sessions.Store, id uint64) error {
-	start, end := keys.ImportPendingRange(id)
-	if _, err := st.DeleteRange(start, end, nil); err != nil {
-		return err
-	}
-	if _, err := st.DeleteRange(keys.ImportSender(id), keys.ImportSender(id+1), nil); err != nil {
-		return err
-	}
-	start, end = keys.ImportTakenRange(id)
-	_, err := st.DeleteRange(start, end, nil)
-	return err
-}
-
 // resumed makes the parked session that continues session id: its seq
 // past every record it wrote, and the spans it took since the mark a
 // dedup window before its sender was last heard of, remembered again.
 func (im *Importer) resumed(st sessions.Store, rd *sessions.Records, kinds []string, id uint64, f *foundEntry, now time.Time) (*parkedSession, error) {
 	e := f.entry
-	p := &parkedSession{id: sessions.SessionID(id), start: time.Unix(0, e.Start), clock: senderClock{skew: time.Duration(e.Skew)},
+	p := &parkedSession{id: sessions.SessionID(id), start: time.Unix(0, e.Start), clock: senderClock{Skew: time.Duration(e.Skew)},
 		next: e.NextSeq, last: time.Unix(0, e.Seen), marks: e.Marks, pending: f.pending,
 		nextPending: max(e.NextPending, f.nextPending), res: spanbridge.Attributes(e.Resource), recovered: true}
 	from := uint64(0)
@@ -268,15 +235,15 @@ func (im *Importer) resumed(st sessions.Store, rd *sessions.Records, kinds []str
 	if f.pendingSeq {
 		from = min(from, f.fromSeq)
 	}
-	salt, at := im.seen.salt(e.Key), im.second(now)
+	salt, at := im.seen.Salt(e.Key), im.second(now)
 	for _, kind := range kinds {
 		for r, err := range rd.All(kind, sessions.InSessionFrom(sessions.SessionID(id), from)) {
 			if err != nil {
 				return nil, err
 			}
 			p.next = max(p.next, r.Stamp.Seq+1)
-			if k := (spanRef{trace.TraceID(r.Record.TraceID), trace.SpanID(r.Record.SpanID)}); k.span.IsValid() {
-				im.seen.set(im.seen.fingerprint(salt, k), statePlaced, at)
+			if k := (spanRef{Trace: trace.TraceID(r.Record.TraceID), Span: trace.SpanID(r.Record.SpanID)}); k.Span.IsValid() {
+				im.seen.Set(im.seen.Fingerprint(salt, k), seen.Placed, at)
 			}
 		}
 	}
@@ -290,7 +257,7 @@ func (im *Importer) resumed(st sessions.Store, rd *sessions.Records, kinds []str
 	// A pending entry holds spans written ahead together: those of them
 	// recorded before the entry was emptied are taken, and left out.
 	p.pending = slices.DeleteFunc(p.pending, func(ps *pendingSpan) bool {
-		return im.seen.state(im.seen.fingerprint(salt, spanRef{ps.span.TraceID, ps.span.SpanID})) == statePlaced
+		return im.seen.State(im.seen.Fingerprint(salt, spanRef{Trace: ps.span.TraceID, Span: ps.span.SpanID})) == seen.Placed
 	})
 	for _, ps := range p.pending {
 		ps.arrived = now

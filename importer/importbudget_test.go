@@ -1,4 +1,4 @@
-package exporter
+package importer
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ import (
 // for every reader of the store to skip; the spans beside it are stored.
 func TestImportRecordPastTheBudgetIsTooLarge(t *testing.T) {
 	handled := captureHandled(t)
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	var empties []attribute.KeyValue
 	for c := byte('!'); c < 0x7f; c++ {
 		empties = append(empties, attribute.StringSlice(string([]byte{c}), nil))
@@ -58,7 +58,7 @@ func TestImportRecordPastTheBudgetIsTooLarge(t *testing.T) {
 func TestImportHeldSpansCountTheirCost(t *testing.T) {
 	for _, per := range []int{1, 10} {
 		t.Run(fmt.Sprint("traces of ", per), func(t *testing.T) {
-			r := newImportRig(t, ImporterConfig{HeldBytes: 1 << 30})
+			r := newImportRig(t, Config{HeldBytes: 1 << 30})
 			heap := func() uint64 {
 				var ms runtime.MemStats
 				runtime.GC()
@@ -68,7 +68,7 @@ func TestImportHeldSpansCountTheirCost(t *testing.T) {
 			const n = 20000
 			h0 := heap()
 			for i := 0; i < n; i += 1000 {
-				batch := make([]ImportedSpan, 1000)
+				batch := make([]Span, 1000)
 				for j := range batch {
 					k := i + j
 					batch[j] = span(fmt.Sprint("compile ", k), 2, 1, 0,

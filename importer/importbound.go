@@ -1,11 +1,13 @@
-package exporter
+package importer
 
 import (
 	"slices"
 	"time"
+
+	"github.com/otelrecords/otelrecords/importer/internal/seen"
 )
 
-// One bound over every sender (ImporterConfig.HeldBytes): a thousand
+// One bound over every sender (Config.HeldBytes): a thousand
 // warm senders each holding its pending budget would hold a gigabyte, so
 // the Importer counts what every session holds — spans waiting for their
 // parents, the Recorder's held records and traces, a fixed part for the
@@ -95,7 +97,7 @@ func (im *Importer) evict(rs *remoteSession, need int, now time.Time) {
 	}
 	if rs.idleEmpty(now) {
 		im.held -= rs.counted
-		addStats(&im.ended, rs.stats())
+		im.ended.Add(rs.stats())
 		delete(im.sessions, rs.key)
 	}
 }
@@ -129,5 +131,5 @@ func (im *Importer) drop(rs *remoteSession, p *pendingSpan, now time.Time) {
 	rs.pendingSpans--
 	rs.pendingBytes -= p.size
 	rs.evicted++
-	im.remember(rs, spanRef{p.span.TraceID, p.span.SpanID}, statePlaced, now)
+	im.remember(rs, spanRef{Trace: p.span.TraceID, Span: p.span.SpanID}, seen.Placed, now)
 }

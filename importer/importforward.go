@@ -1,4 +1,4 @@
-package exporter
+package importer
 
 import (
 	"bytes"
@@ -6,12 +6,14 @@ import (
 	"encoding/binary"
 	"time"
 
+	"github.com/otelrecords/otelrecords/importer/internal/ahead"
+	"github.com/otelrecords/otelrecords/importer/internal/seen"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // An Importer that hands its records on and keeps none
-// (ImporterConfig.ForwardOnly: the Collector's records processor without
+// (Config.ForwardOnly: the Collector's records processor without
 // a store) still keeps, in a store of its own, what it needs to take a
 // batch once across a restart and continue its senders' sessions under
 // their ids: the sender entries and the spans written ahead, as any
@@ -28,7 +30,7 @@ import (
 const takenRefBytes = 8
 
 // forwardOnlySession is the shared writer of a session whose records are
-// handed on (ImporterConfig.Forward) and not kept: the entries are handed
+// handed on (Config.Forward) and not kept: the entries are handed
 // on, then the Importer's own among them are written. A crash between the
 // two hands the records on again when the sender, not told they are
 // stored, sends them again: downstream takes a span at least once.
@@ -147,7 +149,7 @@ func (im *Importer) writeQueued(ctx context.Context, es []sessions.Entry) {
 	if !im.keySaved {
 		// The fingerprints are of no use after a restart without their
 		// key: it goes first.
-		es = append([]sessions.Entry{{Key: []byte(keys.ImportHashKey), Value: im.seen.key.bytes()}}, es...)
+		es = append([]sessions.Entry{{Key: []byte(keys.ImportHashKey), Value: im.seen.Key().Bytes()}}, es...)
 	}
 	im.mu.Unlock()
 	err := im.onStore(ctx, func(st sessions.Store) error { return st.Write(es) })
@@ -170,8 +172,9 @@ func (im *Importer) loadKey(st sessions.Store) error {
 		if err != nil {
 			return err
 		}
-		if string(e.Key) == keys.ImportHashKey && len(e.Value) == hashKeyBytes {
-			im.seen.key, im.keySaved = hashKeyOf(e.Value), true
+		if string(e.Key) == keys.ImportHashKey && len(e.Value) == seen.HashKeyBytes {
+			im.seen.SetKey(seen.HashKeyOf(e.Value))
+			im.keySaved = true
 		}
 	}
 	return nil
@@ -197,7 +200,7 @@ func (im *Importer) readTaken(st sessions.Store, id, from uint64, at uint32) (ui
 		next = max(next, seq)
 		for v := e.Value; len(v) >= takenRefBytes; v = v[takenRefBytes:] {
 			if fp := binary.LittleEndian.Uint64(v); fp != 0 {
-				im.seen.set(fp, statePlaced, at)
+				im.seen.Set(fp, seen.Placed, at)
 			}
 		}
 	}
@@ -212,7 +215,7 @@ func (im *Importer) takenBefore(now time.Time) []takenCut {
 		return nil
 	}
 	window := now.Add(-im.cfg.DedupWindow).UnixNano()
-	cutOf := func(marks []seqMark) uint64 {
+	cutOf := func(marks []ahead.SeqMark) uint64 {
 		cut := uint64(0)
 		for _, m := range marks {
 			if m.At <= window {

@@ -1,4 +1,4 @@
-package exporter
+package importer
 
 import (
 	"cmp"
@@ -11,6 +11,8 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelrecords/otelrecords/importer/internal/seen"
+	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
@@ -22,7 +24,9 @@ import (
 // (stamps) a span once its parent is placed — or at once, for the root
 // of its trace in its sender — so that a parent's seq is below its
 // children's, and spans started one after the other are stamped in that
-// order. A span whose parent does not come is placed after DecisionWait,
+// order, across the traces placed together (a batch's, a round's). A
+// trace placed in an earlier batch is stamped before, whenever it
+// started: a stamp is never taken back. A span whose parent does not come is placed after DecisionWait,
 // as a root of what arrived below it; a span that says nothing of records
 // waits DefaultDecisionGrace for a record inside it, under MarksEnclosing.
 
@@ -30,19 +34,34 @@ import (
 type liveTrace struct {
 	pending map[trace.SpanID]*pendingSpan
 	first   int64 // the arrival order of its first span waiting
+	placed  bool  // settle placed one of its spans (settle's own)
 }
 
 // pendingSpan is a span waiting to be placed.
 type pendingSpan struct {
-	span    ImportedSpan
+	span    Span
 	arrived time.Time
 	size    int
 	order   int64  // arrival order, for placing spans of equal starts as they came
 	entry   uint64 // its pending entry in the store (kept sessions); 0 without one
 	// wanted says a record was placed below it before it came (its
-	// state in the seen set was stateWanted).
+	// state in the seen set was seen.Wanted).
 	wanted bool
 }
+
+// A scratchSpace is what recording an imported span uses and gives
+// back: the encoding's (intake.Scratch), and the Importer's view of the
+// span (record), kept here so that each imported span's view is not an
+// allocation of its own; it is emptied before the space goes back to the
+// pool.
+type scratchSpace struct {
+	intake.Scratch
+	view importedView
+}
+
+// scratch recycles scratch spaces, so that recording a span allocates
+// nothing of its own.
+var scratch = sync.Pool{New: func() any { return &scratchSpace{Scratch: *intake.NewScratch()} }}
 
 // pendingSpans recycles the spans settle placed: a kept sender's spans
 // mostly wait no longer than the request that brought them, and each is a
@@ -57,8 +76,8 @@ var pendingSpans = sync.Pool{New: func() any { return new(pendingSpan) }}
 // nest: settle calls only into the session's Recorder, which never calls
 // back into the Importer.
 type settleScratch struct {
-	kids     map[trace.SpanID][]*pendingSpan
-	encloses map[trace.SpanID]bool
+	kids     map[spanRef][]*pendingSpan
+	encloses map[spanRef]bool
 	ready    readyHeap
 	placed   []*pendingSpan
 }
@@ -70,8 +89,8 @@ const maxSettleScratch = 256
 // take returns the scratch space, empty.
 func (sc *settleScratch) take() *settleScratch {
 	if sc.kids == nil {
-		sc.kids = map[trace.SpanID][]*pendingSpan{}
-		sc.encloses = map[trace.SpanID]bool{}
+		sc.kids = map[spanRef][]*pendingSpan{}
+		sc.encloses = map[spanRef]bool{}
 	}
 	return sc
 }
@@ -96,20 +115,20 @@ func (sc *settleScratch) done() {
 
 // isRoot reports whether s is the root of its trace in its sender: it has
 // no parent, or its parent ran in another process.
-func (s *ImportedSpan) isRoot() bool { return !s.ParentSpanID.IsValid() || s.ParentRemote }
+func (s *Span) isRoot() bool { return !s.ParentSpanID.IsValid() || s.ParentRemote }
 
 // likelyRemoteChild reports whether s, whose parent is nowhere to be seen,
 // is the first span of its process in a trace that another process
 // began: a server's or a consumer's span (senders that do not say whether
 // a parent is remote are common).
-func (s *ImportedSpan) likelyRemoteChild() bool {
+func (s *Span) likelyRemoteChild() bool {
 	return s.Kind == trace.SpanKindServer || s.Kind == trace.SpanKindConsumer
 }
 
 // add takes one span of session rs, that the caller found new (not
 // taken before, not waiting); wanted says a record was placed below it
 // before it came. im.mu is held.
-func (im *Importer) add(rs *remoteSession, s *ImportedSpan, wanted bool, now time.Time) {
+func (im *Importer) add(rs *remoteSession, s *Span, wanted bool, now time.Time) {
 	p := pendingSpans.Get().(*pendingSpan)
 	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals(), wanted: wanted}
 	im.hold(rs, p)
@@ -156,108 +175,85 @@ func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
 // settleAll places what can be placed in every trace of rs; settleDue
 // does it in the traces whose spans may have come due since. im.mu is
 // held.
-//
-// Traces are settled in the order they arrived: traces placed together
-// are recorded as their spans came, as the SpanProcessor records spans in
-// the order they end, not in a map's.
 func (im *Importer) settleAll(rs *remoteSession, now time.Time) {
 	im.settleTraces(rs, now, false)
 }
 
-// settleTraces settles every trace of rs, in the order they arrived.
+// settleTraces settles every trace of rs together (settle).
 func (im *Importer) settleTraces(rs *remoteSession, now time.Time, force bool) {
 	im.settleUntil(rs, now, force, nil)
 }
 
-// settleUntil is settleTraces, stopping before the next trace once done
-// reports true (nil: never).
+// settleUntil is settleTraces, one trace at a time in the order they
+// arrived, stopping before the next trace once done reports true; with
+// done nil, every trace at once.
 func (im *Importer) settleUntil(rs *remoteSession, now time.Time, force bool, done func() bool) {
 	type ref struct {
 		id    trace.TraceID
-		t     *liveTrace
 		first int64
 	}
 	list := make([]ref, 0, len(rs.traces))
 	for id, t := range rs.traces {
-		list = append(list, ref{id, t, t.first})
+		list = append(list, ref{id, t.first})
 	}
 	slices.SortFunc(list, func(a, b ref) int { return cmp.Compare(a.first, b.first) })
-	for _, r := range list {
-		if done != nil && done() {
+	ids := make([]trace.TraceID, len(list))
+	for i, r := range list {
+		ids[i] = r.id
+	}
+	if done == nil {
+		im.settle(rs, now, force, ids...)
+		return
+	}
+	for _, id := range ids {
+		if done() {
 			return
 		}
-		im.settle(rs, r.id, r.t, now, force)
+		im.settle(rs, now, force, id)
 	}
 }
 
 func (im *Importer) settleDue(rs *remoteSession, now time.Time) { im.settleAll(rs, now) }
 
-// settle places the spans of trace id that can be placed now — all of
-// them with force — parents before their children, and otherwise by
-// start, then arrival. im.mu is held.
-func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, now time.Time, force bool) {
+// settle places the spans of the traces ids (in the order they arrived)
+// that can be placed now — all of them with force — parents before their
+// children, and otherwise by start, then arrival, across the traces: of
+// two requests settled together, the one that started first is stamped
+// first, as the SpanProcessor stamps them, whichever ended (and so
+// arrived) first. im.mu is held.
+func (im *Importer) settle(rs *remoteSession, now time.Time, force bool, ids ...trace.TraceID) {
 	grace := min(DefaultDecisionGrace, im.cfg.DecisionWait)
 	sc := im.settling.take()
 	defer sc.done()
-	kids := sc.kids
-	for _, p := range t.pending {
-		if par := p.span.ParentSpanID; par.IsValid() && !p.span.ParentRemote {
-			if _, ok := t.pending[par]; ok && par != p.span.SpanID {
-				kids[par] = append(kids[par], p)
-			}
-		}
-	}
-	// Under MarksEnclosing, which spans have a record below them (or had
-	// one placed below them before they came): an implicit mark is
-	// recorded when it does.
-	encloses := sc.encloses
-	if im.marks == MarksEnclosing {
-		for _, p := range t.pending {
-			if !speaksRecords(p.span.Attributes) && !p.wanted {
-				continue
-			}
-			for q, n := p, 0; n < maxEnclosingDepth; n++ {
-				par := q.span.ParentSpanID
-				if q.span.isRoot() || encloses[par] {
-					break
-				}
-				encloses[par] = true
-				if q = t.pending[par]; q == nil {
-					break
-				}
-			}
-		}
-	}
+	kids, encloses, ready := sc.kids, sc.encloses, &sc.ready
 	// may reports whether p, whose parent is placed or will not come, can
 	// be placed now: a span that says nothing of records waits its grace
 	// for a record inside it.
 	may := func(p *pendingSpan) bool {
-		return force || im.marks != MarksEnclosing || speaksRecords(p.span.Attributes) ||
-			encloses[p.span.SpanID] || now.Sub(p.arrived) >= grace
+		return force || im.marks != MarksEnclosing || intake.SpeaksRecords(p.span.Attributes) ||
+			encloses[spanRef{Trace: p.span.TraceID, Span: p.span.SpanID}] || now.Sub(p.arrived) >= grace
 	}
-	ready := &sc.ready
-	for _, p := range t.pending {
-		par := p.span.ParentSpanID
-		if _, waiting := t.pending[par]; waiting && !p.span.isRoot() && par != p.span.SpanID {
-			continue // placed after its parent
+	for _, id := range ids {
+		t := rs.traces[id]
+		if t == nil {
+			continue
 		}
-		top := force || p.span.isRoot() || im.seenState(rs, spanRef{id, par}) == statePlaced ||
-			p.span.likelyRemoteChild() || now.Sub(p.arrived) >= im.cfg.DecisionWait
-		if top && may(p) {
-			heap.Push(ready, p)
-		}
+		t.placed = false
+		im.readyTops(rs, id, t, sc, now, force, may)
 	}
-	placedAny := false
 	drain := func() {
 		for ready.Len() > 0 {
 			p := heap.Pop(ready).(*pendingSpan)
+			id := p.span.TraceID
+			t := rs.traces[id]
 			if _, ok := t.pending[p.span.SpanID]; !ok {
 				continue // placed already (pushed twice in a cycle)
 			}
-			im.place(rs, id, t, p, encloses[p.span.SpanID], now)
+			ref := spanRef{Trace: id, Span: p.span.SpanID}
+			im.place(rs, id, t, p, encloses[ref], now)
 			sc.placed = append(sc.placed, p)
-			placedAny = true
-			for _, kid := range kids[p.span.SpanID] {
+			t.placed = true
+			for _, kid := range kids[ref] {
 				if may(kid) {
 					heap.Push(ready, kid)
 				}
@@ -265,32 +261,84 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 		}
 	}
 	drain()
-	// What no top reaches — below a parent that waits longer than it may
-	// (or, from a hostile sender, a cycle of parents) — is placed once it
-	// has waited DecisionWait, oldest first; with force, all of it now.
-	// Each pass places at least the span it picks, so the passes are at
-	// most the spans waiting.
-	for n := len(t.pending); len(t.pending) > 0 && n > 0; n-- {
-		var q *pendingSpan
-		for _, p := range t.pending {
-			if (force || now.Sub(p.arrived) >= im.cfg.DecisionWait) && (q == nil || p.order < q.order) {
-				q = p
+	for _, id := range ids {
+		t := rs.traces[id]
+		if t == nil {
+			continue
+		}
+		// What no top reaches — below a parent that waits longer than it
+		// may (or, from a hostile sender, a cycle of parents) — is placed
+		// once it has waited DecisionWait, oldest first; with force, all
+		// of it now. Each pass places at least the span it picks, so the
+		// passes are at most the spans waiting.
+		for n := len(t.pending); len(t.pending) > 0 && n > 0; n-- {
+			var q *pendingSpan
+			for _, p := range t.pending {
+				if (force || now.Sub(p.arrived) >= im.cfg.DecisionWait) && (q == nil || p.order < q.order) {
+					q = p
+				}
+			}
+			if q == nil {
+				break
+			}
+			heap.Push(ready, q)
+			drain()
+		}
+		if len(t.pending) == 0 {
+			delete(rs.traces, id)
+		}
+		if t.placed {
+			// The trace's root is in (or will not come): under KeepByTrace
+			// the Recorder decides it after its own grace, for spans
+			// arriving late.
+			rs.rec.EndTrace(recorder.Trace(id))
+		}
+	}
+}
+
+// readyTops is settle's look at trace id before it places anything: each
+// span's children waiting with it (sc.kids), under MarksEnclosing the
+// spans with a record below them, or one placed below them before they
+// came (sc.encloses: an implicit mark is recorded when it has), and the
+// spans that can be placed at once (sc.ready): those whose parent is
+// placed or will not come, and that may be placed now. im.mu is held.
+func (im *Importer) readyTops(rs *remoteSession, id trace.TraceID, t *liveTrace, sc *settleScratch, now time.Time, force bool, may func(*pendingSpan) bool) {
+	for _, p := range t.pending {
+		if par := p.span.ParentSpanID; par.IsValid() && !p.span.ParentRemote {
+			if _, ok := t.pending[par]; ok && par != p.span.SpanID {
+				ref := spanRef{Trace: id, Span: par}
+				sc.kids[ref] = append(sc.kids[ref], p)
 			}
 		}
-		if q == nil {
-			break
+	}
+	if im.marks == MarksEnclosing {
+		for _, p := range t.pending {
+			if !intake.SpeaksRecords(p.span.Attributes) && !p.wanted {
+				continue
+			}
+			for q, n := p, 0; n < intake.MaxEnclosingDepth; n++ {
+				par := q.span.ParentSpanID
+				ref := spanRef{Trace: id, Span: par}
+				if q.span.isRoot() || sc.encloses[ref] {
+					break
+				}
+				sc.encloses[ref] = true
+				if q = t.pending[par]; q == nil {
+					break
+				}
+			}
 		}
-		heap.Push(ready, q)
-		drain()
 	}
-	if len(t.pending) == 0 {
-		delete(rs.traces, id)
-	}
-	if placedAny {
-		// The trace's root is in (or will not come): under KeepByTrace
-		// the Recorder decides it after its own grace, for spans arriving
-		// late.
-		rs.rec.EndTrace(recorder.Trace(id))
+	for _, p := range t.pending {
+		par := p.span.ParentSpanID
+		if _, waiting := t.pending[par]; waiting && !p.span.isRoot() && par != p.span.SpanID {
+			continue // placed after its parent
+		}
+		top := force || p.span.isRoot() || im.seenState(rs, spanRef{Trace: id, Span: par}) == seen.Placed ||
+			p.span.likelyRemoteChild() || now.Sub(p.arrived) >= im.cfg.DecisionWait
+		if top && may(p) {
+			heap.Push(&sc.ready, p)
+		}
 	}
 }
 
@@ -302,18 +350,18 @@ func (im *Importer) place(rs *remoteSession, id trace.TraceID, t *liveTrace, p *
 	delete(t.pending, p.span.SpanID)
 	rs.pendingSpans--
 	rs.pendingBytes -= p.size
-	im.remember(rs, spanRef{id, p.span.SpanID}, statePlaced, now)
+	im.remember(rs, spanRef{Trace: id, Span: p.span.SpanID}, seen.Placed, now)
 	if p.entry != 0 {
 		im.placedPending(rs, p.entry)
 	}
 	recorded := im.record(rs, &p.span, encloses || p.wanted, p.arrived)
 	if recorded {
-		im.tookRecord(rs, spanRef{id, p.span.SpanID})
+		im.tookRecord(rs, spanRef{Trace: id, Span: p.span.SpanID})
 	}
 	if par := p.span.ParentSpanID; recorded && !p.span.isRoot() && im.marks == MarksEnclosing {
-		pk := spanRef{id, par}
-		if _, ok := t.pending[par]; !ok && im.seenState(rs, pk) == stateNone {
-			im.remember(rs, pk, stateWanted, now)
+		pk := spanRef{Trace: id, Span: par}
+		if _, ok := t.pending[par]; !ok && im.seenState(rs, pk) == seen.None {
+			im.remember(rs, pk, seen.Wanted, now)
 		}
 	}
 }
@@ -340,26 +388,26 @@ func (h *readyHeap) Pop() any {
 // record stamps one imported span by its start on the gateway's clock
 // and, when the marks policy records it, maps, encodes and routes its
 // record through the session's Recorder: the SpanProcessor's path
-// (encodeRecord, then the Recorder), on the Importer's goroutine. It
+// (intake.EncodeRecord, then the Recorder), on the Importer's goroutine. It
 // reports whether the span is recorded (or held to be). encloses says a
 // record lies inside it.
-func (im *Importer) record(rs *remoteSession, s *ImportedSpan, encloses bool, arrived time.Time) (recorded bool) {
-	start, end, odd := rs.clock.times(s, arrived)
+func (im *Importer) record(rs *remoteSession, s *Span, encloses bool, arrived time.Time) (recorded bool) {
+	start, end, odd := rs.clock.Times(s.Start, s.End, arrived)
 	st, ok := rs.rec.Stamp(start)
-	if !ok || !im.marks.records(s.Attributes, encloses) {
+	if !ok || !im.marks.Records(s.Attributes, encloses) {
 		return false
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			rs.problems++
 			recorded = false
-			im.reports.once("panic", fmt.Errorf("otelrecords: recording imported span %q failed: %v", cut(s.Name, 64), p))
+			im.reports.Once("panic", fmt.Errorf("otelrecords: recording imported span %q failed: %v", cut(s.Name, 64), p))
 		}
 	}()
 	w := scratch.Get().(*scratchSpace)
 	defer func() {
 		w.view = importedView{} // holds nothing of the span past the call
-		if cap(w.buf) <= maxScratch {
+		if cap(w.Buf) <= intake.MaxScratch {
 			scratch.Put(w)
 		}
 	}()
@@ -367,38 +415,38 @@ func (im *Importer) record(rs *remoteSession, s *ImportedSpan, encloses bool, ar
 	v := &w.view
 	v.set(s)
 	v.start, v.end = start, end
-	var enc encoded
+	var enc intake.Encoded
 	level := max(rs.rec.Level(), sessions.LevelBasic)
 	if odd {
-		enc = encodeMappedWith(w, v, level, inputs, st, func(m *spanbridge.Mapped) { keepSenderTimes(m, s) })
+		enc = intake.EncodeMappedWith(&w.Scratch, v, level, inputs, st, func(m *spanbridge.Mapped) { keepSenderTimes(m, s) })
 	} else {
-		enc = encodeRecord(w, v, level, inputs, st)
+		enc = intake.EncodeRecord(&w.Scratch, v, level, inputs, st)
 	}
-	if enc.cut {
+	if enc.Cut {
 		rs.cut++
 	}
-	if enc.problem != nil {
+	if enc.Problem != nil {
 		rs.problems++
-		im.reports.once(problemClass(enc.problem), enc.problem)
+		im.reports.Once(intake.ProblemClass(enc.Problem), enc.Problem)
 	}
 	var err error
 	switch {
-	case enc.err != nil && !errors.Is(enc.err, recorder.ErrTooLarge):
+	case enc.Err != nil && !errors.Is(enc.Err, recorder.ErrTooLarge):
 		rs.problems++
-		err = fmt.Errorf("otelrecords: encode %s record: %w", enc.kind, enc.err)
-	case enc.err != nil:
-		err = rs.rec.RecordTooLargeIn(recorder.Trace(s.TraceID), enc.kind, enc.effect, enc.name, enc.err)
+		err = fmt.Errorf("otelrecords: encode %s record: %w", enc.Kind, enc.Err)
+	case enc.Err != nil:
+		err = rs.rec.RecordTooLargeIn(recorder.Trace(s.TraceID), enc.Kind, enc.Effect, enc.Name, enc.Err)
 	default:
 		// Under KeepBySession the trace changes nothing; under KeepByTrace
 		// the record is held with its trace until the trace is decided.
-		err = rs.rec.RecordEncodedIn(recorder.Trace(s.TraceID), enc.kind, enc.effect, st, w.buf)
+		err = rs.rec.RecordEncodedIn(recorder.Trace(s.TraceID), enc.Kind, enc.Effect, st, w.Buf)
 	}
 	if err != nil && !errors.Is(err, sessions.ErrClosed) {
 		class := "record"
 		if errors.Is(err, recorder.ErrTooLarge) {
 			class = "too large"
 		}
-		im.reports.once(class, err)
+		im.reports.Once(class, err)
 	}
 	return true
 }
@@ -412,7 +460,7 @@ func cut(s string, n int) string {
 
 // changes reports whether s says it changed something
 // (records.effect=changed).
-func changes(s *ImportedSpan) bool {
+func changes(s *Span) bool {
 	for _, kv := range s.Attributes {
 		if kv.Key == spanbridge.EffectKey {
 			return kv.Value.Emit() == spanbridge.EffectChanged

@@ -1,4 +1,4 @@
-package exporter
+package importer
 
 import (
 	"context"
@@ -9,8 +9,9 @@ import (
 
 	"go.opentelemetry.io/otel"
 
-	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/importer/internal/seen"
 	"github.com/otelrecords/otelrecords/internal/ground/clock"
+	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -37,7 +38,7 @@ const (
 	// in memory for every sender: spans waiting for their parents, records
 	// of sessions that have not changed anything yet, traces not decided
 	// (KeepByTrace). Past it the oldest go first, whichever sender they
-	// are from (see ImporterConfig.HeldBytes).
+	// are from (see Config.HeldBytes).
 	DefaultHeldBytes = 64 << 20
 	// DefaultDedupWindow is how long an Importer recognises a span it has
 	// taken, to take it once when the sender, or a Collector's queue,
@@ -50,7 +51,7 @@ const (
 	DefaultDedupWindow = 5 * time.Minute
 	// DefaultDedupBytes bounds the memory that remembering spans takes,
 	// over every sender: 48 MiB, 2,097,152 spans (16 to 32 bytes each,
-	// whatever the traces' shape; see ImporterConfig.DedupBytes), which is
+	// whatever the traces' shape; see Config.DedupBytes), which is
 	// the whole window for a gateway taking 7,000 spans a second.
 	DefaultDedupBytes = 48 << 20
 	// MaxDedupWindow is the longest dedup window an Importer takes.
@@ -61,9 +62,11 @@ const (
 // has come, ends quiet sessions and writes what they kept.
 const tickEvery = 100 * time.Millisecond
 
-// ImporterConfig is what an Importer needs beyond the Options it shares
-// with the SpanProcessor. The zero value takes every default.
-type ImporterConfig struct {
+// Config is what only an Importer has: its sessions, its bounds, its
+// dedup window and what it hands on. The Options set what it shares with
+// the SpanProcessor (level, marks, keep-by, budgets). The zero value takes
+// every default.
+type Config struct {
 	// SessionTimeout ends a remote session after this long without a
 	// span. Zero means DefaultSessionTimeout.
 	SessionTimeout time.Duration
@@ -87,7 +90,7 @@ type ImporterConfig struct {
 	// every sender: a remembered span costs 16 to 32 bytes, and the table
 	// that holds them grows by doubling, within DedupBytes with the half
 	// it grew from. Past it the oldest spans are forgotten before the
-	// window passes (counted in ImporterStats.ForgottenEarly). Zero means
+	// window passes (counted in Stats.ForgottenEarly). Zero means
 	// DefaultDedupBytes. It is a bound of its own, not part of HeldBytes:
 	// what is remembered is what has been stored, never what waits to be,
 	// and a burst of senders' held spans must not make a retry be stored
@@ -119,20 +122,20 @@ type ImporterConfig struct {
 // OTLP a Collector received from programs in any language — into a
 // store, one session per sender process, under the same rules as the
 // SpanProcessor: the same mapping, stamps, retention, levels and marks
-// policy and keep-by rule (the Options are the SpanProcessor's;
-// WithMaxQueueSize and WithForward do not apply). Create it with
-// NewImporter, hand it spans with Import, and end it with Shutdown.
+// policy and keep-by rule (set by the Options, as the SpanProcessor's
+// are). Create it with
+// New, hand it spans with Import, and end it with Shutdown.
 //
 // A remote session is one process of a sender: the Resource's
 // records.session.id when the sender sets it, else its
 // service.instance.id, else the Resource as a whole (which includes
 // process.pid when the sender reports it). Its session row describes the
 // sender — process.pid, os.type, host.arch and the Resource — not this
-// process. It ends after ImporterConfig.SessionTimeout without a span, and
+// process. It ends after Config.SessionTimeout without a span, and
 // at Shutdown. Any number of senders may send at once: a quiet kept
 // session is written and let go, and continues under the same id when
 // its sender comes back (and after a restart of the Importer, within the
-// timeout); what they all hold is bounded by ImporterConfig.HeldBytes.
+// timeout); what they all hold is bounded by Config.HeldBytes.
 //
 // Senders' clocks disagree: a session is placed on this process's clock
 // (when it arrived), its sender's clock read against it once; times that
@@ -157,16 +160,16 @@ type ImporterConfig struct {
 // disk, a read-only file system), Import refuses spans that need a write,
 // with an error that a retry can cure, and keeps nothing of them.
 type Importer struct {
-	cfg     ImporterConfig
-	opts    config // the shared Options, with the environment applied
+	cfg     Config
+	opts    config // the Options, with the environment applied
 	marks   Marks
 	level   sessions.Level
 	now     func() time.Time
 	dir     string
 	writer  *sharedstore.Writer // the one writer of the store; nil with WithStore
-	release func()              // gives the directory back to claimDir
+	release func()              // gives the directory back (intake.Claim)
 	ids     *recorder.IDs
-	reports reporter
+	reports intake.Reporter
 	epoch   time.Time // the seen sets count seconds from it
 
 	mu         sync.Mutex
@@ -174,14 +177,14 @@ type Importer struct {
 	parked     map[string]*parkedSession // kept sessions let go while quiet, or ended within the dedup window
 	retired    []retiredEntry            // ended sessions' entries kept until their window passes
 	held       int                       // bytes held over every session (bound.go)
-	seen       seenTable                 // the spans taken, over every sender, for the dedup window
+	seen       seen.Table                // the spans taken, over every sender, for the dedup window
 	looking    lookAhead                 // take's working space, reused under mu
 	takenQueue takenQueue                // ForwardOnly: taken entries for the loop to write
 	keySaved   bool                      // ForwardOnly: the store holds the fingerprints' key
 	recovered  bool                      // what a previous run left is read back
 	swept      time.Time                 // when the seen sets were last swept
 	failing    error                     // the store refused the last write; nil once it takes one
-	ended      Stats                     // what ended sessions counted
+	ended      recorder.Stats            // what ended sessions counted
 	counts     importCounts
 	closed     bool
 	settling   settleScratch // settle's working space, reused under mu
@@ -197,21 +200,21 @@ type importCounts struct {
 	parked, resumed, recovered, arrivals          int64
 }
 
-// NewImporter returns an Importer recording into the Badger store in dir
-// (or, for "", the default store, as New) with the same Options as New.
-// Nothing is created until a session is kept, but where the store goes is
-// settled at once, as New settles it: NewImporter fails for a path no
+// New returns an Importer recording into the Badger store in dir (or,
+// for "", the default store, as exporter.New). Nothing is created until a
+// session is kept, but where the store goes is settled at once, as
+// exporter.New settles it: New fails for a path no
 // store can be written in (a file, a socket, a read-only parent, a
 // directory another user could replace) and for a directory another
 // exporter or Importer of this process records into. Every session
 // shares one writer of the store, which lets the store go when idle so
 // that the records command and other processes get their turn.
-func NewImporter(dir string, ic ImporterConfig, opts ...Option) (*Importer, error) {
+func New(dir string, ic Config, opts ...Option) (*Importer, error) {
 	c := config{}
 	for _, o := range opts {
 		o(&c)
 	}
-	c.fromEnv(otel.Handle)
+	c.FromEnv(otel.Handle)
 	if ic.SessionTimeout <= 0 {
 		ic.SessionTimeout = DefaultSessionTimeout
 	}
@@ -228,26 +231,18 @@ func NewImporter(dir string, ic ImporterConfig, opts ...Option) (*Importer, erro
 	if ic.DedupBytes <= 0 {
 		ic.DedupBytes = DefaultDedupBytes
 	}
-	if ic.ForwardOnly && (ic.Forward == nil || c.store != nil) {
+	if ic.ForwardOnly && (ic.Forward == nil || c.Store != nil) {
 		return nil, errors.New("otelrecords: importer: ForwardOnly needs Forward, and a directory rather than WithStore")
 	}
-	im := &Importer{cfg: ic, opts: c, marks: c.marksPolicy(), level: c.recorderConfig().Level, now: c.now,
+	im := &Importer{cfg: ic, opts: c, marks: c.MarksPolicy(), level: c.Recorder().Level, now: c.Now,
 		ids: &recorder.ProcessIDs, sessions: make(map[string]*remoteSession), parked: make(map[string]*parkedSession),
-		seen: newSeenTable(ic.DedupBytes), stop: make(chan struct{}), done: make(chan struct{})}
+		seen: seen.New(ic.DedupBytes), stop: make(chan struct{}), done: make(chan struct{})}
 	if im.now == nil {
 		im.now = clock.Real{}.Now
 	}
 	im.epoch = im.now()
-	if c.store == nil {
-		dir, err := storeDir(dir)
-		if err != nil {
-			return nil, err
-		}
-		placed, err := badgerstore.Place(dir)
-		if err != nil {
-			return nil, err
-		}
-		release, err := claimDir(placed)
+	if c.Store == nil {
+		placed, release, err := intake.Claim(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -265,8 +260,8 @@ func (im *Importer) Dir() string { return im.dir }
 // Level returns the level in force.
 func (im *Importer) Level() sessions.Level { return im.level }
 
-// ImportResult says what an Import did with the spans it was given.
-type ImportResult struct {
+// Result says what an Import did with the spans it was given.
+type Result struct {
 	// Accepted is how many spans were taken: recorded, held, or
 	// recognised as taken before (Duplicates).
 	Accepted int
@@ -292,8 +287,8 @@ var ErrRefused = errors.New("otelrecords: importer: the store refuses writes; sp
 // Import records the batches' spans, and returns once they are durable or
 // held under the retention rules (see Importer): nil means every span of
 // a kept session among them is in the store, or in its spool. A span
-// without valid trace and span ids is rejected (ImportResult.Rejected);
-// a span taken before is taken once (ImportResult.Duplicates). An error
+// without valid trace and span ids is rejected (Result.Rejected);
+// a span taken before is taken once (Result.Duplicates). An error
 // means the spans may be given again — a retry stores nothing twice — and
 // one matching ErrRefused means nothing of them was kept. After Shutdown
 // it records nothing and returns sessions.ErrClosed.
@@ -303,8 +298,8 @@ var ErrRefused = errors.New("otelrecords: importer: the store refuses writes; sp
 // may reuse the batches' memory once it returns, as the Collector
 // components do from request to request; only strings and attribute
 // values, which do not change, are shared.
-func (im *Importer) Import(ctx context.Context, batches ...ImportBatch) (ImportResult, error) {
-	var res ImportResult
+func (im *Importer) Import(ctx context.Context, batches ...Batch) (Result, error) {
+	var res Result
 	if im.level == sessions.LevelOff {
 		for i := range batches {
 			res.Accepted += len(batches[i].Spans)
@@ -378,7 +373,7 @@ func (im *Importer) wrote(err error) {
 // writes and the batches need one (they carry a change, or belong to a
 // kept session), after trying once more to write what waits: what it was
 // given is then not taken at all, and the caller's retry finds it new.
-func (im *Importer) refusing(ctx context.Context, batches []ImportBatch) error {
+func (im *Importer) refusing(ctx context.Context, batches []Batch) error {
 	im.mu.Lock()
 	failing := im.failing
 	im.mu.Unlock()
@@ -397,7 +392,7 @@ func (im *Importer) refusing(ctx context.Context, batches []ImportBatch) error {
 	return fmt.Errorf("%w: %w", ErrRefused, im.failing)
 }
 
-func countSpans(batches []ImportBatch) int {
+func countSpans(batches []Batch) int {
 	n := 0
 	for i := range batches {
 		n += len(batches[i].Spans)
@@ -498,9 +493,9 @@ func (im *Importer) loop() {
 }
 
 // tick is one round of the loop. Its writes wait for a busy store at most
-// busyWait, then the store spools them; they run outside the lock.
+// intake.BusyWait, then the store spools them; they run outside the lock.
 func (im *Importer) tick() {
-	ctx, cancel := context.WithTimeout(context.Background(), busyWait)
+	ctx, cancel := context.WithTimeout(context.Background(), intake.BusyWait)
 	defer cancel()
 	im.mu.Lock()
 	if im.closed {
@@ -569,6 +564,6 @@ func (im *Importer) tick() {
 // handle reports an error no caller receives, once per class.
 func (im *Importer) handle(class string, err error) {
 	if err != nil && !errors.Is(err, sessions.ErrClosed) {
-		im.reports.once(class, fmt.Errorf("otelrecords: importer: %w", err))
+		im.reports.Once(class, fmt.Errorf("otelrecords: importer: %w", err))
 	}
 }

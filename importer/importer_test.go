@@ -1,4 +1,4 @@
-package exporter
+package importer
 
 import (
 	"context"
@@ -35,16 +35,16 @@ var epoch = time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 // end, so that the senders' clocks read as the gateway's.
 var rigNow = epoch.Add(time.Second)
 
-func newImportRig(t *testing.T, ic ImporterConfig, opts ...Option) *importRig {
+func newImportRig(t *testing.T, ic Config, opts ...Option) *importRig {
 	t.Helper()
 	return newImportRigOn(t, sessions.NewMemStore(), clock.NewFake(rigNow), ic, opts...)
 }
 
 // newImportRigOn is newImportRig on a store and clock of the test's: a
 // second Importer on the first's store is a restart.
-func newImportRigOn(t *testing.T, store sessions.Store, fake *clock.Fake, ic ImporterConfig, opts ...Option) *importRig {
+func newImportRigOn(t *testing.T, store sessions.Store, fake *clock.Fake, ic Config, opts ...Option) *importRig {
 	t.Helper()
-	im, err := NewImporter("", ic, append(opts, WithStore(store), WithClock(fake.Now))...)
+	im, err := New("", ic, append(opts, WithStore(store), WithClock(fake.Now))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +53,9 @@ func newImportRigOn(t *testing.T, store sessions.Store, fake *clock.Fake, ic Imp
 	return &importRig{t: t, im: im, clock: fake, store: store}
 }
 
-func (r *importRig) send(res []attribute.KeyValue, spans ...ImportedSpan) ImportResult {
+func (r *importRig) send(res []attribute.KeyValue, spans ...Span) Result {
 	r.t.Helper()
-	got, err := r.im.Import(context.Background(), ImportBatch{Resource: res, Spans: spans})
+	got, err := r.im.Import(context.Background(), Batch{Resource: res, Spans: spans})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -125,8 +125,8 @@ func sid(n byte) trace.SpanID { return trace.SpanID{0, 0, 0, 0, 0, 0, 0, n} }
 
 // span is a span of traceA: id, parent (0 for a root), start in
 // milliseconds after epoch, and its attributes.
-func span(name string, id, parent byte, startMs int, attrs ...attribute.KeyValue) ImportedSpan {
-	s := ImportedSpan{TraceID: traceA, SpanID: sid(id), Name: name,
+func span(name string, id, parent byte, startMs int, attrs ...attribute.KeyValue) Span {
+	s := Span{TraceID: traceA, SpanID: sid(id), Name: name,
 		Start: epoch.Add(time.Duration(startMs) * time.Millisecond), End: epoch.Add(time.Duration(startMs+5) * time.Millisecond),
 		Attributes: attrs}
 	if parent != 0 {
@@ -159,7 +159,7 @@ func captureHandled(t *testing.T) func() []error {
 // millisecond (a Node.js clock): once the root comes they are stamped
 // parents first, at once, without waiting for a grace.
 func TestImportChildrenBeforeTheirParentStillNest(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	r.send(node, span("compile a", 3, 2, 0, changed("artifact")...), span("phase", 2, 1, 0))
 	r.clock.Advance(time.Second)
 	r.im.tick()
@@ -204,7 +204,7 @@ func TestImportChildrenBeforeTheirParentStillNest(t *testing.T) {
 // A late parent: a span whose parent is placed already is placed at once;
 // a parent arriving after its children wait is still stamped before them.
 func TestImportParentsBeforeChildrenWithinTheWindow(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	r.send(node, span("build", 1, 0, 0, spanbridge.Kind("marks")), span("done", 9, 1, 50, changed("artifact")...))
 	// Eight children of a parent that comes last, batch by batch.
 	for i := range 8 {
@@ -221,7 +221,7 @@ func TestImportParentsBeforeChildrenWithinTheWindow(t *testing.T) {
 }
 
 func TestImportDecidesAfterDecisionWaitWithoutRoot(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{DecisionWait: 10 * time.Second})
+	r := newImportRig(t, Config{DecisionWait: 10 * time.Second})
 	r.send(node, span("compile a", 3, 2, 0, changed("artifact")...))
 	r.clock.Advance(9 * time.Second)
 	r.im.tick()
@@ -247,7 +247,7 @@ func TestImportDecidesAfterDecisionWaitWithoutRoot(t *testing.T) {
 // for a record inside it; one that gets none is let go, one that gets
 // one is recorded before it.
 func TestImportImplicitMarkWaitsItsGrace(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	r.send(node, span("kept build", 50, 0, 0, changed("artifact")...))
 	req := span("GET /lookup", 1, 0, 0)
 	req.Kind = trace.SpanKindServer
@@ -270,7 +270,7 @@ func TestImportImplicitMarkWaitsItsGrace(t *testing.T) {
 // parent, an implicit mark, is recorded when it comes, since it encloses
 // a record; its sibling enclosing nothing is not.
 func TestImportLateSpanFollowsTheDecision(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{DecisionWait: time.Second})
+	r := newImportRig(t, Config{DecisionWait: time.Second})
 	r.send(node, span("compile a", 3, 2, 10, changed("artifact")...), span("request", 9, 0, 0))
 	r.clock.Advance(time.Second)
 	r.im.tick()
@@ -284,7 +284,7 @@ func TestImportLateSpanFollowsTheDecision(t *testing.T) {
 }
 
 func TestImportSessionsPerSender(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	other := slices.Clone(node)
 	other[1] = attribute.Int("process.pid", 778)
 	withID := append(slices.Clone(node), attribute.String("service.instance.id", "b1"))
@@ -303,7 +303,7 @@ func TestImportSessionsPerSender(t *testing.T) {
 // started after that start another. The ended session is remembered for
 // the dedup window (its sender entry with it), then forgotten.
 func TestImportSessionEndsAfterTimeout(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{SessionTimeout: time.Minute})
+	r := newImportRig(t, Config{SessionTimeout: time.Minute})
 	r.send(node, span("build", 1, 0, 0, changed("artifact")...))
 	r.clock.Advance(30 * time.Second)
 	r.im.tick()
@@ -337,7 +337,7 @@ func TestImportSessionEndsAfterTimeout(t *testing.T) {
 }
 
 func TestImportRejectsSpansWithoutIDsAndRefusesAfterShutdown(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	errs := captureHandled(t)
 	s := span("nameless", 1, 0, 0)
 	s.TraceID = trace.TraceID{}
@@ -353,14 +353,14 @@ func TestImportRejectsSpansWithoutIDsAndRefusesAfterShutdown(t *testing.T) {
 	if err := r.im.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, err := r.im.Import(context.Background(), ImportBatch{Resource: node, Spans: []ImportedSpan{span("late", 2, 0, 0)}})
+	_, err := r.im.Import(context.Background(), Batch{Resource: node, Spans: []Span{span("late", 2, 0, 0)}})
 	if !errors.Is(err, sessions.ErrClosed) {
 		t.Fatalf("Import after Shutdown: %v, want ErrClosed", err)
 	}
 }
 
 func TestImportParentCycleDoesNotHang(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{DecisionWait: time.Second})
+	r := newImportRig(t, Config{DecisionWait: time.Second})
 	r.send(node, span("a", 1, 2, 0, changed("artifact")...), span("b", 2, 1, 0, spanbridge.Kind("step")))
 	r.clock.Advance(time.Second)
 	r.im.tick()
@@ -371,7 +371,7 @@ func TestImportParentCycleDoesNotHang(t *testing.T) {
 
 func TestImportConcurrentSenders(t *testing.T) {
 	store := sessions.NewMemStore()
-	im, err := NewImporter("", ImporterConfig{}, WithStore(store))
+	im, err := New("", Config{}, WithStore(store))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,10 +383,10 @@ func TestImportConcurrentSenders(t *testing.T) {
 				// Children first, their root in the next batch.
 				tid := trace.TraceID{byte(g), byte(i), 1}
 				now := time.Now()
-				child := ImportedSpan{TraceID: tid, SpanID: sid(2), ParentSpanID: sid(1), Name: "compile", Start: now, End: now, Attributes: changed("artifact")}
-				root := ImportedSpan{TraceID: tid, SpanID: sid(1), Name: "build", Start: now, End: now}
-				for _, s := range []ImportedSpan{child, root} {
-					if _, err := im.Import(context.Background(), ImportBatch{Resource: res, Spans: []ImportedSpan{s}}); err != nil {
+				child := Span{TraceID: tid, SpanID: sid(2), ParentSpanID: sid(1), Name: "compile", Start: now, End: now, Attributes: changed("artifact")}
+				root := Span{TraceID: tid, SpanID: sid(1), Name: "build", Start: now, End: now}
+				for _, s := range []Span{child, root} {
+					if _, err := im.Import(context.Background(), Batch{Resource: res, Spans: []Span{s}}); err != nil {
 						t.Error(err)
 					}
 				}
@@ -406,5 +406,33 @@ func TestImportConcurrentSenders(t *testing.T) {
 	}
 	if recs := len(storedRecords(t, store)); rows != 8 || recs != 8*50*2 {
 		t.Fatalf("%d sessions and %d records, want 8 and %d", rows, recs, 8*50*2)
+	}
+}
+
+// Two concurrent requests, each its own trace, whose spans reach the
+// gateway in one batch, the one that started later first (it ended
+// first): they are stamped in the order their spans started, across the
+// traces, as the SpanProcessor stamps them in process — not the later
+// request first because it arrived first.
+func TestImportTracesSettledTogetherStampedInStartOrder(t *testing.T) {
+	r := newImportRig(t, Config{})
+	in := func(tr byte, s Span) Span {
+		s.TraceID = trace.TraceID{tr}
+		return s
+	}
+	later := []Span{ // started at 2 ms, ended first
+		in(2, span("lookup b", 4, 3, 3, changed("cache")...)),
+		in(2, span("GET b", 3, 0, 2)),
+	}
+	first := []Span{ // started at 0 ms
+		in(1, span("lookup a", 2, 1, 1, changed("cache")...)),
+		in(1, span("compute a", 5, 2, 4, spanbridge.Kind("compute"))),
+		in(1, span("GET a", 1, 0, 0)),
+	}
+	r.send(node, append(later, first...)...)
+	got := names(r.records())
+	want := []string{"GET a", "lookup a", "GET b", "lookup b", "compute a"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("stamped %v, want start order across the traces: %v", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package exporter
+package importer
 
 import (
 	"fmt"
@@ -17,13 +17,13 @@ import (
 // waiting for its parent keeps what it was given while requests of other
 // traces are placed, and their spans recycled and taken again, around it.
 func TestImportRecyclesOnlyWhatItPlaced(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	waiting := trace.TraceID{9}
 	var want []string
 	for round := range 50 {
 		// A complete trace, placed (and its spans recycled) at once.
 		done := trace.TraceID{1, byte(round + 1)}
-		spans := []ImportedSpan{}
+		spans := []Span{}
 		for i := range 10 {
 			s := span(fmt.Sprintf("placed %d.%d", round, i), byte(i+1), byte(i), i, changed("artifact")...)
 			s.TraceID = done
@@ -84,8 +84,8 @@ func TestImportRecyclesOnlyWhatItPlaced(t *testing.T) {
 // What settling a huge trace made its working space grow is let go; a
 // small trace's is kept for the next.
 func TestSettleScratchStaysSmall(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
-	var spans []ImportedSpan
+	r := newImportRig(t, Config{})
+	var spans []Span
 	for i := range 2 * maxSettleScratch {
 		s := span(fmt.Sprint("unit ", i), 0, 0, i, changed("artifact")...)
 		s.SpanID = trace.SpanID{1, byte(i >> 8), byte(i)}
@@ -119,7 +119,7 @@ func TestSettleScratchStaysSmall(t *testing.T) {
 // sent again while it waits, in the same batch or a later one, it is
 // still taken once, and once placed the seen set counts it once.
 func TestImportWaitingSpanTakenOnce(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	child := span("compile a", 2, 1, 1, changed("artifact")...)
 	if res := r.send(node, child, child); res.Duplicates != 1 {
 		t.Fatalf("a waiting span twice in a batch: %+v, want one duplicate", res)
@@ -148,14 +148,14 @@ func TestImportWaitingSpanTakenOnce(t *testing.T) {
 // do), and the span is recorded as it was sent, attributes, events and
 // links included.
 func TestImportKeepsNothingOfTheBatch(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	tid := trace.TraceID{7, 15: 7}
 	child := span("child", 2, 1, 1, append(changed("artifact"), attribute.String("who", "child"))...)
 	child.TraceID = tid
 	child.Events = []sdktrace.Event{{Name: "retry", Attributes: []attribute.KeyValue{attribute.String("why", "busy")}}}
 	child.Links = []sdktrace.Link{{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}}),
 		Attributes: []attribute.KeyValue{attribute.String("link", "dep")}}}
-	batch := []ImportedSpan{child}
+	batch := []Span{child}
 	r.send(node, batch...)
 	if st := r.im.Stats(); st.HeldSpans != 1 {
 		t.Fatalf("%d spans held, want the child waiting for its parent", st.HeldSpans)
@@ -190,7 +190,7 @@ func TestImportKeepsNothingOfTheBatch(t *testing.T) {
 // whose attributes name the session, is read, not sorted in place (a
 // caller may share it with another goroutine).
 func TestImportLeavesTheResourceAsItWas(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	res := []attribute.KeyValue{attribute.String("z", "1"), attribute.String("a", "2"), attribute.Int("process.pid", 9)}
 	want := slices.Clone(res)
 	r.send(res, span("root", 1, 0, 0, changed("step")...))

@@ -1,4 +1,4 @@
-package exporter
+package importer
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func (h *handedOn) forward(es []sessions.Entry) error {
 		case kind == "sessions":
 			h.rows++
 		default:
-			h.spans[spanRef{[16]byte(rec.Record.TraceID), [8]byte(rec.Record.SpanID)}]++
+			h.spans[spanRef{Trace: [16]byte(rec.Record.TraceID), Span: [8]byte(rec.Record.SpanID)}]++
 			h.sessions[rec.Stamp.Session]++
 		}
 	}
@@ -43,10 +43,10 @@ func (h *handedOn) forward(es []sessions.Entry) error {
 
 // newForwardOnly is a ForwardOnly Importer on dir, handing on to h, on
 // the fake clock; its test drives the loop's rounds (tick).
-func newForwardOnly(t *testing.T, dir string, h *handedOn, fake *clock.Fake, ic ImporterConfig) *Importer {
+func newForwardOnly(t *testing.T, dir string, h *handedOn, fake *clock.Fake, ic Config) *Importer {
 	t.Helper()
 	ic.Forward, ic.ForwardOnly = h.forward, true
-	im, err := NewImporter(dir, ic, WithClock(fake.Now))
+	im, err := New(dir, ic, WithClock(fake.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +63,10 @@ func TestImportForwardOnlyTakesOnceAcrossARestart(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	h := &handedOn{spans: map[spanRef]int{}, sessions: map[sessions.SessionID]int{}}
 	fake := clock.NewFake(rigNow)
-	ic := ImporterConfig{DedupWindow: time.Minute}
+	ic := Config{DedupWindow: time.Minute}
 	im := newForwardOnly(t, dir, h, fake, ic)
 	b, c := spansOf(1, 50), spansOf(2, 50)
-	if _, err := im.Import(context.Background(), ImportBatch{Resource: node, Spans: b}); err != nil {
+	if _, err := im.Import(context.Background(), Batch{Resource: node, Spans: b}); err != nil {
 		t.Fatal(err)
 	}
 	if err := im.Shutdown(context.Background()); err != nil {
@@ -75,11 +75,11 @@ func TestImportForwardOnlyTakesOnceAcrossARestart(t *testing.T) {
 	fake.Advance(3 * time.Second)
 	im = newForwardOnly(t, dir, h, fake, ic)
 	defer im.Shutdown(context.Background())
-	res, err := im.Import(context.Background(), ImportBatch{Resource: node, Spans: b})
+	res, err := im.Import(context.Background(), Batch{Resource: node, Spans: b})
 	if err != nil || res.Duplicates != len(b) {
 		t.Fatalf("B sent again after the restart: %+v, %v; want all %d recognised", res, err, len(b))
 	}
-	if _, err := im.Import(context.Background(), ImportBatch{Resource: node, Spans: c}); err != nil {
+	if _, err := im.Import(context.Background(), Batch{Resource: node, Spans: c}); err != nil {
 		t.Fatal(err)
 	}
 	h.mu.Lock()
@@ -117,7 +117,7 @@ func TestImportForwardOnlyForgetsIDsPastTheWindow(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	h := &handedOn{spans: map[spanRef]int{}, sessions: map[sessions.SessionID]int{}}
 	fake := clock.NewFake(rigNow)
-	im := newForwardOnly(t, dir, h, fake, ImporterConfig{DedupWindow: time.Minute})
+	im := newForwardOnly(t, dir, h, fake, Config{DedupWindow: time.Minute})
 	defer im.Shutdown(context.Background())
 	const rounds = 36 // 3 minutes, a batch every 5 s
 	for i := range rounds {
@@ -125,7 +125,7 @@ func TestImportForwardOnlyForgetsIDsPastTheWindow(t *testing.T) {
 		for j := range batch {
 			batch[j].Start, batch[j].End = fake.Now(), fake.Now()
 		}
-		if _, err := im.Import(context.Background(), ImportBatch{Resource: node, Spans: batch}); err != nil {
+		if _, err := im.Import(context.Background(), Batch{Resource: node, Spans: batch}); err != nil {
 			t.Fatal(err)
 		}
 		for range 5 {

@@ -1,10 +1,12 @@
-package exporter
+// Package seen is what an Importer remembers of the spans it took, for
+// the dedup window: one bounded table of 64-bit fingerprints over every
+// sender, with each span's state and the second it was placed.
+package seen
 
 import (
 	"crypto/rand"
 	"encoding/binary"
 	"math/bits"
-	"time"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -13,7 +15,7 @@ import (
 // retry of a batch the sender was not told is stored, a Collector queue
 // replaying after an outage or a restart), and to tell whether a span's
 // parent has been placed. A span is remembered for the dedup window
-// (ImporterConfig.DedupWindow) after it was placed, whatever becomes of
+// (Config.DedupWindow) after it was placed, whatever becomes of
 // its session meanwhile: a span sent again after its session ended is
 // still known. A span still waiting is known by its trace's waiting spans
 // (liveTrace), not here.
@@ -39,57 +41,57 @@ const (
 	minSeenSlots = 1 << 10
 )
 
-// spanRef identifies a span of a sender.
-type spanRef struct {
-	trace trace.TraceID
-	span  trace.SpanID
+// Ref identifies a span of a sender.
+type Ref struct {
+	Trace trace.TraceID
+	Span  trace.SpanID
 }
 
-// spanState is what became of a span the Importer remembers.
-type spanState uint8
+// State is what became of a span the Importer remembers.
+type State uint8
 
 const (
-	stateNone   spanState = iota
-	statePlaced           // stamped: recorded, or let go by the rules
-	stateWanted           // not placed yet; a record was placed below it
+	None   State = iota
+	Placed       // stamped: recorded, or let go by the rules
+	Wanted       // not placed yet; a record was placed below it
 )
 
-// seenTable is the spans an Importer remembers, over every sender.
-type seenTable struct {
+// Table is the spans an Importer remembers, over every sender.
+type Table struct {
 	fps   []uint64 // fingerprints; 0 is an empty slot
 	words []uint32 // state<<30 | the second (from the Importer's epoch) it was set
 	n     int      // spans remembered
-	max   int      // the most slots the table may have (ImporterConfig.DedupBytes)
-	key   hashKey
+	max   int      // the most slots the table may have (Config.DedupBytes)
+	key   HashKey
 	// forgotten counts spans forgotten before the dedup window passed,
 	// to stay within the bound.
 	forgotten int64
 }
 
-// newSeenTable returns an empty table of at most maxBytes: its largest
+// New returns an empty table of at most maxBytes: its largest
 // table, and the half it grows from, fit in them together.
-func newSeenTable(maxBytes int) seenTable {
-	return seenTable{max: max(maxBytes/seenSlotBytes*2/3, minSeenSlots), key: newHashKey()}
+func New(maxBytes int) Table {
+	return Table{max: max(maxBytes/seenSlotBytes*2/3, minSeenSlots), key: newHashKey()}
 }
 
-// hashKey is the secret the fingerprints are hashed under: a sender
+// HashKey is the secret the fingerprints are hashed under: a sender
 // cannot make its spans' fingerprints meet another's, nor a span's meet
 // one of its own, but by a one in 2^64 chance.
-type hashKey [4]uint64
+type HashKey [4]uint64
 
-// hashKeyBytes is a hashKey's size in the store.
-const hashKeyBytes = 32
+// HashKeyBytes is a HashKey's size in the store.
+const HashKeyBytes = 32
 
 // newHashKey returns a random key.
-func newHashKey() hashKey {
-	var b [hashKeyBytes]byte
+func newHashKey() HashKey {
+	var b [HashKeyBytes]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
-	return hashKeyOf(b[:])
+	return HashKeyOf(b[:])
 }
 
-// hashKeyOf reads a key from its bytes.
-func hashKeyOf(b []byte) hashKey {
-	var k hashKey
+// HashKeyOf reads a key from its bytes.
+func HashKeyOf(b []byte) HashKey {
+	var k HashKey
 	for i := range k {
 		k[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
@@ -97,8 +99,8 @@ func hashKeyOf(b []byte) hashKey {
 }
 
 // bytes returns the key's bytes.
-func (k hashKey) bytes() []byte {
-	b := make([]byte, 0, hashKeyBytes)
+func (k HashKey) Bytes() []byte {
+	b := make([]byte, 0, HashKeyBytes)
 	for _, w := range k {
 		b = binary.LittleEndian.AppendUint64(b, w)
 	}
@@ -113,7 +115,7 @@ func mum(a, b uint64) uint64 {
 
 // salt returns what a sender's key adds to its spans' fingerprints, so
 // that two senders' spans never meet.
-func (t *seenTable) salt(key string) uint64 {
+func (t *Table) Salt(key string) uint64 {
 	h := uint64(14695981039346656037) // FNV-1a, then mixed under the key
 	for i := 0; i < len(key); i++ {
 		h = (h ^ uint64(key[i])) * 1099511628211
@@ -123,10 +125,10 @@ func (t *seenTable) salt(key string) uint64 {
 
 // fingerprint returns the fingerprint of span ref of the sender salt:
 // never 0, which marks an empty slot.
-func (t *seenTable) fingerprint(salt uint64, ref spanRef) uint64 {
-	t0 := binary.LittleEndian.Uint64(ref.trace[:8])
-	t1 := binary.LittleEndian.Uint64(ref.trace[8:])
-	sp := binary.LittleEndian.Uint64(ref.span[:])
+func (t *Table) Fingerprint(salt uint64, ref Ref) uint64 {
+	t0 := binary.LittleEndian.Uint64(ref.Trace[:8])
+	t1 := binary.LittleEndian.Uint64(ref.Trace[8:])
+	sp := binary.LittleEndian.Uint64(ref.Span[:])
 	h := mum(t0^t.key[0], t1^t.key[1])
 	h = mum(h^sp^t.key[2], salt^t.key[3])
 	if h != 0 {
@@ -137,14 +139,14 @@ func (t *seenTable) fingerprint(salt uint64, ref spanRef) uint64 {
 
 // home is where the probe for fp starts: its high bits, scaled to the
 // table (a table of any size, without a division).
-func (t *seenTable) home(fp uint64) int {
+func (t *Table) home(fp uint64) int {
 	hi, _ := bits.Mul64(fp, uint64(len(t.fps)))
 	return int(hi)
 }
 
 // find returns the slot of fp and true, or the empty slot where it would
 // go and false. The table is not empty.
-func (t *seenTable) find(fp uint64) (int, bool) {
+func (t *Table) find(fp uint64) (int, bool) {
 	i := t.home(fp)
 	for {
 		switch t.fps[i] {
@@ -159,25 +161,25 @@ func (t *seenTable) find(fp uint64) (int, bool) {
 	}
 }
 
-func word(st spanState, sec uint32) uint32 { return uint32(st)<<30 | sec&(1<<30-1) }
-func wordState(w uint32) spanState         { return spanState(w >> 30) }
-func wordSecond(w uint32) uint32           { return w & (1<<30 - 1) }
+func word(st State, sec uint32) uint32 { return uint32(st)<<30 | sec&(1<<30-1) }
+func wordState(w uint32) State         { return State(w >> 30) }
+func wordSecond(w uint32) uint32       { return w & (1<<30 - 1) }
 
 // state returns what became of the span fp.
-func (t *seenTable) state(fp uint64) spanState {
+func (t *Table) State(fp uint64) State {
 	if t.n == 0 {
-		return stateNone
+		return None
 	}
 	if i, ok := t.find(fp); ok {
 		return wordState(t.words[i])
 	}
-	return stateNone
+	return None
 }
 
 // set sets the state of fp, at the second sec, and reports whether fp is
 // new to the table. A table at its bound makes room by forgetting its
 // oldest spans, at least a quarter of them.
-func (t *seenTable) set(fp uint64, st spanState, sec uint32) bool {
+func (t *Table) Set(fp uint64, st State, sec uint32) bool {
 	if len(t.fps) == 0 {
 		t.resize(min(minSeenSlots, t.max))
 	}
@@ -200,7 +202,7 @@ func (t *seenTable) set(fp uint64, st spanState, sec uint32) bool {
 }
 
 // resize moves the spans into a table of slots slots.
-func (t *seenTable) resize(slots int) {
+func (t *Table) resize(slots int) {
 	old, oldWords := t.fps, t.words
 	t.fps, t.words = make([]uint64, slots), make([]uint32, slots)
 	for j, fp := range old {
@@ -214,10 +216,10 @@ func (t *seenTable) resize(slots int) {
 // sweep forgets the spans set before the second from, and returns how
 // many it forgot. A table swept down to an eighth of its slots is made
 // smaller, so that what a burst grew is given back.
-func (t *seenTable) sweep(from uint32) int {
+func (t *Table) Sweep(from uint32) int {
 	if t.n == 0 {
 		if t.fps != nil {
-			*t = seenTable{max: t.max, key: t.key, forgotten: t.forgotten}
+			*t = Table{max: t.max, key: t.key, forgotten: t.forgotten}
 		}
 		return 0
 	}
@@ -231,7 +233,7 @@ func (t *seenTable) sweep(from uint32) int {
 // forgetOldest forgets the oldest spans until at most keep are left,
 // counted in forgotten: the window shrinks for as long as the spans of a
 // whole window would not fit. now is the current second.
-func (t *seenTable) forgetOldest(now uint32, keep int) {
+func (t *Table) forgetOldest(now uint32, keep int) {
 	if t.n <= keep {
 		return
 	}
@@ -258,7 +260,7 @@ func (t *seenTable) forgetOldest(now uint32, keep int) {
 // returns how many went. One pass from a slot that was empty (no probe
 // crosses it): a span after a freed slot in its run is put back where a
 // probe from its home finds it first, which is never past where it was.
-func (t *seenTable) removeIf(drop func(uint32) bool) int {
+func (t *Table) removeIf(drop func(uint32) bool) int {
 	start := 0
 	for t.fps[start] != 0 {
 		start++ // the table is never full: at most three quarters used
@@ -285,96 +287,19 @@ func (t *seenTable) removeIf(drop func(uint32) bool) int {
 	return removed
 }
 
-// maxLookAhead is the most spans whose room lookAhead keeps for the next
-// batch.
-const maxLookAhead = 8192
-
-// lookAhead is what take knows of a batch's spans before it takes them:
-// the state of each valid span, and of its parent. Looked up in one loop
-// of lookups that do not wait for each other, the table's cache misses
-// (a span's slot is anywhere in tens of megabytes) overlap, where one
-// lookup between each span's other work would wait for each in turn.
-// Nothing take does before it places spans changes them.
-type lookAhead struct {
-	fps    []uint64    // each valid span's fingerprint, then its parent's (0: none)
-	states []spanState // their states
-	at     int         // the next span's pair
-}
-
-// lookUp looks up spans, salt's (the first one valid), in t.
-func (l *lookAhead) lookUp(t *seenTable, salt uint64, spans []ImportedSpan) {
-	if cap(l.fps) > 2*maxLookAhead {
-		l.fps, l.states = nil, nil // what a huge batch grew goes
-	}
-	l.fps, l.at = l.fps[:0], 0
-	for i := range spans {
-		s := &spans[i]
-		if !s.TraceID.IsValid() || !s.SpanID.IsValid() {
-			continue
-		}
-		parent := uint64(0)
-		if s.ParentSpanID.IsValid() {
-			parent = t.fingerprint(salt, spanRef{s.TraceID, s.ParentSpanID})
-		}
-		l.fps = append(l.fps, t.fingerprint(salt, spanRef{s.TraceID, s.SpanID}), parent)
-	}
-	l.states = l.states[:0]
-	for _, fp := range l.fps {
-		st := stateNone
-		if fp != 0 {
-			st = t.state(fp)
-		}
-		l.states = append(l.states, st)
-	}
-}
-
-// next returns the next valid span's state and its parent's.
-func (l *lookAhead) next() (span, parent spanState) {
-	if l.at+1 >= len(l.states) {
-		return stateNone, stateNone
-	}
-	span, parent = l.states[l.at], l.states[l.at+1]
-	l.at += 2
-	return span, parent
-}
-
 // bytes is the memory the table holds.
-func (t *seenTable) bytes() int { return len(t.fps) * seenSlotBytes }
+func (t *Table) Bytes() int { return len(t.fps) * seenSlotBytes }
 
-// second is now as the seen table counts it: seconds from the Importer's
-// epoch.
-func (im *Importer) second(now time.Time) uint32 {
-	return uint32(max(now.Sub(im.epoch), 0) / time.Second)
-}
+// Len is how many spans the table remembers.
+func (t *Table) Len() int { return t.n }
 
-// fp returns the fingerprint of span ref of the sender salt.
-func (im *Importer) fp(salt uint64, ref spanRef) uint64 { return im.seen.fingerprint(salt, ref) }
+// Forgotten is how many spans were forgotten before the dedup window
+// passed, to stay within the bound.
+func (t *Table) Forgotten() int64 { return t.forgotten }
 
-// seenState returns what became of span ref of the session rs.
-func (im *Importer) seenState(rs *remoteSession, ref spanRef) spanState {
-	return im.seen.state(im.fp(rs.salt, ref))
-}
+// Key is the secret the fingerprints are hashed under.
+func (t *Table) Key() HashKey { return t.key }
 
-// remember sets the state of span ref of the session rs, and reports
-// whether it was new.
-func (im *Importer) remember(rs *remoteSession, ref spanRef, st spanState, now time.Time) bool {
-	return im.seen.set(im.fp(rs.salt, ref), st, im.second(now))
-}
-
-// sweepEvery is how often the seen table is swept.
-const sweepEvery = 10 * time.Second
-
-// sweepSeen forgets spans placed more than the dedup window ago, every
-// sweepEvery. im.mu is held.
-func (im *Importer) sweepSeen(now time.Time) {
-	if now.Sub(im.swept) < sweepEvery {
-		return
-	}
-	im.swept = now
-	sec, window := im.second(now), uint32(im.cfg.DedupWindow/time.Second)
-	from := uint32(0)
-	if sec > window {
-		from = sec - window
-	}
-	im.seen.sweep(from)
-}
+// SetKey makes the table hash under k (one read back from a store); it
+// is empty.
+func (t *Table) SetKey(k HashKey) { t.key = k }

@@ -1,4 +1,4 @@
-package exporter
+package importer
 
 import (
 	"github.com/otelrecords/otelrecords/internal/ground/owned"
@@ -7,7 +7,7 @@ import (
 
 // DecodeEntry decodes an entry this package wrote, as sessions.DecodeEntry
 // does, for a program that hands entries on as they are written (an
-// Importer's ImporterConfig.Forward, the Write of a store given with
+// Importer's Config.Forward, the Write of a store given with
 // WithStore): a session row, with kind "sessions", filled into row, or a
 // record of kind, filled into rec; keys that are neither give an error
 // matching sessions.ErrNotRecord.

@@ -1,4 +1,4 @@
-package exporter
+package intake
 
 import (
 	"strings"
@@ -24,7 +24,7 @@ const (
 )
 
 // appendPlain appends the value of the record of the ended span s,
-// stamped st, to dst, straight from the span — the bytes encodeRecord
+// stamped st, to dst, straight from the span — the bytes EncodeRecord
 // would append, without the record in between and its boxed attribute
 // values — and returns the record's kind and effect. ok is false, and dst
 // is returned as it was, for any span that is not plain: one with links or
@@ -32,7 +32,7 @@ const (
 // a start outside what an id holds, heavy attributes, attribute values
 // other than a bool, an int64, a float64 or a string, more than plainAttrs
 // attributes, a string longer than plainString, or a records.kind or
-// records.effect that is not valid. Those go the general way (encodeRecord).
+// records.effect that is not valid. Those go the general way (EncodeRecord).
 func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp) (out []byte, kind string, effect sessions.Effect, ok bool) {
 	if len(s.Links()) > 0 || len(s.Events()) > 0 ||
 		s.DroppedAttributes() != 0 || s.DroppedEvents() != 0 || s.DroppedLinks() != 0 ||

@@ -1,4 +1,4 @@
-package exporter
+package intake
 
 import (
 	"bytes"
@@ -134,23 +134,23 @@ func TestPlainEncodingIsTheRecords(t *testing.T) {
 	spans = append(spans, dup)
 
 	plain := 0
-	var w, m scratchSpace
+	var w, m Scratch
 	for i, s := range spans {
 		st := sessions.Stamp{Session: sessions.SessionID(1 + r.Uint64()>>1), Seq: uint64(i), Offset: time.Duration(r.Int64N(1 << 40))}
 		inputs := []int{-1, 0, 2, 100}[r.IntN(4)]
-		got, kind, effect, ok := appendPlain(w.buf[:0], s, inputs, st)
-		want := encodeMapped(&m, s, sessions.LevelBasic, inputs, st)
+		got, kind, effect, ok := appendPlain(w.Buf[:0], s, inputs, st)
+		want := EncodeMapped(&m, s, sessions.LevelBasic, inputs, st)
 		if !ok {
 			continue
 		}
 		plain++
-		if want.err != nil || want.problem != nil || want.cut {
-			t.Fatalf("span %d (%q) is plain, but its record is not: err %v, problem %v, cut %v", i, s.Name(), want.err, want.problem, want.cut)
+		if want.Err != nil || want.Problem != nil || want.Cut {
+			t.Fatalf("span %d (%q) is plain, but its record is not: err %v, problem %v, cut %v", i, s.Name(), want.Err, want.Problem, want.Cut)
 		}
-		if !bytes.Equal(got, m.buf) || kind != want.kind || effect != want.effect {
-			t.Fatalf("span %d (%q, attrs %v, inputs %d):\nplain  %x %q %v\nmapped %x %q %v", i, s.Name(), s.Attributes(), inputs, got, kind, effect, m.buf, want.kind, want.effect)
+		if !bytes.Equal(got, m.Buf) || kind != want.Kind || effect != want.Effect {
+			t.Fatalf("span %d (%q, attrs %v, inputs %d):\nplain  %x %q %v\nmapped %x %q %v", i, s.Name(), s.Attributes(), inputs, got, kind, effect, m.Buf, want.Kind, want.Effect)
 		}
-		w.buf = got
+		w.Buf = got
 	}
 	if plain < len(spans)/4 || plain == len(spans) {
 		t.Errorf("%d of %d spans plain: the draw should give both kinds in numbers", plain, len(spans))
@@ -175,17 +175,17 @@ func BenchmarkEncodeSpan(b *testing.B) {
 	st := sessions.Stamp{Session: 1764672000123456789, Seq: 123456, Offset: 1234567890}
 	for _, way := range []struct {
 		name   string
-		encode func(*scratchSpace) encoded
+		encode func(*Scratch) Encoded
 	}{
-		{"plain", func(w *scratchSpace) encoded { return encodeRecord(w, span, sessions.LevelBasic, 4, st) }},
-		{"mapped", func(w *scratchSpace) encoded { return encodeMapped(w, span, sessions.LevelBasic, 4, st) }},
+		{"plain", func(w *Scratch) Encoded { return EncodeRecord(w, span, sessions.LevelBasic, 4, st) }},
+		{"mapped", func(w *Scratch) Encoded { return EncodeMapped(w, span, sessions.LevelBasic, 4, st) }},
 	} {
 		b.Run(way.name, func(b *testing.B) {
-			var w scratchSpace
+			var w Scratch
 			b.ReportAllocs()
 			for b.Loop() {
-				if enc := way.encode(&w); enc.kind != "compile" {
-					b.Fatalf("kind %q", enc.kind)
+				if enc := way.encode(&w); enc.Kind != "compile" {
+					b.Fatalf("kind %q", enc.Kind)
 				}
 			}
 		})

@@ -1,4 +1,4 @@
-package exporter_test
+package importer_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/importer"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -31,19 +31,19 @@ func (c *capturing) Write(es []sessions.Entry) error {
 	return c.Store.Write(es)
 }
 
-// exporter.DecodeEntry answers as sessions.DecodeEntry does for every
+// importer.DecodeEntry answers as sessions.DecodeEntry does for every
 // entry an Importer writes: rows, records plain and not, a record too
 // large to share its strings, and the Importer's own bookkeeping.
 func TestDecodeEntryIsSessionsDecodeEntry(t *testing.T) {
 	st := &capturing{Store: sessions.NewMemStore()}
-	im, err := exporter.NewImporter("", exporter.ImporterConfig{}, exporter.WithStore(st))
+	im, err := importer.New("", importer.Config{}, importer.WithStore(st))
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
 	tid := trace.TraceID{1, 15: 1}
-	span := func(id byte, name string, attrs ...attribute.KeyValue) exporter.ImportedSpan {
-		s := exporter.ImportedSpan{TraceID: tid, SpanID: trace.SpanID{7: id}, Name: name,
+	span := func(id byte, name string, attrs ...attribute.KeyValue) importer.Span {
+		s := importer.Span{TraceID: tid, SpanID: trace.SpanID{7: id}, Name: name,
 			Start: now.Add(-time.Second), End: now, Attributes: attrs}
 		if id > 1 {
 			s.ParentSpanID = trace.SpanID{7: 1}
@@ -57,7 +57,7 @@ func TestDecodeEntryIsSessionsDecodeEntry(t *testing.T) {
 	big := span(4, "big", attribute.String("records.kind", "artifact"), attribute.String("log", strings.Repeat("x", 20<<10)))
 	root := span(1, "build", attribute.String("records.kind", "step"), attribute.String("records.effect", "changed"))
 	res := []attribute.KeyValue{attribute.String("service.name", "decode"), attribute.Int("process.pid", 7)}
-	if _, err := im.Import(context.Background(), exporter.ImportBatch{Resource: res, Spans: []exporter.ImportedSpan{plain, events, big, root}}); err != nil {
+	if _, err := im.Import(context.Background(), importer.Batch{Resource: res, Spans: []importer.Span{plain, events, big, root}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := im.Shutdown(context.Background()); err != nil {
@@ -68,7 +68,7 @@ func TestDecodeEntryIsSessionsDecodeEntry(t *testing.T) {
 	var row sessions.Session
 	for _, e := range st.entries {
 		kind, wantRec, wantRow, wantErr := sessions.DecodeEntry(e)
-		gotKind, gotErr := exporter.DecodeEntry(e, &rec, &row)
+		gotKind, gotErr := importer.DecodeEntry(e, &rec, &row)
 		if kind != gotKind || (wantErr == nil) != (gotErr == nil) || errors.Is(wantErr, sessions.ErrNotRecord) != errors.Is(gotErr, sessions.ErrNotRecord) {
 			t.Errorf("%q: DecodeEntry says %q %v, sessions.DecodeEntry %q %v", e.Key, gotKind, gotErr, kind, wantErr)
 			continue

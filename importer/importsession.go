@@ -1,17 +1,16 @@
-package exporter
+package importer
 
 import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/importer/internal/ahead"
+	"github.com/otelrecords/otelrecords/importer/internal/seen"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -35,7 +34,7 @@ const (
 const parkAfter = 10 * time.Second
 
 // sessionOverhead is what a session in memory counts against
-// ImporterConfig.HeldBytes besides what it holds: its Recorder, maps and
+// Config.HeldBytes besides what it holds: its Recorder, maps and
 // bookkeeping, so that a flood of senders of one span each is bounded too.
 const sessionOverhead = 2 << 10
 
@@ -60,13 +59,13 @@ type remoteSession struct {
 	inflightMarked bool // counted in inflight by the Import under way
 	kept           bool // the Recorder kept the session; its sender entry is written
 	entryAt        time.Time
-	marks          []seqMark      // where the session stood, for its sender entry
-	nextPending    uint64         // the number of its last pending entry
-	pendingEntries map[uint64]int // pending entries holding spans not placed yet: how many
-	taken          []uint64       // ForwardOnly: the fingerprints of the spans recorded since its last taken entry
-	evicted        int64          // waiting spans and held records the bound let go
-	problems       int64          // spans refused or mapped with a problem
-	cut            int64          // spans the sender's limits cut
+	marks          []ahead.SeqMark // where the session stood, for its sender entry
+	nextPending    uint64          // the number of its last pending entry
+	pendingEntries map[uint64]int  // pending entries holding spans not placed yet: how many
+	taken          []uint64        // ForwardOnly: the fingerprints of the spans recorded since its last taken entry
+	evicted        int64           // waiting spans and held records the bound let go
+	problems       int64           // spans refused or mapped with a problem
+	cut            int64           // spans the sender's limits cut
 }
 
 // parkedSession is a kept session let go while its sender was quiet, or
@@ -82,7 +81,7 @@ type parkedSession struct {
 	clock       senderClock
 	next        uint64
 	last        time.Time
-	marks       []seqMark
+	marks       []ahead.SeqMark
 	pending     []*pendingSpan // spans written ahead that a previous run left
 	res         []attribute.KeyValue
 	recovered   bool // read back from what a previous run left
@@ -149,8 +148,8 @@ func senderProcess(res []attribute.KeyValue) *recorder.Process {
 // one). It returns the session, or nil when the batch brought none into
 // memory: nothing valid, or only spans taken before by a session let go.
 // im.mu is held.
-func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportResult) {
-	var res ImportResult
+func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
+	var res Result
 	var rs *remoteSession
 	var key string
 	var salt uint64
@@ -166,7 +165,7 @@ func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportR
 		}
 		if !keyed {
 			key, keyed = sessionKey(b.Resource), true
-			salt = im.seen.salt(key)
+			salt = im.seen.Salt(key)
 			if rs = im.sessions[key]; rs != nil {
 				rs.last = now
 			}
@@ -174,7 +173,7 @@ func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportR
 		}
 		res.Accepted++
 		st, parent := look.next()
-		if st == statePlaced {
+		if st == seen.Placed {
 			res.Duplicates++
 			continue
 		}
@@ -187,10 +186,10 @@ func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportR
 			res.Duplicates++
 			continue
 		}
-		if parent == statePlaced {
+		if parent == seen.Placed {
 			im.counts.late++
 		}
-		im.add(rs, s, st == stateWanted, now)
+		im.add(rs, s, st == seen.Wanted, now)
 		if n := len(touched); n == 0 || touched[n-1] != s.TraceID {
 			touched = append(touched, s.TraceID)
 		}
@@ -199,18 +198,22 @@ func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportR
 	im.counts.duplicates += int64(res.Duplicates)
 	im.counts.rejected += int64(res.Rejected)
 	if res.Rejected > 0 {
-		im.reports.once("ids", fmt.Errorf("otelrecords: importer: %d spans without a valid trace id and span id rejected (counted in ImporterStats.Rejected)", res.Rejected))
+		im.reports.Once("ids", fmt.Errorf("otelrecords: importer: %d spans without a valid trace id and span id rejected (counted in Stats.Rejected)", res.Rejected))
 	}
 	if rs == nil {
 		return nil, res
 	}
+	// The traces it touched are settled together: stamped in the order
+	// their spans started, across traces (settle).
 	seen := make(map[trace.TraceID]bool, len(touched))
+	ids := touched[:0]
 	for _, id := range touched {
-		if t := rs.traces[id]; t != nil && !seen[id] {
+		if rs.traces[id] != nil && !seen[id] {
 			seen[id] = true
-			im.settle(rs, id, t, now, false)
+			ids = append(ids, id)
 		}
 	}
+	im.settle(rs, now, false, ids...)
 	// What still waits keeps nothing of the caller's batch (Import).
 	for id := range seen {
 		if t := rs.traces[id]; t != nil {
@@ -233,7 +236,7 @@ func (im *Importer) take(b *ImportBatch, now time.Time) (*remoteSession, ImportR
 // the dedup window, when the span started before it ended: a span of it
 // that comes late (a queue's replay, a retry of what was not taken)
 // joins it again rather than start another. im.mu is held.
-func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue, spans []ImportedSpan, now time.Time) *remoteSession {
+func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue, spans []Span, now time.Time) *remoteSession {
 	if rs, ok := im.sessions[key]; ok {
 		rs.last = now
 		return rs
@@ -269,7 +272,7 @@ func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue
 	// first: a parent arriving after its children starts before them.
 	var first time.Time
 	for i := range spans {
-		if start, _, _ := rs.clock.times(&spans[i], now); first.IsZero() || start.Before(first) {
+		if start, _, _ := rs.clock.Times(spans[i].Start, spans[i].End, now); first.IsZero() || start.Before(first) {
 			first = start
 		}
 	}
@@ -283,18 +286,18 @@ func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue
 // startedIn reports whether the first of spans, arriving now, started
 // before the session p ended (timeout after its sender was last heard
 // of): a span of it that comes late.
-func (p *parkedSession) startedIn(spans []ImportedSpan, now time.Time, timeout time.Duration) bool {
+func (p *parkedSession) startedIn(spans []Span, now time.Time, timeout time.Duration) bool {
 	if len(spans) == 0 {
 		return false
 	}
-	start, _, _ := p.clock.times(&spans[0], now)
+	start, _, _ := p.clock.Times(spans[0].Start, spans[0].End, now)
 	return start.Before(p.last.Add(timeout))
 }
 
 // recorderConfig is the Recorder configuration of a sender's session.
 func (im *Importer) recorderConfig(res []attribute.KeyValue) recorder.Config {
-	cfg := im.opts.recorderConfig()
-	cfg.Report, cfg.IDs, cfg.Process, cfg.Resource = im.reports.once, im.ids, senderProcess(res), spanbridge.Attrs(res)
+	cfg := im.opts.Recorder()
+	cfg.Report, cfg.IDs, cfg.Process, cfg.Resource = im.reports.Once, im.ids, senderProcess(res), spanbridge.Attrs(res)
 	cfg.Imported = true
 	// The sender's own label wins over the Importer's: it knows what it
 	// is doing.
@@ -309,7 +312,7 @@ func (im *Importer) recorderConfig(res []attribute.KeyValue) recorder.Config {
 // needWrite reports whether taking the batches needs the store: a span
 // among them changes something, or belongs to a kept session. im.mu is
 // held.
-func (im *Importer) needWrite(batches []ImportBatch) bool {
+func (im *Importer) needWrite(batches []Batch) bool {
 	now := im.now()
 	for i := range batches {
 		key := sessionKey(batches[i].Resource)
@@ -339,11 +342,11 @@ func (im *Importer) open() (sessions.Store, error) {
 	case im.writer != nil:
 		return sharedSession{im.writer}, nil
 	}
-	return storeSession{im.opts.store}, nil
+	return storeSession{im.opts.Store}, nil
 }
 
 // forwardSession is the shared writer of a session whose writes are
-// handed on (ImporterConfig.Forward) once the store took them.
+// handed on (Config.Forward) once the store took them.
 type forwardSession struct {
 	sharedSession
 	forward func([]sessions.Entry) error
@@ -372,7 +375,7 @@ func (im *Importer) onStore(ctx context.Context, fn func(sessions.Store) error) 
 	if im.writer != nil {
 		return im.writer.Hold(ctx, fn)
 	}
-	return fn(im.opts.store)
+	return fn(im.opts.Store)
 }
 
 // sharedSession is the store writer as one session's Recorder sees it:
@@ -420,7 +423,7 @@ func (im *Importer) park(key string, rs *remoteSession) {
 	// Nothing is queued: closing writes nothing, and the store is the
 	// Importer's to close.
 	im.handle("park", rs.rec.Close(context.Background()))
-	addStats(&im.ended, rs.stats())
+	im.ended.Add(rs.stats())
 	if prev, ok := im.parked[key]; ok {
 		im.retired = append(im.retired, retiredEntry{id: uint64(prev.id), last: prev.last})
 	}
@@ -478,7 +481,7 @@ func (im *Importer) leave(key string, rs *remoteSession) {
 	for id, t := range rs.traces {
 		for _, p := range t.pending {
 			if p.entry == 0 {
-				im.settle(rs, id, t, now, true)
+				im.settle(rs, now, true, id)
 				break
 			}
 		}
@@ -500,32 +503,17 @@ func (im *Importer) let(key string, rs *remoteSession) {
 func (im *Importer) end(ctx context.Context, rs *remoteSession) error {
 	err := rs.rec.Close(ctx)
 	im.mu.Lock()
-	addStats(&im.ended, rs.stats())
+	im.ended.Add(rs.stats())
 	im.mu.Unlock()
 	return err
 }
 
 // stats is what the session counted, as the SpanProcessor's Stats.
-func (rs *remoteSession) stats() Stats {
-	s := recorderStats(rs.rec.Stats())
+func (rs *remoteSession) stats() recorder.Stats {
+	s := rs.rec.Stats()
 	s.Problems, s.AttributesDropped = rs.problems, rs.cut
 	s.Evicted += rs.evicted
 	return s
-}
-
-// reporter hands otel.Handle each class of problem once.
-type reporter struct {
-	seen sync.Map
-}
-
-// once reports err the first time its class occurs.
-func (r *reporter) once(class string, err error) {
-	if err == nil {
-		return
-	}
-	if _, seen := r.seen.LoadOrStore(class, struct{}{}); !seen {
-		otel.Handle(fmt.Errorf("%w (reported once; later ones are counted in Stats)", err))
-	}
 }
 
 // forgetEntries deletes the sender entries and pending spans of the
@@ -533,15 +521,7 @@ func (r *reporter) once(class string, err error) {
 func (im *Importer) forgetEntries(ctx context.Context, ids []uint64) error {
 	return im.onStore(ctx, func(st sessions.Store) error {
 		for _, id := range ids {
-			start, end := keys.ImportPendingRange(id)
-			if _, err := st.DeleteRange(start, end, nil); err != nil {
-				return err
-			}
-			if _, err := st.DeleteRange(keys.ImportSender(id), keys.ImportSender(id+1), nil); err != nil {
-				return err
-			}
-			start, end = keys.ImportTakenRange(id)
-			if _, err := st.DeleteRange(start, end, nil); err != nil {
+			if err := ahead.Delete(st, id); err != nil {
 				return err
 			}
 		}

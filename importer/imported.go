@@ -1,4 +1,4 @@
-package exporter
+package importer
 
 import (
 	"slices"
@@ -12,19 +12,19 @@ import (
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
-// ImportedSpan is an ended span that did not come through this process's
+// Span is an ended span that did not come through this process's
 // OpenTelemetry SDK: one that another program sent (as OTLP, to a
 // Collector, say), handed to an Importer. It is a plain struct of the
 // library's, so that a converter (the Collector component's, from pdata)
 // needs nothing of ours but this, and the library needs nothing of the
 // Collector's. Its fields are those of an OTLP span; the Resource is
-// given beside the spans (ImportBatch), the instrumentation scope with
+// given beside the spans (Batch), the instrumentation scope with
 // each span.
 //
 // An Importer keeps nothing of a span past Import (one it holds is a
 // copy), so the caller may reuse its slices (Attributes, Events, Links)
 // once Import has returned; not while it runs.
-type ImportedSpan struct {
+type Span struct {
 	// TraceID and SpanID identify the span; a span without a valid pair
 	// is refused.
 	TraceID trace.TraceID
@@ -60,21 +60,21 @@ type ImportedSpan struct {
 	DroppedAttributes, DroppedEvents, DroppedLinks int
 }
 
-// ImportBatch is spans of one sender process, with that process's
+// Batch is spans of one sender process, with that process's
 // Resource: OTLP's ResourceSpans, flattened over its scopes.
-type ImportBatch struct {
+type Batch struct {
 	// Resource holds the attributes of the sender's Resource
 	// (service.name, service.instance.id, process.pid, host.name, ...):
 	// they say which session the spans belong to, and describe it.
 	Resource []attribute.KeyValue
 	// Spans are the ended spans.
-	Spans []ImportedSpan
+	Spans []Span
 }
 
-// importedView shows an ImportedSpan as a spanbridge.Source, so that an
+// importedView shows an Span as a spanbridge.Source, so that an
 // imported span is mapped by the same code as a span of the SDK.
 type importedView struct {
-	s          *ImportedSpan
+	s          *Span
 	sc, pc     trace.SpanContext
 	start, end time.Time // the span's times on the gateway's clock (senderClock)
 }
@@ -83,7 +83,7 @@ var _ spanbridge.Source = (*importedView)(nil)
 
 // set makes v show s as a spanbridge.Source. A trace state that does not
 // parse is left out, as the SDK leaves out one it cannot carry.
-func (v *importedView) set(s *ImportedSpan) {
+func (v *importedView) set(s *Span) {
 	ts, _ := trace.ParseTraceState(s.TraceState)
 	*v = importedView{s: s, start: s.Start, end: s.End}
 	v.sc = trace.NewSpanContext(trace.SpanContextConfig{TraceID: s.TraceID, SpanID: s.SpanID, TraceState: ts, TraceFlags: trace.FlagsSampled})
@@ -114,7 +114,7 @@ func (v *importedView) DroppedEvents() int                          { return v.s
 // alone in its trace costs its trace's entry too (liveTraceBytes).
 // Measured against the heap (TestImportHeldSpansCountTheirCost), it errs
 // high.
-func (s *ImportedSpan) size() int {
+func (s *Span) size() int {
 	n := pendingSpanBytes + str(s.Name) + str(s.TraceState) + str(s.Scope.Name) + str(s.Scope.Version) + str(s.Scope.SchemaURL)
 	n += attrsSize(s.Attributes)
 	for i := range s.Events {
@@ -144,7 +144,7 @@ func str(s string) int { return (len(s) + 15) &^ 15 }
 // detach gives s copies of the slices its fields refer to (attributes,
 // events, links and theirs), so that a span held past Import keeps
 // nothing of the batch it came in, whose memory the caller may reuse.
-func (s *ImportedSpan) detach() {
+func (s *Span) detach() {
 	s.Attributes = slices.Clone(s.Attributes)
 	if s.Events != nil {
 		s.Events = slices.Clone(s.Events)

@@ -1,4 +1,4 @@
-package exporter
+package importer
 
 import (
 	"context"
@@ -73,8 +73,8 @@ func (s *failingStore) set(fail bool) {
 
 // spansOf makes n changed spans of their own traces, the i-th with the
 // trace id {tag, i}.
-func spansOf(tag byte, n int) []ImportedSpan {
-	out := make([]ImportedSpan, n)
+func spansOf(tag byte, n int) []Span {
+	out := make([]Span, n)
 	for i := range out {
 		out[i] = span(fmt.Sprint("compile ", tag, " ", i), 1, 0, i, changed("artifact")...)
 		out[i].TraceID = trace.TraceID{tag, byte(i >> 8), byte(i)}
@@ -88,10 +88,10 @@ func storedOnce(t *testing.T, store sessions.Store) map[spanRef]int {
 	t.Helper()
 	got := map[spanRef]int{}
 	for _, r := range storedRecords(t, store) {
-		k := spanRef{trace.TraceID(r.Record.TraceID), trace.SpanID(r.Record.SpanID)}
+		k := spanRef{Trace: trace.TraceID(r.Record.TraceID), Span: trace.SpanID(r.Record.SpanID)}
 		got[k]++
 		if got[k] > 1 {
-			t.Errorf("%s (trace %x) stored %d times", r.Record.Name, k.trace, got[k])
+			t.Errorf("%s (trace %x) stored %d times", r.Record.Name, k.Trace, got[k])
 		}
 	}
 	return got
@@ -105,21 +105,21 @@ func storedOnce(t *testing.T, store sessions.Store) map[spanRef]int {
 // it needs no write.
 func TestImportRetriesThroughAFailingStoreStoreOnce(t *testing.T) {
 	store := &failingStore{MemStore: sessions.NewMemStore()}
-	r := newImportRigOn(t, store, clock.NewFake(rigNow), ImporterConfig{})
+	r := newImportRigOn(t, store, clock.NewFake(rigNow), Config{})
 	first := spansOf(1, 20)
 	r.send(node, first[:10]...) // the session is kept, and written
 	store.set(true)
-	if _, err := r.im.Import(context.Background(), ImportBatch{Resource: node, Spans: first[10:]}); !errors.Is(err, errDiskFull) {
+	if _, err := r.im.Import(context.Background(), Batch{Resource: node, Spans: first[10:]}); !errors.Is(err, errDiskFull) {
 		t.Fatalf("Import on a full disk: %v, want its error", err)
 	}
 	for range 3 {
-		_, err := r.im.Import(context.Background(), ImportBatch{Resource: node, Spans: first[10:]})
+		_, err := r.im.Import(context.Background(), Batch{Resource: node, Spans: first[10:]})
 		if !errors.Is(err, ErrRefused) || !errors.Is(err, errDiskFull) {
 			t.Fatalf("retry on a full disk: %v, want ErrRefused and the store's error", err)
 		}
 	}
 	warm := []attribute.KeyValue{attribute.String("service.instance.id", "warm")}
-	if _, err := r.im.Import(context.Background(), ImportBatch{Resource: warm, Spans: []ImportedSpan{span("lookup", 1, 0, 0, spanbridge.Kind("lookup"))}}); err != nil {
+	if _, err := r.im.Import(context.Background(), Batch{Resource: warm, Spans: []Span{span("lookup", 1, 0, 0, spanbridge.Kind("lookup"))}}); err != nil {
 		t.Fatalf("a sender that needs no write, on a full disk: %v", err)
 	}
 	if st := r.im.Stats(); st.Refused != 30 {
@@ -139,7 +139,7 @@ func TestImportRetriesThroughAFailingStoreStoreOnce(t *testing.T) {
 // A span repeated within a batch, or sent again later (a retry of a batch
 // whose answer was lost), is stored once, the first kept.
 func TestImportDuplicatesAreStoredOnce(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	a := span("compile a", 1, 0, 0, changed("artifact")...)
 	a2 := a
 	a2.Name = "compile a again"
@@ -167,7 +167,7 @@ func TestImportDuplicatesAreStoredOnce(t *testing.T) {
 func TestImportAfterACrashTakesEachSpanOnce(t *testing.T) {
 	store := sessions.NewMemStore()
 	fake := clock.NewFake(rigNow)
-	r1 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r1 := newImportRigOn(t, store, fake, Config{})
 	batch := spansOf(7, 50)
 	r1.send(node, batch...)
 	orphan := span("link", 9, 8, 60, changed("artifact")...) // its parent comes after the crash
@@ -179,7 +179,7 @@ func TestImportAfterACrashTakesEachSpanOnce(t *testing.T) {
 	before := r1.rows()
 	// The crash: r1 is left as it is.
 	fake.Advance(3 * time.Second)
-	r2 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r2 := newImportRigOn(t, store, fake, Config{})
 	res := r2.send(node, batch...)
 	if res.Duplicates != 50 {
 		t.Fatalf("the batch sent again after the restart: %+v, want all 50 recognised", res)
@@ -221,7 +221,7 @@ func TestImportAfterACrashTakesEachSpanOnce(t *testing.T) {
 // A kept session quiet for parkAfter is let go, and continues under its
 // id when its sender comes back: one session, seqs going on.
 func TestImportQuietSessionContinuesUnderItsID(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	r.send(node, spansOf(1, 3)...)
 	r.clock.Advance(parkAfter + time.Second)
 	r.im.tick()
@@ -254,7 +254,7 @@ func TestImportReplayAfterTheSessionEndedTakenOnce(t *testing.T) {
 		t.Run(fmt.Sprint("restart=", restart), func(t *testing.T) {
 			store := sessions.NewMemStore()
 			fake := clock.NewFake(rigNow)
-			r := newImportRigOn(t, store, fake, ImporterConfig{SessionTimeout: time.Minute})
+			r := newImportRigOn(t, store, fake, Config{SessionTimeout: time.Minute})
 			batch := spansOf(3, 200)
 			r.send(node, batch...)
 			before := r.rows()
@@ -264,7 +264,7 @@ func TestImportReplayAfterTheSessionEndedTakenOnce(t *testing.T) {
 					r.im.tick()
 				}
 				if restart {
-					r = newImportRigOn(t, store, fake, ImporterConfig{SessionTimeout: time.Minute})
+					r = newImportRigOn(t, store, fake, Config{SessionTimeout: time.Minute})
 				}
 				if res := r.send(node, batch...); res.Duplicates != len(batch) {
 					t.Fatalf("the batch sent again %v later: %+v, want all %d recognised", after, res, len(batch))
@@ -294,7 +294,7 @@ func TestImportReplayAfterTheSessionEndedTakenOnce(t *testing.T) {
 // taken again (in the sender's new session), and within it, however
 // short the session timeout, it is not.
 func TestImportDedupWindowIsItsOwn(t *testing.T) {
-	r := newImportRig(t, ImporterConfig{SessionTimeout: 2 * time.Second, DedupWindow: 20 * time.Second})
+	r := newImportRig(t, Config{SessionTimeout: 2 * time.Second, DedupWindow: 20 * time.Second})
 	batch := spansOf(5, 10)
 	r.send(node, batch...)
 	r.clock.Advance(15 * time.Second)
@@ -320,8 +320,8 @@ func TestImportDedupWindowIsItsOwn(t *testing.T) {
 func TestImportWrittenAheadTogetherRecordedOnce(t *testing.T) {
 	store := sessions.NewMemStore()
 	fake := clock.NewFake(rigNow)
-	r1 := newImportRigOn(t, store, fake, ImporterConfig{})
-	var kids []ImportedSpan
+	r1 := newImportRigOn(t, store, fake, Config{})
+	var kids []Span
 	for i := range 3 {
 		k := span(fmt.Sprint("compile ", i), 20, 10, 10+i, changed("artifact")...)
 		k.TraceID = trace.TraceID{30, byte(i)}
@@ -331,7 +331,7 @@ func TestImportWrittenAheadTogetherRecordedOnce(t *testing.T) {
 	if n := countPending(t, store); n != 1 {
 		t.Fatalf("3 spans written ahead in %d entries, want 1", n)
 	}
-	parent := func(i int) ImportedSpan {
+	parent := func(i int) Span {
 		p := span(fmt.Sprint("phase ", i), 10, 0, i)
 		p.TraceID = trace.TraceID{30, byte(i)}
 		return p
@@ -342,7 +342,7 @@ func TestImportWrittenAheadTogetherRecordedOnce(t *testing.T) {
 	}
 	// The crash: r1 is left as it is.
 	fake.Advance(3 * time.Second)
-	r2 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r2 := newImportRigOn(t, store, fake, Config{})
 	r2.send(node, parent(1), parent(2))
 	got := storedOnce(t, store)
 	if len(got) != 6 {
@@ -359,7 +359,7 @@ func TestImportWrittenAheadTogetherRecordedOnce(t *testing.T) {
 func TestImportWrittenAheadCompressed(t *testing.T) {
 	blob := attribute.String("blob", strings.Repeat("x", 4096))
 	kid := span("compile", 20, 10, 10, append(changed("artifact"), blob)...)
-	r := newImportRig(t, ImporterConfig{})
+	r := newImportRig(t, Config{})
 	r.send(node, kid)
 	for e, err := range r.store.Scan(keys.NamespaceStart(keys.ImportPending), keys.NamespaceEnd(keys.ImportPending)) {
 		if err != nil {
@@ -385,9 +385,9 @@ func TestImportWrittenAheadCompressed(t *testing.T) {
 func TestImportShutdownLeavesWaitingSpansWrittenAhead(t *testing.T) {
 	store := sessions.NewMemStore()
 	fake := clock.NewFake(rigNow)
-	r1 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r1 := newImportRigOn(t, store, fake, Config{})
 	r1.send(node, span("build", 1, 0, 0, changed("artifact")...))
-	var kids []ImportedSpan
+	var kids []Span
 	for i := range 20 {
 		kids = append(kids, span(fmt.Sprint("compile ", i), byte(30+i), 2, 10+i, changed("artifact")...))
 	}
@@ -399,7 +399,7 @@ func TestImportShutdownLeavesWaitingSpansWrittenAhead(t *testing.T) {
 		t.Fatalf("%d records after Shutdown, want the root alone: its children wait", n)
 	}
 	fake.Advance(8 * time.Second)
-	r2 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r2 := newImportRigOn(t, store, fake, Config{})
 	r2.send(node, span("phase", 2, 1, 5, spanbridge.Kind("marks")))
 	recs := r2.records()
 	if len(recs) != 22 {
@@ -422,11 +422,11 @@ func TestImportShutdownLeavesWaitingSpansWrittenAhead(t *testing.T) {
 func TestImportWrittenAheadSentAgainAfterACrash(t *testing.T) {
 	store := sessions.NewMemStore()
 	fake := clock.NewFake(rigNow)
-	r1 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r1 := newImportRigOn(t, store, fake, Config{})
 	kid := span("compile", 20, 10, 10, changed("artifact")...)
 	r1.send(node, kid)
 	fake.Advance(3 * time.Second) // the crash: r1 is left as it is
-	r2 := newImportRigOn(t, store, fake, ImporterConfig{})
+	r2 := newImportRigOn(t, store, fake, Config{})
 	if res := r2.send(node, kid); res.Duplicates != 1 {
 		t.Fatalf("the waiting span sent again: %+v, want it recognised", res)
 	}
