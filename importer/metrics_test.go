@@ -31,7 +31,7 @@ var unpublished = map[string]string{
 // components that publish it.
 func readers() map[string]instruments.Where {
 	out := map[string]instruments.Where{}
-	for _, in := range instruments.Table {
+	for _, in := range instruments.Of(instruments.Both) {
 		for _, p := range in.Points {
 			out[p.Field] |= in.Where
 		}

@@ -22,6 +22,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -103,8 +104,9 @@ func one(field string) []Point { return []Point{{Field: field}} }
 // DroppedName is the one instrument whose name says "dropped".
 const DroppedName = "records.dropped"
 
-// Table is every instrument, in the order the docs list them.
-var Table = []Instrument{
+// table is every instrument, in the order the docs list them; Of gives
+// a copy, so that no program changes what the components register.
+var table = []Instrument{
 	{"spans.accepted", Counter, "{span}", "Spans taken (recorded, held, or recognised as taken before).", Collector, one("Accepted")},
 	{"spans.deduplicated", Counter, "{span}", "Accepted spans taken before (a retry, a queue's replay, a span repeated in a batch): recorded once.", Collector, one("Duplicates")},
 	{"spans.rejected", Counter, "{span}", "Spans no record can be made of (no valid trace or span id): never recorded.", Collector, one("Rejected")},
@@ -143,11 +145,13 @@ var Table = []Instrument{
 	{"dedup.forgotten", Counter, "{span}", "Spans forgotten before dedup_window passed, to stay within dedup_max_bytes: one delivered again would be stored again.", Collector, one("ForgottenEarly")},
 }
 
-// Of returns the instruments w publishes, in the table's order.
+// Of returns the instruments w publishes, in the table's order: a copy,
+// which the caller may change.
 func Of(w Where) []Instrument {
 	var out []Instrument
-	for _, in := range Table {
+	for _, in := range table {
 		if in.Where&w != 0 {
+			in.Points = slices.Clone(in.Points)
 			out = append(out, in)
 		}
 	}

@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the table in docs/COLLECTOR.md"
 // component, series told apart by one attribute key.
 func TestTableWellFormed(t *testing.T) {
 	names := map[string]bool{}
-	for _, in := range instruments.Table {
+	for _, in := range instruments.Of(instruments.Both) {
 		if names[in.Name] {
 			t.Errorf("%s: twice in the table", in.Name)
 		}
@@ -45,7 +45,7 @@ func TestTableWellFormed(t *testing.T) {
 // by-trace policy's choice, is published as traces.unchanged.)
 func TestDroppedMeansOneThing(t *testing.T) {
 	var dropped []string
-	for _, in := range instruments.Table {
+	for _, in := range instruments.Of(instruments.Both) {
 		if strings.Contains(in.Name, "drop") {
 			dropped = append(dropped, in.Name)
 		}
@@ -53,7 +53,7 @@ func TestDroppedMeansOneThing(t *testing.T) {
 	if len(dropped) != 1 || dropped[0] != instruments.DroppedName {
 		t.Fatalf("instruments named for dropping: %v, want only %s", dropped, instruments.DroppedName)
 	}
-	for _, in := range instruments.Table {
+	for _, in := range instruments.Of(instruments.Both) {
 		if in.Name != instruments.DroppedName {
 			continue
 		}
@@ -89,7 +89,7 @@ const (
 func docsTable() string {
 	var b strings.Builder
 	b.WriteString("| name | kind | unit | published by | series: Stats field | meaning |\n|---|---|---|---|---|---|\n")
-	for _, in := range instruments.Table {
+	for _, in := range instruments.Of(instruments.Both) {
 		kind := map[instruments.Kind]string{instruments.Counter: "counter", instruments.Gauge: "gauge"}[in.Kind]
 		var series []string
 		for _, p := range in.Points {
