@@ -63,8 +63,6 @@ type Exporter struct {
 	problems atomic.Int64
 	reported intake.Reporter // each class of problem reported once
 
-	metricErr error // set while registering metrics, in New
-
 	// owned by the loop goroutine
 	failing bool                    // the last write failed; report again only after a success
 	taken   [queueShards]queueBatch // what the loop took from the queue, or the empty batches it swaps in

@@ -6,9 +6,10 @@ import (
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/instruments"
+	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -24,12 +25,12 @@ func TestMetricsMirrorStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkMetrics(t, reader, map[string]int64{
-		"otelrecords.records.written": 2, // the observed one went: a budget of 1 byte holds nothing
-		"otelrecords.records.evicted": 1,
-		"otelrecords.sessions.kept":   1,
-		"otelrecords.store.opens":     1,
-		"otelrecords.records.held":    0,
-		"otelrecords.records.dropped": 0,
+		"otelrecords.records.written":                   2, // the observed one went: a budget of 1 byte holds nothing
+		"otelrecords.records.dropped{cause=evicted}":    1,
+		"otelrecords.sessions.kept":                     1,
+		"otelrecords.store.opens":                       1,
+		"otelrecords.records.held":                      0,
+		"otelrecords.records.dropped{cause=queue_full}": 0,
 	})
 	p.shutdown(t)
 }
@@ -48,32 +49,37 @@ func TestMetricsCountTraces(t *testing.T) {
 	for deadline := time.Now().Add(exporter.TraceGrace + 5*time.Second); p.exp.Stats().TracesDropped == 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	checkMetrics(t, reader, map[string]int64{"otelrecords.traces.dropped": 1, "otelrecords.traces.evicted": 0, "otelrecords.records.held": 0})
+	checkMetrics(t, reader, map[string]int64{"otelrecords.traces.unchanged": 1, "otelrecords.traces.evicted": 0, "otelrecords.records.held": 0})
 	p.shutdown(t)
 }
 
 // checkMetrics collects reader's metrics and fails on each of want that
-// differs.
+// differs: a series is named name{key=value} when it has attributes.
 func checkMetrics(t *testing.T, reader *sdkmetric.ManualReader, want map[string]int64) {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
+	got, err := testsupport.Series(reader, meterName)
+	if err != nil {
 		t.Fatal(err)
-	}
-	got := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			switch d := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				got[m.Name] = d.DataPoints[0].Value
-			case metricdata.Gauge[int64]:
-				got[m.Name] = d.DataPoints[0].Value
-			}
-		}
 	}
 	for name, v := range want {
 		if got[name] != v {
 			t.Errorf("%s = %d, want %d (all: %v)", name, got[name], v, got)
 		}
+	}
+}
+
+// meterName is the meter the SpanProcessor's metrics are under.
+const meterName = "github.com/otelrecords/otelrecords/exporter"
+
+// The SpanProcessor registers exactly the SDK's instruments of the one
+// table (internal/instruments), under "otelrecords.", each with the
+// table's kind, unit and description, every series the table names.
+func TestMetricsRegisterTheTable(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	p := newProvider(t, "", exporter.WithStore(sessions.NewMemStore()), exporter.WithMeterProvider(mp))
+	defer p.shutdown(t)
+	if err := testsupport.CheckInstruments(reader, meterName, instruments.SDK); err != nil {
+		t.Error(err)
 	}
 }

@@ -89,6 +89,11 @@ type layer struct {
 var layers = []layer{
 	{"ground", 0, []string{"internal/ground/..."}, []string{otel, badger}},
 	{"model", 1, []string{"sessions"}, []string{otel, badger}},
+	// The one table of the metrics both entry points publish: names,
+	// units, meanings and the Stats fields they read, over the metric API;
+	// public, so that the Collector's module (which uses the public API
+	// alone) registers it as the SDK's exporter does.
+	{"instruments", 1, []string{"instruments"}, []string{badger}},
 	// Badger's own file formats, read without its database code: beneath
 	// every other room of the store, which all may read them.
 	{"badger files", 1, []string{"internal/store/badgerfmt"}, []string{otel}},
