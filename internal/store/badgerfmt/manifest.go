@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
-	"github.com/dgraph-io/badger/v4/table"
 )
 
 // Facts of the MANIFEST and KEYREGISTRY the checks depend on.
@@ -66,17 +67,18 @@ type tableJob struct {
 
 // listTables returns the tables the manifest lists, in id order, adding
 // to found those that cannot be opened at all.
-func listTables(dir string, m badger.Manifest, found []*Damage) ([]tableJob, []*Damage) {
+func listTables(d *os.File, m badger.Manifest, found []*Damage) ([]tableJob, []*Damage) {
 	ids := make([]uint64, 0, len(m.Tables))
 	for id := range m.Tables {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	var jobs []tableJob
+	jobs := make([]tableJob, 0, len(ids))
 	for _, id := range ids {
 		tm := m.Tables[id]
-		path := table.NewFilename(id, dir)
-		fi, err := os.Stat(path)
+		name := tableName(id)
+		path := filepath.Join(d.Name(), name)
+		size, ident, err := statAt(d, name)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			found = append(found, damaged(path, "listed in the MANIFEST but missing", nil))
@@ -88,10 +90,21 @@ func listTables(dir string, m badger.Manifest, found []*Damage) ([]tableJob, []*
 			// Badger indexes its levels by this number without a check.
 			found = append(found, damaged(path, fmt.Sprintf("the MANIFEST places it at level %d, beyond the last (%d)", tm.Level, maxLevels-1), nil))
 		default:
-			jobs = append(jobs, tableJob{path: path, id: id, compression: tm.Compression, size: fi.Size(), ident: identOf(fi)})
+			jobs = append(jobs, tableJob{path: path, id: id, compression: tm.Compression, size: size, ident: ident})
 		}
 	}
 	return jobs, found
+}
+
+// tableName is the name of table id's file, as Badger's table.IDToFilename
+// gives it ("000001.sst"), without its fmt.Sprintf: a check names every
+// table of a store.
+func tableName(id uint64) string {
+	s := strconv.FormatUint(id, 10)
+	if len(s) < 6 {
+		s = "000000"[len(s):] + s
+	}
+	return s + TableFileExt
 }
 
 // checkKeyRegistry checks Badger's KEYREGISTRY, which names the keys of

@@ -1,10 +1,15 @@
 package badgerfmt
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/table"
 )
 
 // TestSoundTablesRemembered checks what a check remembers: every table of
@@ -20,13 +25,13 @@ func TestSoundTablesRemembered(t *testing.T) {
 	if len(tables) != 2 {
 		t.Fatalf("%d tables, want 2", len(tables))
 	}
-	if n := len(soundTables(dir)); n != 0 {
+	if n := soundTableCount(dir); n != 0 {
 		t.Fatalf("%d tables remembered before any check", n)
 	}
 	if found, err := CheckForOpen(dir); err != nil || len(found) != 0 {
 		t.Fatalf("CheckForOpen = %v, %v", found, err)
 	}
-	if n := len(soundTables(dir)); n != 2 {
+	if n := soundTableCount(dir); n != 2 {
 		t.Fatalf("%d tables remembered after a check, want 2", n)
 	}
 
@@ -55,7 +60,99 @@ func TestSoundTablesRemembered(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := len(soundTables(dir)); n != 0 {
-		t.Errorf("%d tables remembered after CheckAll, want 0", n)
+		t.Errorf("%d files remembered after CheckAll, want 0", n)
+	}
+}
+
+// soundTableCount returns how many tables (not sealed logs) are known
+// sound in the store in dir.
+func soundTableCount(dir string) int {
+	n := 0
+	for k := range soundTables(dir) {
+		if k.compression != sealedLog {
+			n++
+		}
+	}
+	return n
+}
+
+// A sealed value log is read once and then known by its file's identity;
+// the newest never is. A sealed log changed after a check found it sound
+// (damaged, its modification time put back) is read again, by the same
+// process and by a new one, and its damage found.
+func TestSealedLogCheckedAgainWhenChanged(t *testing.T) {
+	if !identOf(mustStat(t, t.TempDir())).known() {
+		t.Skip("files cannot be told apart here: every check reads every log")
+	}
+	t.Setenv("OTELRECORDS_CACHE_DIR", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "store")
+	opts := badger.DefaultOptions(dir).WithLogger(nil).WithValueThreshold(1 << 10)
+	for i := range 2 { // the second open seals the first open's value log
+		db, err := badger.Open(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Update(func(txn *badger.Txn) error {
+			return txn.Set([]byte{byte(i)}, bytes.Repeat([]byte{'v'}, 4<<10))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vlogs, _ := filepath.Glob(filepath.Join(dir, "*"+ValueLogFileExt))
+	sort.Strings(vlogs)
+	if len(vlogs) < 2 || mustStat(t, vlogs[0]).Size() < 4<<10 {
+		t.Fatalf("value logs %v: want a sealed one holding a value", vlogs)
+	}
+	sealed, newest := vlogs[0], vlogs[len(vlogs)-1]
+	if found, err := CheckForOpen(dir); err != nil || len(found) != 0 {
+		t.Fatalf("CheckForOpen = %v, %v", found, err)
+	}
+	remembered := func(path string) bool {
+		id := identOf(mustStat(t, path))
+		for k := range soundTables(dir) {
+			if k.ident == id && k.compression == sealedLog {
+				return true
+			}
+		}
+		return false
+	}
+	if !remembered(sealed) {
+		t.Errorf("the sealed %s is not remembered sound", filepath.Base(sealed))
+	}
+	if remembered(newest) {
+		t.Errorf("the newest log %s is remembered sound; Badger writes to it", filepath.Base(newest))
+	}
+
+	// One byte of the value changed, the modification time put back.
+	fi := mustStat(t, sealed)
+	f, err := os.OpenFile(sealed, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{'w'}, logHeaderSize+64); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Chtimes(sealed, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	for _, process := range []string{"the same process", "a new process"} {
+		if process == "a new process" {
+			ForgetSound()
+		}
+		found, err := CheckForOpen(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(found) != 1 || found[0].File != sealed {
+			t.Errorf("%s's check found %v, want the changed %s", process, found, filepath.Base(sealed))
+		}
+		if remembered(sealed) {
+			t.Errorf("%s remembers the damaged %s sound", process, filepath.Base(sealed))
+		}
 	}
 }
 
@@ -66,4 +163,13 @@ func mustStat(t *testing.T, path string) os.FileInfo {
 		t.Fatal(err)
 	}
 	return fi
+}
+
+// tableName names a table's file as Badger does.
+func TestTableName(t *testing.T) {
+	for _, id := range []uint64{0, 1, 42, 999999, 1000000, 123456789012} {
+		if got, want := tableName(id), table.IDToFilename(id); got != want {
+			t.Errorf("tableName(%d) = %q, want Badger's %q", id, got, want)
+		}
+	}
 }
