@@ -63,7 +63,8 @@ func damaged(file, problem string, err error) *Damage {
 // or a sealed value log (any but the newest) found sound at an earlier
 // check of dir, and whose file is unchanged since (same inode, size and
 // times), is not read again: Badger never changes a table it has written,
-// nor writes to a value log but the newest (sound.go).
+// nor writes to a value log but the newest (sound.go). Nor is a MANIFEST
+// so found with every table it lists (soundManifest).
 //
 // The caller holds the store's lock: the files of a live writer change
 // under a reader, and would be taken for damaged. A directory that cannot
@@ -186,25 +187,32 @@ func check(d *os.File, entries []fs.DirEntry, full bool) []*Damage {
 	if bad := checkKeyRegistry(filepath.Join(dir, badger.KeyRegistryFileName)); bad != nil {
 		found = append(found, bad)
 	}
-	var tables []tableJob
+	// Tables, sealed logs and the MANIFEST found sound by an earlier
+	// check of the store, and unchanged since, are not read again
+	// (sound.go).
+	var known map[soundKey]bool
+	if !full {
+		known = soundTables(dir)
+	}
+	var (
+		tables   []tableJob
+		manifest soundKey // the MANIFEST replayed or known, when sound
+	)
 	if !hasManifest {
 		if hasDataFiles {
 			// Badger would start an empty store here, and delete every
 			// table it finds as unlisted.
 			found = append(found, damaged(manifestPath, "missing, though the directory holds tables or logs", nil))
 		}
-	} else if m, bad := checkManifest(manifestPath); bad != nil {
+	} else if ts, key, more, ok := knownTables(d, known, found); ok {
+		tables, manifest, found = ts, key, more
+	} else if m, ident, bad := checkManifest(manifestPath); bad != nil {
 		found = append(found, bad)
 	} else {
+		manifest = soundKey{ident: ident, compression: soundManifest}
 		tables, found = listTables(d, m, found)
 	}
 
-	// Tables and sealed logs found sound by an earlier check of the
-	// store, and unchanged since, are not read again (sound.go).
-	var known map[soundKey]bool
-	if !full {
-		known = soundTables(dir)
-	}
 	toRead := tables
 	if len(known) > 0 {
 		toRead = make([]tableJob, 0, len(tables))
@@ -245,6 +253,17 @@ func check(d *os.File, entries []fs.DirEntry, full bool) []*Damage {
 
 	// Tables and logs are independent: read them in parallel, as Badger
 	// does, bounded so a large store does not start a goroutine per file.
+	// A process's first open of a store checked before mostly has one
+	// file to read, its newest log: read in this goroutine.
+	if len(toRead)+len(logs) <= 1 {
+		for _, t := range toRead {
+			stillSound, found = keep(checked{bad: checkTable(a, t, full)}, stillSound, found)
+		}
+		for _, l := range logs {
+			stillSound, found = keep(checkLogJob(l), stillSound, found)
+		}
+		return finish(dir, full, tables, stillSound, manifest, known, found)
+	}
 	jobs := make(chan func() checked)
 	results := make(chan checked)
 	workers := min(runtime.GOMAXPROCS(0), 4)
@@ -270,17 +289,35 @@ func check(d *os.File, entries []fs.DirEntry, full bool) []*Damage {
 		close(results)
 	}()
 	for c := range results {
-		if c.bad != nil {
-			found = append(found, c.bad)
-		} else {
-			stillSound = append(stillSound, c.sound)
-		}
+		stillSound, found = keep(c, stillSound, found)
 	}
+	return finish(dir, full, tables, stillSound, manifest, known, found)
+}
+
+// keep adds what a job found to the sealed logs found sound, or to the
+// damage found.
+func keep(c checked, sound []soundKey, found []*Damage) ([]soundKey, []*Damage) {
+	switch {
+	case c.bad != nil:
+		found = append(found, c.bad)
+	case c != checked{}:
+		sound = append(sound, c.sound)
+	}
+	return sound, found
+}
+
+// finish orders the damage a check found by file name and, unless the
+// check was full, remembers what it found sound: the tables with no
+// damage, the sealed logs, and the MANIFEST when nothing was damaged.
+func finish(dir string, full bool, tables []tableJob, sealed []soundKey, manifest soundKey, known map[soundKey]bool, found []*Damage) []*Damage {
 	slices.SortStableFunc(found, func(a, b *Damage) int { return strings.Compare(a.File, b.File) })
 	if !full {
 		sound := soundOf(tables, found)
-		for _, k := range stillSound {
+		for _, k := range sealed {
 			sound[k] = true
+		}
+		if len(found) == 0 && manifest.ident.known() {
+			sound[manifest] = true // with every table it lists
 		}
 		rememberSound(dir, sound, known)
 	}

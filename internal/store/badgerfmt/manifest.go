@@ -1,6 +1,7 @@
 package badgerfmt
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,15 +29,17 @@ const (
 // and forget the tables it listed, then delete their files as unlisted.
 // Badger appends each entry with one write and a sync, so a kill leaves
 // none half-written.
-func checkManifest(path string) (badger.Manifest, *Damage) {
+//
+// It returns the identity of the file it read, as it was before the read.
+func checkManifest(path string) (badger.Manifest, fileIdent, *Damage) {
 	f, err := os.Open(path)
 	if err != nil {
-		return badger.Manifest{}, damaged(path, "cannot be read", err)
+		return badger.Manifest{}, fileIdent{}, damaged(path, "cannot be read", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return badger.Manifest{}, damaged(path, "cannot be read", err)
+		return badger.Manifest{}, fileIdent{}, damaged(path, "cannot be read", err)
 	}
 	var (
 		m   badger.Manifest
@@ -48,12 +51,53 @@ func checkManifest(path string) (badger.Manifest, *Damage) {
 		return err
 	})
 	if err != nil {
-		return badger.Manifest{}, damaged(path, "does not replay", err)
+		return badger.Manifest{}, fileIdent{}, damaged(path, "does not replay", err)
 	}
 	if end != fi.Size() {
-		return badger.Manifest{}, damaged(path, fmt.Sprintf("ends inside an entry (the last whole one ends at byte %d of %d): it was cut short or overwritten", end, fi.Size()), nil)
+		return badger.Manifest{}, fileIdent{}, damaged(path, fmt.Sprintf("ends inside an entry (the last whole one ends at byte %d of %d): it was cut short or overwritten", end, fi.Size()), nil)
 	}
-	return m, nil
+	return m, identOf(fi), nil
+}
+
+// soundManifest is the compression of the soundKey (id 0) of a MANIFEST
+// a check replayed and found sound with every table it lists, and
+// everything else it read: none of Badger's compressions, nor sealedLog.
+// Badger only appends to its MANIFEST, or writes a new one and renames it
+// over the old, so the same file unchanged since lists the same tables —
+// those the check remembered — and need not be replayed again (a fifth of
+// a process's first check of the store of BENCHMARKS.md, figure 9).
+const soundManifest options.CompressionType = 0xfe
+
+// knownTables returns the tables of the store directory d when its
+// MANIFEST is one known sound (soundManifest): the tables known sound
+// beside it, which are every table it lists, stat-ed again (found gains
+// those now missing). ok is false when the MANIFEST is not known, and
+// must be replayed.
+func knownTables(d *os.File, known map[soundKey]bool, found []*Damage) (jobs []tableJob, manifest soundKey, _ []*Damage, ok bool) {
+	if len(known) == 0 {
+		return nil, soundKey{}, found, false
+	}
+	_, ident, err := statAt(d, badger.ManifestFilename)
+	manifest = soundKey{ident: ident, compression: soundManifest}
+	if err != nil || !ident.known() || !known[manifest] {
+		return nil, soundKey{}, found, false
+	}
+	listed := make([]soundKey, 0, len(known))
+	for k := range known {
+		if k.compression != sealedLog && k.compression != soundManifest {
+			listed = append(listed, k)
+		}
+	}
+	slices.SortFunc(listed, func(a, b soundKey) int { return cmp.Compare(a.id, b.id) })
+	jobs = make([]tableJob, 0, len(listed))
+	for _, k := range listed {
+		if job, bad := statTable(d, k.id, k.compression); bad != nil {
+			found = append(found, bad)
+		} else {
+			jobs = append(jobs, job)
+		}
+	}
+	return jobs, manifest, found, true
 }
 
 // A tableJob is a table the MANIFEST lists, to be read.
@@ -76,24 +120,35 @@ func listTables(d *os.File, m badger.Manifest, found []*Damage) ([]tableJob, []*
 	jobs := make([]tableJob, 0, len(ids))
 	for _, id := range ids {
 		tm := m.Tables[id]
-		name := tableName(id)
-		path := filepath.Join(d.Name(), name)
-		size, ident, err := statAt(d, name)
+		job, bad := statTable(d, id, tm.Compression)
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			found = append(found, damaged(path, "listed in the MANIFEST but missing", nil))
-		case err != nil:
-			found = append(found, damaged(path, "cannot be read", err))
+		case bad != nil:
+			found = append(found, bad)
 		case tm.KeyID != 0:
-			found = append(found, damaged(path, "the MANIFEST says it is encrypted, and otelrecords never encrypts", nil))
+			found = append(found, damaged(job.path, "the MANIFEST says it is encrypted, and otelrecords never encrypts", nil))
 		case int(tm.Level) >= maxLevels:
 			// Badger indexes its levels by this number without a check.
-			found = append(found, damaged(path, fmt.Sprintf("the MANIFEST places it at level %d, beyond the last (%d)", tm.Level, maxLevels-1), nil))
+			found = append(found, damaged(job.path, fmt.Sprintf("the MANIFEST places it at level %d, beyond the last (%d)", tm.Level, maxLevels-1), nil))
 		default:
-			jobs = append(jobs, tableJob{path: path, id: id, compression: tm.Compression, size: size, ident: ident})
+			jobs = append(jobs, job)
 		}
 	}
 	return jobs, found
+}
+
+// statTable stats the table id, listed with compression c, in the store
+// directory d: the table to read, or what keeps it from being read.
+func statTable(d *os.File, id uint64, c options.CompressionType) (tableJob, *Damage) {
+	name := tableName(id)
+	path := filepath.Join(d.Name(), name)
+	size, ident, err := statAt(d, name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return tableJob{path: path}, damaged(path, "listed in the MANIFEST but missing", nil)
+	case err != nil:
+		return tableJob{path: path}, damaged(path, "cannot be read", err)
+	}
+	return tableJob{path: path, id: id, compression: c, size: size, ident: ident}, nil
 }
 
 // tableName is the name of table id's file, as Badger's table.IDToFilename

@@ -69,7 +69,7 @@ func TestSoundTablesRemembered(t *testing.T) {
 func soundTableCount(dir string) int {
 	n := 0
 	for k := range soundTables(dir) {
-		if k.compression != sealedLog {
+		if k.compression != sealedLog && k.compression != soundManifest {
 			n++
 		}
 	}
@@ -126,19 +126,42 @@ func TestSealedLogCheckedAgainWhenChanged(t *testing.T) {
 		t.Errorf("the newest log %s is remembered sound; Badger writes to it", filepath.Base(newest))
 	}
 
-	// One byte of the value changed, the modification time put back.
-	fi := mustStat(t, sealed)
-	f, err := os.OpenFile(sealed, os.O_WRONLY, 0)
+	// One byte of the value changed.
+	changeKeepingTime(t, sealed, logHeaderSize+64, []byte{'w'})
+	checkFindsChanged(t, dir, sealed, func(process string) {
+		if remembered(sealed) {
+			t.Errorf("%s remembers the damaged %s sound", process, filepath.Base(sealed))
+		}
+	})
+}
+
+// changeKeepingTime writes b at off in the file at path (appends it when
+// off is negative), and puts its modification time back: only its change
+// time tells.
+func changeKeepingTime(t *testing.T, path string, off int64, b []byte) {
+	t.Helper()
+	fi := mustStat(t, path)
+	if off < 0 {
+		off = fi.Size()
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt([]byte{'w'}, logHeaderSize+64); err != nil {
+	if _, err := f.WriteAt(b, off); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
-	if err := os.Chtimes(sealed, fi.ModTime(), fi.ModTime()); err != nil {
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// checkFindsChanged checks the store in dir in this process, then as a
+// new process, and wants the damage of changed found each time; then
+// calls after, if not nil, with which.
+func checkFindsChanged(t *testing.T, dir, changed string, after func(process string)) {
+	t.Helper()
 	for _, process := range []string{"the same process", "a new process"} {
 		if process == "a new process" {
 			ForgetSound()
@@ -147,11 +170,11 @@ func TestSealedLogCheckedAgainWhenChanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(found) != 1 || found[0].File != sealed {
-			t.Errorf("%s's check found %v, want the changed %s", process, found, filepath.Base(sealed))
+		if len(found) != 1 || found[0].File != changed {
+			t.Errorf("%s's check found %v, want the changed %s", process, found, filepath.Base(changed))
 		}
-		if remembered(sealed) {
-			t.Errorf("%s remembers the damaged %s sound", process, filepath.Base(sealed))
+		if after != nil {
+			after(process)
 		}
 	}
 }
@@ -163,6 +186,44 @@ func mustStat(t *testing.T, path string) os.FileInfo {
 		t.Fatal(err)
 	}
 	return fi
+}
+
+// A MANIFEST found sound with its tables is not replayed by the next
+// check while it is the same file unchanged; its tables are still stat-ed,
+// and one missing is found. A MANIFEST changed since (damaged, its
+// modification time put back) is replayed again, and its damage found.
+func TestKnownManifestReplayedWhenChanged(t *testing.T) {
+	dir := checkedStore(t)
+	manifest := filepath.Join(dir, badger.ManifestFilename)
+	known := func() bool {
+		id := identOf(mustStat(t, manifest))
+		return soundTables(dir)[soundKey{ident: id, compression: soundManifest}]
+	}
+	if !known() {
+		t.Fatal("the MANIFEST of a sound store is not remembered")
+	}
+	tables, _ := filepath.Glob(filepath.Join(dir, "*"+TableFileExt))
+	aside := filepath.Join(t.TempDir(), "aside")
+	if err := os.Rename(tables[0], aside); err != nil {
+		t.Fatal(err)
+	}
+	ForgetSound()
+	found, err := CheckForOpen(dir)
+	if err != nil || len(found) != 1 || found[0].File != tables[0] {
+		t.Fatalf("with a table gone, the check found %v, %v; want %s missing", found, err, filepath.Base(tables[0]))
+	}
+	if known() {
+		t.Error("the MANIFEST is remembered sound beside a missing table")
+	}
+	if err := os.Rename(aside, tables[0]); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := CheckForOpen(dir); err != nil || len(found) != 0 || !known() {
+		t.Fatalf("the store restored: check found %v, %v; MANIFEST remembered %v", found, err, known())
+	}
+
+	changeKeepingTime(t, manifest, -1, []byte{0, 0, 0}) // a torn entry
+	checkFindsChanged(t, dir, manifest, nil)
 }
 
 // tableName names a table's file as Badger does.
