@@ -350,7 +350,7 @@ func soundOf(tables []tableJob, found []*Damage) map[soundKey]bool {
 	}
 	ok := make(map[soundKey]bool, len(tables))
 	for _, t := range tables {
-		if t.ident.known() && !bad[t.path] {
+		if t.ident.known() && (len(bad) == 0 || !bad[t.path()]) {
 			ok[t.key()] = true
 		}
 	}

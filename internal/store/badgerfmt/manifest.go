@@ -1,7 +1,6 @@
 package badgerfmt
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -88,8 +87,7 @@ func knownTables(d *os.File, known map[soundKey]bool, found []*Damage) (jobs []t
 			listed = append(listed, k)
 		}
 	}
-	slices.SortFunc(listed, func(a, b soundKey) int { return cmp.Compare(a.id, b.id) })
-	jobs = make([]tableJob, 0, len(listed))
+	jobs = make([]tableJob, 0, len(listed)) // in no order: the damage found is sorted
 	for _, k := range listed {
 		if job, bad := statTable(d, k.id, k.compression); bad != nil {
 			found = append(found, bad)
@@ -102,7 +100,7 @@ func knownTables(d *os.File, known map[soundKey]bool, found []*Damage) (jobs []t
 
 // A tableJob is a table the MANIFEST lists, to be read.
 type tableJob struct {
-	path        string
+	dir, name   string // the store's directory, the table's file in it
 	id          uint64
 	compression options.CompressionType
 	size        int64     // when listed
@@ -125,10 +123,10 @@ func listTables(d *os.File, m badger.Manifest, found []*Damage) ([]tableJob, []*
 		case bad != nil:
 			found = append(found, bad)
 		case tm.KeyID != 0:
-			found = append(found, damaged(job.path, "the MANIFEST says it is encrypted, and otelrecords never encrypts", nil))
+			found = append(found, damaged(job.path(), "the MANIFEST says it is encrypted, and otelrecords never encrypts", nil))
 		case int(tm.Level) >= maxLevels:
 			// Badger indexes its levels by this number without a check.
-			found = append(found, damaged(job.path, fmt.Sprintf("the MANIFEST places it at level %d, beyond the last (%d)", tm.Level, maxLevels-1), nil))
+			found = append(found, damaged(job.path(), fmt.Sprintf("the MANIFEST places it at level %d, beyond the last (%d)", tm.Level, maxLevels-1), nil))
 		default:
 			jobs = append(jobs, job)
 		}
@@ -136,19 +134,22 @@ func listTables(d *os.File, m badger.Manifest, found []*Damage) ([]tableJob, []*
 	return jobs, found
 }
 
+// path returns the path of the table's file.
+func (t tableJob) path() string { return filepath.Join(t.dir, t.name) }
+
 // statTable stats the table id, listed with compression c, in the store
 // directory d: the table to read, or what keeps it from being read.
 func statTable(d *os.File, id uint64, c options.CompressionType) (tableJob, *Damage) {
-	name := tableName(id)
-	path := filepath.Join(d.Name(), name)
-	size, ident, err := statAt(d, name)
+	t := tableJob{dir: d.Name(), name: tableName(id), id: id, compression: c}
+	size, ident, err := statAt(d, t.name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return tableJob{path: path}, damaged(path, "listed in the MANIFEST but missing", nil)
+		return t, damaged(t.path(), "listed in the MANIFEST but missing", nil)
 	case err != nil:
-		return tableJob{path: path}, damaged(path, "cannot be read", err)
+		return t, damaged(t.path(), "cannot be read", err)
 	}
-	return tableJob{path: path, id: id, compression: c, size: size, ident: ident}, nil
+	t.size, t.ident = size, ident
+	return t, nil
 }
 
 // tableName is the name of table id's file, as Badger's table.IDToFilename

@@ -44,7 +44,7 @@ func TestSoundTablesRemembered(t *testing.T) {
 	sound := soundTables(dir)
 	var touched tableJob
 	for _, path := range tables {
-		touched = tableJob{path: path, ident: identOf(mustStat(t, path))}
+		touched = tableJob{dir: filepath.Dir(path), name: filepath.Base(path), ident: identOf(mustStat(t, path))}
 		matched := false
 		for k := range sound {
 			matched = matched || k.ident == touched.ident
