@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/otelrecords/otelrecords/internal/store/badgerfmt"
@@ -63,31 +64,41 @@ func (e *CorruptError) Unwrap() []error {
 // caller: an error matching ErrCorrupt, and `records doctor`.
 
 // checkBeforeOpen checks that Badger can open the store in dir without
-// harming the process: it returns a *CorruptError for the first damaged
+// harming the process: it refuses a directory holding links, FIFOs or
+// devices (storedir.Check), returns a *CorruptError for the first damaged
 // file Badger's Open would read, and for a read-write open an error
 // matching ErrNoSpace when the file system is nearly full
-// (internal/store/space). It
-// holds the store's lock while it reads, shared for a read-only open and
-// exclusive otherwise, so that a live writer's files are never mistaken
-// for damaged ones; when the lock is busy it checks nothing and leaves
-// Badger to report the busy lock.
+// (internal/store/space). It holds the store's lock while it reads,
+// shared for a read-only open and exclusive otherwise, so that a live
+// writer's files are never mistaken for damaged ones; when the lock is
+// busy it checks only the kinds of the entries and leaves Badger to
+// report the busy lock. The directory is listed once, for every check
+// (BENCHMARKS.md, figure 9).
 //
 // A read-write open also removes the empty logs a killed writer can leave
 // (clearEmptyLogs), under the same lock; a read-only one, unless it is a
 // replay (which skips them), fails over them with an error matching
 // ErrNeedsRecovery, as it does over a log that needs replaying.
 func checkBeforeOpen(dir string, readOnly, replay bool) error {
-	unlock, err := storedir.Lock(dir, !readOnly)
+	d, err := storedir.LockDir(dir, !readOnly)
 	if err != nil {
-		return nil // busy, or not a directory: Badger says which
+		return storedir.Check(dir) // busy, or not a directory: Badger says which
 	}
-	defer unlock()
+	defer d.Close() // the lock's release
+	entries, err := d.ReadDir(-1)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if err := storedir.CheckEntries(dir, entries); err != nil {
+		return err
+	}
 	if !readOnly {
 		if err := space.Check(dir); err != nil {
 			return err
 		}
 	}
-	found, err := badgerfmt.CheckForOpen(dir)
+	found, err := badgerfmt.CheckForOpenIn(d, entries)
 	if err != nil {
 		return nil // a directory that cannot be read is Badger's to report
 	}
@@ -98,7 +109,7 @@ func checkBeforeOpen(dir string, readOnly, replay bool) error {
 	if replay {
 		return nil
 	}
-	return clearEmptyLogs(dir, readOnly)
+	return clearEmptyLogs(dir, entries, readOnly)
 }
 
 // emptyLog reports whether e is a log Badger opens (a .mem or .vlog file
@@ -123,12 +134,9 @@ func emptyLog(e fs.DirEntry) bool {
 // holds nothing, and Badger, which takes an empty file for one it has just
 // created, fails to open the store over it ("Create a new file"). A
 // read-only open changes nothing: its error, matching ErrNeedsRecovery,
-// names the file, and the next read-write open removes it.
-func clearEmptyLogs(dir string, readOnly bool) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil // Badger's to report
-	}
+// names the file, and the next read-write open removes it. entries are
+// the directory's, listed under the lock.
+func clearEmptyLogs(dir string, entries []fs.DirEntry, readOnly bool) error {
 	removed := false
 	for _, e := range entries {
 		if !emptyLog(e) {

@@ -313,42 +313,22 @@ func (s *Store) DeleteRange(start, end []byte, match func(key []byte) bool) (int
 	n := 0
 	from := chunk.SearchStart(start)
 	err := s.db.View(func(txn *badger.Txn) error {
+		plain, chunked, err := s.deleteIn(txn, from, start, end, match, batch)
+		if err != nil || !chunked {
+			n = plain // each key of the range once: Badger yields a key once
+			return err
+		}
 		// The count is of keys as Scan yields them: a record written
 		// twice (alone and in a chunk, or in two) is deleted from both,
-		// and counted once.
+		// and counted once. Only a range holding chunks needs this second
+		// pass over the same snapshot (a prune's ranges mostly hold none:
+		// the pass was a quarter of BENCHMARKS.md, figure 8).
 		for k, err := range s.stored(txn, start, end, false) {
 			if err != nil {
 				return err
 			}
 			if match == nil || match(k.Key) {
 				n++
-			}
-		}
-		it := txn.NewIterator(rangeOptions(from, end))
-		defer it.Close()
-		for it.Seek(from); it.Valid(); it.Next() {
-			item := it.Item()
-			key := item.Key()
-			first, _, hi, isChunk := chunk.ParseKey(key)
-			if end != nil && bytes.Compare(key, end) >= 0 && (!isChunk || bytes.Compare(first, end) >= 0) {
-				return nil
-			}
-			if isChunk {
-				if bytes.Compare(chunk.RecordAt(first, hi), start) < 0 {
-					continue
-				}
-				if _, err := s.deleteInChunk(item, start, end, match, batch); err != nil {
-					return err
-				}
-				continue
-			}
-			if bytes.Compare(key, start) < 0 || (match != nil && !match(key)) {
-				continue
-			}
-			// The batch keeps the key until it commits, and the iterator
-			// reuses its buffer at Next: copy.
-			if err := batch().Delete(item.KeyCopy(nil)); err != nil {
-				return err
 			}
 		}
 		return nil
@@ -363,6 +343,42 @@ func (s *Store) DeleteRange(start, end []byte, match func(key []byte) bool) (int
 		return n, fmt.Errorf("otelrecords: delete from %s: %w", s.dir, err)
 	}
 	return n, nil
+}
+
+// deleteIn adds to the batch the deletes of DeleteRange in txn, walking
+// from from (chunk.SearchStart(start)): it returns how many plain keys
+// (not in a chunk) it deleted, and whether the range held a chunk.
+func (s *Store) deleteIn(txn *badger.Txn, from, start, end []byte, match func([]byte) bool, batch func() *badger.WriteBatch) (plain int, chunked bool, _ error) {
+	it := txn.NewIterator(rangeOptions(from, end))
+	defer it.Close()
+	for it.Seek(from); it.Valid(); it.Next() {
+		item := it.Item()
+		key := item.Key()
+		first, _, hi, isChunk := chunk.ParseKey(key)
+		if end != nil && bytes.Compare(key, end) >= 0 && (!isChunk || bytes.Compare(first, end) >= 0) {
+			break
+		}
+		if isChunk {
+			chunked = true
+			if bytes.Compare(chunk.RecordAt(first, hi), start) < 0 {
+				continue
+			}
+			if _, err := s.deleteInChunk(item, start, end, match, batch); err != nil {
+				return plain, chunked, err
+			}
+			continue
+		}
+		if bytes.Compare(key, start) < 0 || (match != nil && !match(key)) {
+			continue
+		}
+		// The batch keeps the key until it commits, and the iterator
+		// reuses its buffer at Next: copy.
+		if err := batch().Delete(item.KeyCopy(nil)); err != nil {
+			return plain, chunked, err
+		}
+		plain++
+	}
+	return plain, chunked, nil
 }
 
 // deleteInChunk deletes the records of the chunk at item that lie in

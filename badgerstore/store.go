@@ -131,12 +131,9 @@ func openAt(dir, path string, c config) (*Store, error) {
 		return nil, fmt.Errorf("otelrecords: create store %s: %w", dir, err)
 	}
 	// Links, FIFOs and devices where a store keeps files are refused
-	// before anything is opened (storedir.Check).
-	if err := storedir.Check(path); err != nil {
-		return nil, err
-	}
-	// Badger panics on some damaged files in goroutines no recover reaches,
-	// and silently drops data over others: read them first (check.go).
+	// before anything is opened (storedir.Check); and Badger panics on
+	// some damaged files in goroutines no recover reaches, and silently
+	// drops data over others: read them first (check.go).
 	if err := checkBeforeOpen(path, c.readOnly, false); err != nil {
 		return nil, err
 	}

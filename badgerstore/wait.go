@@ -196,9 +196,6 @@ func openReplayed(dir, path string, c config) (*Store, error) {
 	if err := storedir.Present(path); err != nil {
 		return nil, err
 	}
-	if err := storedir.Check(path); err != nil {
-		return nil, err
-	}
 	if err := checkBeforeOpen(path, true, true); err != nil {
 		return nil, err
 	}

@@ -9,11 +9,15 @@
 //
 // A figure whose benchmarks are missing from the input is printed as
 // "no data" and makes benchtable exit with status 1; a missed target does
-// not, since the table is a report.
+// not, since the table is a report. With -present, such a figure is left
+// out instead: the table of the figures a run selected (BENCH_ONLY).
+//
+//	benchtable -present results/*.txt
 package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,11 +29,13 @@ import (
 )
 
 func main() {
+	present := flag.Bool("present", false, "print only the figures the input has data for, and exit 0 without the others")
+	flag.Parse()
 	samples := samples{}
-	if len(os.Args) == 1 {
+	if flag.NArg() == 0 {
 		samples.read(os.Stdin)
 	}
-	for _, name := range os.Args[1:] {
+	for _, name := range flag.Args() {
 		f, err := os.Open(name)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "benchtable:", err)
@@ -44,6 +50,9 @@ func main() {
 	for _, f := range slices.Concat(figures, peerFigures) {
 		line, ok := f.eval(samples)
 		if !ok {
+			if *present {
+				continue
+			}
 			missing = true
 		}
 		fmt.Fprintln(w, line)

@@ -1,6 +1,7 @@
 package badgerfmt
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -59,9 +60,11 @@ func damaged(file, problem string, err error) *Damage {
 // costs at most what Badger's Open costs again, so a store can be checked
 // before every open: Badger panics on some damaged files in goroutines no
 // recover reaches, and loses data over others without a word. A table
-// this process found sound at its last check of dir, and whose file is
-// unchanged since (same inode, size and times), is not read again: Badger
-// never changes a table it has written (sound.go).
+// or a sealed value log (any but the newest) found sound at an earlier
+// check of dir, and whose file is unchanged since (same inode, size and
+// times), is not read again: Badger never changes a table it has written,
+// nor writes to a value log but the newest (sound.go). Nor is a MANIFEST
+// so found with every table it lists (soundManifest).
 //
 // The caller holds the store's lock: the files of a live writer change
 // under a reader, and would be taken for damaged. A directory that cannot
@@ -72,7 +75,22 @@ func damaged(file, problem string, err error) *Damage {
 // (see [CheckVersion]): a check that refused to run would leave the
 // process to Badger's panics.
 func CheckForOpen(dir string) ([]*Damage, error) {
-	found, err := check(dir, false)
+	d, entries, err := listDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return CheckForOpenIn(d, entries)
+}
+
+// CheckForOpenIn is CheckForOpen on the store directory d, which its
+// caller has open (the descriptor it holds the store's lock by) and has
+// listed: entries are what d.ReadDir gave. An open lists its store's
+// directory once, for this check and its others, and the tables are
+// stat-ed relative to d rather than by path (BENCHMARKS.md, figure 9:
+// a process's first open stats every table).
+func CheckForOpenIn(d *os.File, entries []fs.DirEntry) ([]*Damage, error) {
+	found := check(d, entries, false)
 	if len(found) > 0 {
 		if m := versionMismatch(); m != "" {
 			for _, d := range found {
@@ -80,7 +98,7 @@ func CheckForOpen(dir string) ([]*Damage, error) {
 			}
 		}
 	}
-	return found, err
+	return found, nil
 }
 
 // CheckAll reads every file of the store in dir that CheckForOpen reads,
@@ -95,19 +113,53 @@ func CheckAll(dir string) ([]*Damage, error) {
 	if err := CheckVersion(); err != nil {
 		return nil, err
 	}
-	return check(dir, true)
-}
-
-// check checks the store in dir, reading every block of every table when
-// full is set.
-func check(dir string, full bool) ([]*Damage, error) {
-	entries, err := os.ReadDir(dir)
+	d, entries, err := listDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	defer d.Close()
+	return check(d, entries, true), nil
+}
+
+// listDir opens dir and lists it.
+func listDir(dir string) (*os.File, []fs.DirEntry, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := d.ReadDir(-1)
+	if err != nil {
+		d.Close()
+		return nil, nil, err
+	}
+	return d, entries, nil
+}
+
+// A logJob is a log to read: a .mem file, or a .vlog file. A sealed one
+// (a .vlog file not the newest: Badger writes only to the newest, and
+// deletes the others whole) is read once and then known by its identity,
+// as a table is (sound.go).
+type logJob struct {
+	path   string
+	id     uint64
+	sealed bool
+}
+
+// A checked is what one job of a check found: the damage, or else the
+// identity of a sealed log found sound.
+type checked struct {
+	bad   *Damage
+	sound soundKey
+}
+
+// check checks the store directory d, listed in entries, reading every
+// block of every table when full is set.
+func check(d *os.File, entries []fs.DirEntry, full bool) []*Damage {
+	dir := d.Name()
 	var (
 		found        []*Damage
-		logs         []string
+		logs         []logJob
+		newestLog    uint64
 		hasManifest  bool
 		hasDataFiles bool
 	)
@@ -118,34 +170,49 @@ func check(dir string, full bool) ([]*Damage, error) {
 			hasManifest = true
 		case strings.HasSuffix(name, TableFileExt):
 			hasDataFiles = true
-		case strings.HasSuffix(name, MemFileExt), strings.HasSuffix(name, ValueLogFileExt):
+		case strings.HasSuffix(name, MemFileExt):
 			hasDataFiles = true
-			logs = append(logs, filepath.Join(dir, name))
+			logs = append(logs, logJob{path: filepath.Join(dir, name)})
+		case strings.HasSuffix(name, ValueLogFileExt):
+			hasDataFiles = true
+			id, ok := ParseFileID(name, ValueLogFileExt)
+			logs = append(logs, logJob{path: filepath.Join(dir, name), id: id, sealed: ok})
+			newestLog = max(newestLog, id)
 		}
+	}
+	for i := range logs {
+		logs[i].sealed = logs[i].sealed && logs[i].id < newestLog
 	}
 	manifestPath := filepath.Join(dir, badger.ManifestFilename)
 	if bad := checkKeyRegistry(filepath.Join(dir, badger.KeyRegistryFileName)); bad != nil {
 		found = append(found, bad)
 	}
-	var tables []tableJob
+	// Tables, sealed logs and the MANIFEST found sound by an earlier
+	// check of the store, and unchanged since, are not read again
+	// (sound.go).
+	var known map[soundKey]bool
+	if !full {
+		known = soundTables(dir)
+	}
+	var (
+		tables   []tableJob
+		manifest soundKey // the MANIFEST replayed or known, when sound
+	)
 	if !hasManifest {
 		if hasDataFiles {
 			// Badger would start an empty store here, and delete every
 			// table it finds as unlisted.
 			found = append(found, damaged(manifestPath, "missing, though the directory holds tables or logs", nil))
 		}
-	} else if m, bad := checkManifest(manifestPath); bad != nil {
+	} else if ts, key, more, ok := knownTables(d, known, found); ok {
+		tables, manifest, found = ts, key, more
+	} else if m, ident, bad := checkManifest(manifestPath); bad != nil {
 		found = append(found, bad)
 	} else {
-		tables, found = listTables(dir, m, found)
+		manifest = soundKey{ident: ident, compression: soundManifest}
+		tables, found = listTables(d, m, found)
 	}
 
-	// Tables found sound by this process's last check of the store, and
-	// unchanged since, are not read again (sound.go).
-	var known map[soundKey]bool
-	if !full {
-		known = soundTables(dir)
-	}
 	toRead := tables
 	if len(known) > 0 {
 		toRead = make([]tableJob, 0, len(tables))
@@ -154,6 +221,20 @@ func check(dir string, full bool) ([]*Damage, error) {
 				toRead = append(toRead, t)
 			}
 		}
+	}
+	var stillSound []soundKey // sealed logs known sound and unchanged
+	if !full {
+		logsToRead := logs[:0:0]
+		for _, l := range logs {
+			if l.sealed {
+				if _, ident, err := statAt(d, filepath.Base(l.path)); err == nil && known[l.key(ident)] {
+					stillSound = append(stillSound, l.key(ident))
+					continue
+				}
+			}
+			logsToRead = append(logsToRead, l)
+		}
+		logs = logsToRead
 	}
 
 	// The tables are mapped side by side and unmapped at once at the end
@@ -172,38 +253,93 @@ func check(dir string, full bool) ([]*Damage, error) {
 
 	// Tables and logs are independent: read them in parallel, as Badger
 	// does, bounded so a large store does not start a goroutine per file.
-	jobs := make(chan func() *Damage)
-	results := make(chan *Damage)
+	// A process's first open of a store checked before mostly has one
+	// file to read, its newest log: read in this goroutine.
+	if len(toRead)+len(logs) <= 1 {
+		for _, t := range toRead {
+			stillSound, found = keep(checked{bad: checkTable(a, t, full)}, stillSound, found)
+		}
+		for _, l := range logs {
+			stillSound, found = keep(checkLogJob(l), stillSound, found)
+		}
+		return finish(dir, full, tables, stillSound, manifest, known, found)
+	}
+	jobs := make(chan func() checked)
+	results := make(chan checked)
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for job := range jobs {
-				if bad := job(); bad != nil {
-					results <- bad
+				if c := job(); c != (checked{}) {
+					results <- c
 				}
 			}
 		})
 	}
 	go func() {
 		for _, t := range toRead {
-			jobs <- func() *Damage { return checkTable(a, t, full) }
+			jobs <- func() checked { return checked{bad: checkTable(a, t, full)} }
 		}
-		for _, path := range logs {
-			jobs <- func() *Damage { return checkLog(path) }
+		for _, l := range logs {
+			jobs <- func() checked { return checkLogJob(l) }
 		}
 		close(jobs)
 		wg.Wait()
 		close(results)
 	}()
-	for bad := range results {
-		found = append(found, bad)
+	for c := range results {
+		stillSound, found = keep(c, stillSound, found)
 	}
+	return finish(dir, full, tables, stillSound, manifest, known, found)
+}
+
+// keep adds what a job found to the sealed logs found sound, or to the
+// damage found.
+func keep(c checked, sound []soundKey, found []*Damage) ([]soundKey, []*Damage) {
+	switch {
+	case c.bad != nil:
+		found = append(found, c.bad)
+	case c != checked{}:
+		sound = append(sound, c.sound)
+	}
+	return sound, found
+}
+
+// finish orders the damage a check found by file name and, unless the
+// check was full, remembers what it found sound: the tables with no
+// damage, the sealed logs, and the MANIFEST when nothing was damaged.
+func finish(dir string, full bool, tables []tableJob, sealed []soundKey, manifest soundKey, known map[soundKey]bool, found []*Damage) []*Damage {
 	slices.SortStableFunc(found, func(a, b *Damage) int { return strings.Compare(a.File, b.File) })
 	if !full {
-		rememberSound(dir, soundOf(tables, found), known)
+		sound := soundOf(tables, found)
+		for _, k := range sealed {
+			sound[k] = true
+		}
+		if len(found) == 0 && manifest.ident.known() {
+			sound[manifest] = true // with every table it lists
+		}
+		rememberSound(dir, sound, known)
 	}
-	return found, nil
+	return found
+}
+
+// checkLogJob reads the log l, and when it is sealed and sound returns
+// the identity of the file it read, to be remembered.
+func checkLogJob(l logJob) checked {
+	if !l.sealed {
+		return checked{bad: checkLog(l.path, nil)}
+	}
+	var ident fileIdent
+	if bad := checkLog(l.path, &ident); bad != nil || !ident.known() {
+		return checked{bad: bad}
+	}
+	return checked{sound: l.key(ident)}
+}
+
+// key returns the soundKey of the sealed log l, its file found as ident.
+func (l logJob) key(ident fileIdent) soundKey {
+	return soundKey{ident: ident, id: l.id, compression: sealedLog}
 }
 
 // soundOf returns the identities of the tables in which nothing was found.
@@ -214,7 +350,7 @@ func soundOf(tables []tableJob, found []*Damage) map[soundKey]bool {
 	}
 	ok := make(map[soundKey]bool, len(tables))
 	for _, t := range tables {
-		if t.ident.known() && !bad[t.path] {
+		if t.ident.known() && (len(bad) == 0 || !bad[t.path()]) {
 			ok[t.key()] = true
 		}
 	}

@@ -198,10 +198,17 @@ func allZero(b []byte) bool {
 	return true
 }
 
-// checkLog walks every entry of a .mem or .vlog file.
-func checkLog(path string) *Damage {
+// checkLog walks every entry of a .mem or .vlog file. When ident is not
+// nil, it is set to the identity of the file as it was opened, before it
+// was read: a change made since then changes it.
+func checkLog(path string, ident *fileIdent) *Damage {
 	var problem error
 	err := withMapped(path, func(f *os.File, data []byte) error {
+		if ident != nil {
+			if fi, err := f.Stat(); err == nil {
+				*ident = identOf(fi)
+			}
+		}
 		switch {
 		case len(data) == 0:
 			return nil // created and not yet sized when a kill came: it holds nothing, and badgerstore removes it before Badger opens the store (which cannot open over it)

@@ -92,7 +92,7 @@ func Salvage(dir string, describe func(key []byte) string) (*Salvaged, error) {
 	// opens it.
 	compression := map[uint64]options.CompressionType{}
 	listed := false
-	if m, bad := checkManifest(filepath.Join(dir, badger.ManifestFilename)); bad == nil {
+	if m, _, bad := checkManifest(filepath.Join(dir, badger.ManifestFilename)); bad == nil {
 		listed = true
 		for id, tm := range m.Tables {
 			compression[id] = tm.Compression

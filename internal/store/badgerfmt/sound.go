@@ -20,10 +20,14 @@ import (
 // device, inode, size, modification and change times. Anything written to
 // a table through the file system changes its times, and a table copied
 // or restored in place is another file or has another change time, so it
-// is read again. What is not seen is a change made under the file system
+// is read again. The value logs but the newest are remembered the same
+// way (sealedLog): a store of gigabytes of values would otherwise have
+// every byte of its value logs read at every process's first open.
+// What is not seen is a change made under the file system
 // (a failing disk): Badger's own checksum of a table's index still catches
-// that one at its open, as an error. CheckAll remembers nothing and reads
-// everything.
+// that one at its open, as an error; in a sealed value log, as in a
+// table's data blocks (which no open reads), `records doctor` finds it.
+// CheckAll remembers nothing and reads everything.
 //
 // What a process found sound outlives it, in the user's cache directory
 // (soundcache.go): a process's first open of a store this machine has
@@ -99,12 +103,23 @@ func ForgetSoundEverywhere(dir string) {
 
 // A soundKey is a table as a check found it: its file, and what the
 // MANIFEST said of it (its number and compression), which the check read
-// it by.
+// it by. A sealed value log is one too, with its number and the
+// compression sealedLog.
 type soundKey struct {
 	ident       fileIdent
 	id          uint64
 	compression options.CompressionType
 }
+
+// sealedLog is the compression of a soundKey that is a sealed value log
+// (a .vlog file but the newest), not a table: none of Badger's
+// compressions (0 to 2), and it fits the cache file's byte. Badger writes
+// only to the newest value log, and deletes the others whole once their
+// values have moved, so a sealed one unchanged since a check found it
+// sound holds the same entries; the newest is read at every check. A
+// program that knew no sealedLog takes such an entry of the cache for a
+// table no MANIFEST lists with that compression: it never matches.
+const sealedLog options.CompressionType = 0xff
 
 // key returns the table's soundKey.
 func (t tableJob) key() soundKey {

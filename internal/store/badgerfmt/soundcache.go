@@ -15,7 +15,8 @@ import (
 
 // The cache of tables found sound, one file for each store, in
 // <user cache dir>/otelrecords/sound: a header, the store's absolute
-// path, then one fixed-size entry per table (soundEntry). It is a cache:
+// path, then one fixed-size entry per table or sealed value log
+// (soundEntry; a log's compression byte is sealedLog). It is a cache:
 // a file that is missing, torn, of another version or of another store
 // is as none (every table is read), and failing to write one costs only
 // that reading. OTELRECORDS_CACHE_DIR, when set, is used instead of the

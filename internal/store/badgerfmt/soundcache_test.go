@@ -49,7 +49,7 @@ func checkedStore(t *testing.T) string {
 func TestSoundOutlivesTheProcess(t *testing.T) {
 	dir := checkedStore(t)
 	ForgetSound() // as a new process
-	if n := len(soundTables(dir)); n != 2 {
+	if n := soundTableCount(dir); n != 2 {
 		t.Fatalf("a new process knows %d tables sound, want the cache's 2", n)
 	}
 	path, _, ok := soundCacheFile(dir)

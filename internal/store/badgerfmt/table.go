@@ -25,7 +25,7 @@ import (
 // in a (see arena) when a is not nil.
 func checkTable(a *arena, t tableJob, full bool) *Damage {
 	problem := "cannot be read"
-	err := withMappedIn(a, t.path, func(_ *os.File, data []byte) error {
+	err := withMappedIn(a, t.path(), func(_ *os.File, data []byte) error {
 		if len(data) == 0 {
 			problem = "empty"
 			return errors.New("no bytes")
@@ -39,7 +39,7 @@ func checkTable(a *arena, t tableJob, full bool) *Damage {
 		return eachBlock(tbl, nil)
 	})
 	if err != nil {
-		return damaged(t.path, problem, err)
+		return damaged(t.path(), problem, err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package storedir
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,13 @@ func Check(dir string) error {
 	if err != nil {
 		return err
 	}
+	return CheckEntries(dir, entries)
+}
+
+// CheckEntries is Check on entries, the listing of dir its caller has
+// read already: an open reads its store's directory once, for this check,
+// the check of its files and its removal of empty logs.
+func CheckEntries(dir string, entries []fs.DirEntry) error {
 	for _, e := range entries {
 		if t := e.Type(); !t.IsRegular() && !t.IsDir() {
 			return &storefs.RefusedError{

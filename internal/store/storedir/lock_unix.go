@@ -16,6 +16,17 @@ import (
 // before Badger opens the store, since flock excludes a second lock of the
 // same process too.
 func Lock(dir string, exclusive bool) (unlock func(), err error) {
+	f, err := LockDir(dir, exclusive)
+	if err != nil {
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// LockDir is Lock, returning the directory it opened to lock, for its
+// caller to read (ReadDir, and files by name relative to it): closing it
+// releases the lock.
+func LockDir(dir string, exclusive bool) (*os.File, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
@@ -28,7 +39,7 @@ func Lock(dir string, exclusive bool) (unlock func(), err error) {
 		f.Close()
 		return nil, fmt.Errorf("%w: %s is in use by another process or Store: %w", ErrLocked, dir, err)
 	}
-	return func() { f.Close() }, nil // closing the last descriptor releases the lock
+	return f, nil // closing the last descriptor releases the lock
 }
 
 // LockFile takes an exclusive flock on f without waiting: the doctor's
