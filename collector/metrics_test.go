@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelrecords/otelrecords/instruments"
-	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/metrictest"
 )
 
 // ourScope is the meter the component's metrics are under; the
@@ -25,13 +25,13 @@ const ourScope = "github.com/otelrecords/otelrecords/collector"
 // exporter naming the component id, and returns their series.
 func checkTelemetry(t *testing.T, tel *componenttest.Telemetry, id string) map[string]int64 {
 	t.Helper()
-	if err := testsupport.CheckInstruments(tel.Reader, ourScope, instruments.Collector); err != nil {
+	if err := metrictest.CheckInstruments(tel.Reader, ourScope, instruments.Collector); err != nil {
 		t.Error(err)
 	}
-	if err := testsupport.CheckInstruments(tel.Reader, ourScope, instruments.SDK); err == nil {
+	if err := metrictest.CheckInstruments(tel.Reader, ourScope, instruments.SDK); err == nil {
 		t.Error("the Collector's instruments pass for the SDK's: the check checks nothing")
 	}
-	series, err := testsupport.Series(tel.Reader, ourScope)
+	series, err := metrictest.Series(tel.Reader, ourScope)
 	if err != nil {
 		t.Fatal(err)
 	}

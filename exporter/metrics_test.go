@@ -9,7 +9,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/instruments"
-	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/metrictest"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -57,7 +57,7 @@ func TestMetricsCountTraces(t *testing.T) {
 // differs: a series is named name{key=value} when it has attributes.
 func checkMetrics(t *testing.T, reader *sdkmetric.ManualReader, want map[string]int64) {
 	t.Helper()
-	got, err := testsupport.Series(reader, meterName)
+	got, err := metrictest.Series(reader, meterName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestMetricsRegisterTheTable(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	p := newProvider(t, "", exporter.WithStore(sessions.NewMemStore()), exporter.WithMeterProvider(mp))
 	defer p.shutdown(t)
-	if err := testsupport.CheckInstruments(reader, meterName, instruments.SDK); err != nil {
+	if err := metrictest.CheckInstruments(reader, meterName, instruments.SDK); err != nil {
 		t.Error(err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/importer"
 	"github.com/otelrecords/otelrecords/instruments"
-	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
+	"github.com/otelrecords/otelrecords/internal/testkit/metrictest"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 )
 
@@ -82,7 +82,7 @@ func TestMetricsDroppedIsOneThing(t *testing.T) {
 		if err := reg(mp); err != nil {
 			t.Fatal(err)
 		}
-		series, err := testsupport.Series(reader, "t")
+		series, err := metrictest.Series(reader, "t")
 		if err != nil {
 			t.Fatal(err)
 		}

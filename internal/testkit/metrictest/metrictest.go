@@ -1,4 +1,8 @@
-package testsupport
+// Package metrictest reads what a component registered on an SDK meter
+// (a ManualReader) and checks it against the one table of instruments,
+// kept apart from testsupport so that the tests that do not read metrics
+// (and the modules they build) do not need the metric SDK.
+package metrictest
 
 import (
 	"context"
