@@ -9,6 +9,8 @@ import (
 	"github.com/otelrecords/otelrecords/importer/internal/ahead"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
+	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -29,14 +31,46 @@ import (
 // takenRefBytes is what a taken entry holds for a span: its fingerprint.
 const takenRefBytes = 8
 
-// forwardOnlySession is the shared writer of a session whose records are
-// handed on (Config.Forward) and not kept: the entries are handed
-// on, then the Importer's own among them are written. A crash between the
-// two hands the records on again when the sender, not told they are
-// stored, sends them again: downstream takes a span at least once.
-type forwardOnlySession struct {
-	sharedSession
+// sink is where a session's Recorder gives what it wrote
+// (recorder.Sink): with Config.Forward, a forwardSink (a store
+// given with WithStore is the caller's, and is written as it is); without
+// it, nil, and the Recorder writes to the shared writer itself.
+func (im *Importer) sink() recorder.Sink {
+	if im.writer == nil || im.cfg.Forward == nil {
+		return nil
+	}
+	return forwardSink{im.writer, im.cfg.Forward, im.cfg.ForwardOnly}
+}
+
+// forwardSink takes what a Recorder wrote for the Collector's records
+// processor (Config.Forward). Keeping records, it writes them to the
+// store, then hands them on once the store took them. Keeping none
+// (Config.ForwardOnly), it hands them on, then writes the Importer's own
+// entries among them; a crash between the two hands the records on again
+// when the sender, not told they are stored, sends them again: downstream
+// takes a span at least once.
+type forwardSink struct {
+	w       *sharedstore.Writer
 	forward func([]sessions.Entry) error
+	only    bool // Config.ForwardOnly
+}
+
+// Take hands es on and writes what the Importer keeps of them.
+func (f forwardSink) Take(ctx context.Context, es []sessions.Entry) (int, error) {
+	if !f.only {
+		n, err := f.w.WriteContext(ctx, es)
+		if err != nil {
+			return n, err
+		}
+		return n, f.forward(es)
+	}
+	if err := f.forward(es); err != nil {
+		return 0, err
+	}
+	if mine := own(es); len(mine) > 0 {
+		return f.w.WriteContext(ctx, mine)
+	}
+	return 0, nil
 }
 
 // own returns the Importer's own entries among es.
@@ -48,28 +82,6 @@ func own(es []sessions.Entry) []sessions.Entry {
 		}
 	}
 	return out
-}
-
-// WriteContext hands the entries on, then writes the Importer's own.
-func (f forwardOnlySession) WriteContext(ctx context.Context, es []sessions.Entry) (int, error) {
-	if err := f.forward(es); err != nil {
-		return 0, err
-	}
-	if mine := own(es); len(mine) > 0 {
-		return f.sharedSession.WriteContext(ctx, mine)
-	}
-	return 0, nil
-}
-
-// Write hands the entries on, then writes the Importer's own.
-func (f forwardOnlySession) Write(es []sessions.Entry) error {
-	if err := f.forward(es); err != nil {
-		return err
-	}
-	if mine := own(es); len(mine) > 0 {
-		return f.sharedSession.Write(mine)
-	}
-	return nil
 }
 
 // tookRecord notes, for an Importer that keeps no records, that the span

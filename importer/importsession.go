@@ -299,6 +299,7 @@ func (im *Importer) recorderConfig(res []attribute.KeyValue) recorder.Config {
 	cfg := im.opts.Recorder()
 	cfg.Report, cfg.IDs, cfg.Process, cfg.Resource = im.reports.Once, im.ids, senderProcess(res), spanbridge.Attrs(res)
 	cfg.Imported = true
+	cfg.Sink = im.sink()
 	// The sender's own label wins over the Importer's: it knows what it
 	// is doing.
 	for _, kv := range res {
@@ -332,41 +333,13 @@ func (im *Importer) needWrite(batches []Batch) bool {
 }
 
 // open gives a session's Recorder the store: the one writer every session
-// shares, which only the Importer closes.
+// shares, which only the Importer closes. What the Recorder writes goes to
+// its sink (sink), which writes it to this store, hands it on, or both.
 func (im *Importer) open() (sessions.Store, error) {
-	switch {
-	case im.writer != nil && im.cfg.ForwardOnly:
-		return forwardOnlySession{sharedSession{im.writer}, im.cfg.Forward}, nil
-	case im.writer != nil && im.cfg.Forward != nil:
-		return forwardSession{sharedSession{im.writer}, im.cfg.Forward}, nil
-	case im.writer != nil:
+	if im.writer != nil {
 		return sharedSession{im.writer}, nil
 	}
 	return storeSession{im.opts.Store}, nil
-}
-
-// forwardSession is the shared writer of a session whose writes are
-// handed on (Config.Forward) once the store took them.
-type forwardSession struct {
-	sharedSession
-	forward func([]sessions.Entry) error
-}
-
-// WriteContext writes the entries, then hands them on.
-func (f forwardSession) WriteContext(ctx context.Context, es []sessions.Entry) (int, error) {
-	n, err := f.sharedSession.WriteContext(ctx, es)
-	if err != nil {
-		return n, err
-	}
-	return n, f.forward(es)
-}
-
-// Write writes the entries, then hands them on.
-func (f forwardSession) Write(es []sessions.Entry) error {
-	if err := f.sharedSession.Write(es); err != nil {
-		return err
-	}
-	return f.forward(es)
 }
 
 // onStore runs fn on the store, waiting for another process that holds

@@ -83,6 +83,10 @@ type Config struct {
 	// emptied batches in a pool all imported sessions share rather than
 	// keeping its own (a gateway holds thousands of sessions).
 	Imported bool
+	// Sink, if set, takes each batch the Recorder writes in the store's
+	// place (Sink): what it wrote goes there, and the store is left to
+	// the prune, the byte bound and the spool.
+	Sink Sink
 	// Report, if set, is given what no caller can receive, with a class
 	// for deduplication: that the byte bound deleted something, and why it
 	// could not. It is called from the goroutine that flushes.

@@ -222,7 +222,7 @@ func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune,
 		r.mu.Unlock()
 	}
 	bs, busy := r.store.(BusyStore)
-	if busy && (!wait || entryBytes(batch) >= SpillBytes) {
+	if (busy || r.sink != nil) && (!wait || entryBytes(batch) >= SpillBytes) {
 		// So many records do not wait in memory for a busy store, nor do
 		// a closing Recorder's: one try, then the spool; the prune too.
 		done, cancel := context.WithCancel(ctx)
@@ -259,7 +259,10 @@ func (r *Recorder) write(ctx context.Context, batch []sessions.Entry, needPrune,
 			return 0, err
 		}
 	}
-	if busy {
+	switch {
+	case r.sink != nil:
+		return r.sink.Take(ctx, batch)
+	case busy:
 		return bs.WriteContext(ctx, batch)
 	}
 	return 0, r.store.Write(batch)

@@ -23,6 +23,7 @@ import (
 // exporter calls them from its own goroutine, never from a span call.
 type Recorder struct {
 	open   func() (sessions.Store, error)
+	sink   Sink // Config.Sink; nil: batches go to the store
 	onKeep func()
 	now    func() time.Time
 	ids    *IDs
@@ -76,7 +77,7 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 	if now == nil {
 		now = time.Now
 	}
-	r := &Recorder{open: open, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, exact: cfg.ExactIDs, report: cfg.Report,
+	r := &Recorder{open: open, sink: cfg.Sink, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, exact: cfg.ExactIDs, report: cfg.Report,
 		label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions, keepBy: cfg.KeepBy}
 	r.proc = Process{PID: os.Getpid(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	if cfg.Process != nil {

@@ -35,6 +35,23 @@ type BusyStore interface {
 	StoreStats() StoreStats
 }
 
+// A Sink is the one output of a Recorder for what it wrote: each batch of
+// entries (records, session rows, what an Importer queued beside them),
+// in order, as the Recorder would write them to its store. It makes them
+// durable, hands them on, or both — the store's writer, or the Collector's
+// records processor that hands kept spans down its pipeline and keeps
+// only its own entries — so that nothing posing as a store stands
+// between the Recorder and what takes its writes. It returns how many of
+// the entries, the batch's tail, went to a spool, and an error when some
+// are neither taken nor spooled: the batch stays queued and is given
+// again (entries are keyed by their stamps, so taking one twice is
+// harmless). ctx has ended already when the Recorder wants one try and no
+// wait (a batch of SpillBytes, the last flush at Close). The entries are
+// valid only during the call.
+type Sink interface {
+	Take(ctx context.Context, entries []sessions.Entry) (spooled int, err error)
+}
+
 // StoreStats counts how a BusyStore shared its database with other
 // processes: waiting is normal operation, not an error.
 type StoreStats struct {
