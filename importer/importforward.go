@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/importer/internal/ahead"
+	"github.com/otelrecords/otelrecords/importer/internal/handed"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
-	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -39,38 +39,48 @@ func (im *Importer) sink() recorder.Sink {
 	if im.writer == nil || im.cfg.Forward == nil {
 		return nil
 	}
-	return forwardSink{im.writer, im.cfg.Forward, im.cfg.ForwardOnly}
+	return &forwardSink{w: im.writer, forward: im.cfg.Forward, only: im.cfg.ForwardOnly}
 }
 
 // forwardSink takes what a Recorder wrote for the Collector's records
-// processor (Config.Forward). Keeping records, it writes them to the
-// store, then hands them on once the store took them. Keeping none
-// (Config.ForwardOnly), it hands them on, then writes the Importer's own
-// entries among them; a crash between the two hands the records on again
-// when the sender, not told they are stored, sends them again: downstream
-// takes a span at least once.
+// processor (Config.Forward): it hands them on, then writes them — all of
+// them when it keeps records, the Importer's own entries among them
+// (Config.ForwardOnly) when it keeps none. Handed on first, because what
+// the store holds is taken: written first, a crash before they were
+// handed on left them stored, the sender (not told) sent them again, and
+// the restarted Importer, finding them stored, dropped them — downstream
+// never got them. A crash between the two hands them on again when they
+// are sent again: downstream takes a span at least once, and once when
+// nothing crashes between. A write that fails leaves the batch queued:
+// given again, what was handed on of it is not (head).
 type forwardSink struct {
-	w       *sharedstore.Writer
+	w       recorder.BusyStore // the Importer's writer
 	forward func([]sessions.Entry) error
-	only    bool // Config.ForwardOnly
+	only    bool        // Config.ForwardOnly
+	head    handed.Head // handed on, not written
 }
 
 // Take hands es on and writes what the Importer keeps of them.
-func (f forwardSink) Take(ctx context.Context, es []sessions.Entry) (int, error) {
-	if !f.only {
-		n, err := f.w.WriteContext(ctx, es)
-		if err != nil {
-			return n, err
+func (f *forwardSink) Take(ctx context.Context, es []sessions.Entry) (int, error) {
+	if rest := f.head.Rest(es); len(rest) > 0 {
+		if err := f.forward(rest); err != nil {
+			return 0, err
 		}
-		return n, f.forward(es)
 	}
-	if err := f.forward(es); err != nil {
-		return 0, err
+	keep := es
+	if f.only {
+		if keep = own(es); len(keep) == 0 {
+			f.head.Written()
+			return 0, nil
+		}
 	}
-	if mine := own(es); len(mine) > 0 {
-		return f.w.WriteContext(ctx, mine)
+	n, err := f.w.WriteContext(ctx, keep)
+	if err != nil {
+		f.head.Unwritten(es)
+		return n, err
 	}
-	return 0, nil
+	f.head.Written()
+	return n, nil
 }
 
 // own returns the Importer's own entries among es.

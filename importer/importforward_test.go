@@ -2,7 +2,9 @@ package importer
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/internal/ground/clock"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -20,11 +23,15 @@ type handedOn struct {
 	spans    map[spanRef]int
 	sessions map[sessions.SessionID]int
 	rows     int
+	fail     error // what forward returns, handing nothing on, while set
 }
 
 func (h *handedOn) forward(es []sessions.Entry) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.fail != nil {
+		return h.fail
+	}
 	var rec sessions.Stamped[sessions.Record]
 	var row sessions.Session
 	for _, e := range es {
@@ -143,5 +150,118 @@ func TestImportForwardOnlyForgetsIDsPastTheWindow(t *testing.T) {
 	// A minute of rounds, the marks' spacing and the sweep's period.
 	if n < 12 || n > 20 {
 		t.Errorf("%d taken entries after %d rounds of 5 s, want about the last minute's 12", n, rounds)
+	}
+}
+
+// An Importer that keeps records in its directory and hands them on (the
+// Collector's processor with a directory): a batch whose handing on
+// failed, the process then crashing (the Importer abandoned, never shut
+// down), is not acknowledged and is sent again; the restarted Importer
+// must hand it on rather than find it stored and drop it as a replay.
+// Every span reaches downstream, and once: none was handed on before.
+func TestImportForwardWithRecordsHandsOnAfterACrash(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "records")
+	h := &handedOn{spans: map[spanRef]int{}, sessions: map[sessions.SessionID]int{}, fail: errors.New("downstream refused")}
+	fake := clock.NewFake(rigNow)
+	open := func() *Importer {
+		im, err := New(dir, Config{Forward: h.forward}, WithClock(fake.Now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		im.stopLoop()
+		return im
+	}
+	im := open()
+	b, c := spansOf(1, 50), spansOf(2, 50)
+	if _, err := im.Import(context.Background(), Batch{Resource: node, Spans: b}); err == nil {
+		t.Fatal("B taken while downstream refused it: want an error, the sender not told it is stored")
+	}
+	// The crash: im is left as it is; only the store is let go, as the
+	// process's end lets it go.
+	if err := im.writer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	im.release()
+	fake.Advance(3 * time.Second)
+	h.mu.Lock()
+	h.fail = nil
+	h.mu.Unlock()
+	im = open()
+	if _, err := im.Import(context.Background(), Batch{Resource: node, Spans: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := im.Import(context.Background(), Batch{Resource: node, Spans: c}); err != nil {
+		t.Fatal(err)
+	}
+	// Sent again once handed on: taken once, not handed on again.
+	if res, err := im.Import(context.Background(), Batch{Resource: node, Spans: b}); err != nil || res.Duplicates != len(b) {
+		t.Fatalf("B sent again once handed on: %+v, %v; want all %d recognised", res, err, len(b))
+	}
+	if err := im.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	if len(h.spans) != 100 {
+		t.Errorf("handed on %d spans, want all 100 of B and C", len(h.spans))
+	}
+	for ref, n := range h.spans {
+		if n != 1 {
+			t.Errorf("%v handed on %d times, want once", ref, n)
+		}
+	}
+	h.mu.Unlock()
+	st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := storedOnce(t, st); len(got) != 100 {
+		t.Errorf("%d spans stored, want 100", len(got))
+	}
+}
+
+// failingWrites is the Importer's writer refusing writes while err is set.
+type failingWrites struct {
+	recorder.BusyStore
+	err   error
+	wrote int
+}
+
+func (f *failingWrites) WriteContext(_ context.Context, es []sessions.Entry) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	f.wrote += len(es)
+	return 0, nil
+}
+
+// The store refusing a batch already handed on: the Recorder gives it
+// again, with what came since, and only what came since is handed on —
+// with records kept and without.
+func TestForwardSinkHandsOnceWhenTheWriteFails(t *testing.T) {
+	for _, only := range []bool{false, true} {
+		var got []string
+		w := &failingWrites{err: errors.New("disk full")}
+		f := &forwardSink{w: w, only: only, forward: func(es []sessions.Entry) error {
+			for _, e := range es {
+				got = append(got, string(e.Key))
+			}
+			return nil
+		}}
+		a := []sessions.Entry{{Key: []byte(keys.ImportRoot + "a")}, {Key: []byte("r1")}}
+		if _, err := f.Take(context.Background(), a); err == nil {
+			t.Fatal("Take succeeded through a failing write")
+		}
+		w.err = nil
+		if _, err := f.Take(context.Background(), append(a, sessions.Entry{Key: []byte("r2")})); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Take(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{keys.ImportRoot + "a", "r1", "r2", keys.ImportRoot + "a", "r1"}
+		if !slices.Equal(got, want) {
+			t.Errorf("ForwardOnly %v: handed on %q, want %q: each once until written, then a new batch whole", only, got, want)
+		}
 	}
 }
