@@ -32,67 +32,37 @@ import (
 const takenRefBytes = 8
 
 // sink is where a session's Recorder gives what it wrote
-// (recorder.Sink): with Config.Forward, a forwardSink (a store
-// given with WithStore is the caller's, and is written as it is); without
-// it, nil, and the Recorder writes to the shared writer itself.
+// (recorder.Sink): with Config.Forward, a handed.Sink, which hands it on
+// and then writes it (a store given with WithStore is the caller's, and
+// is written as it is); without it, nil, and the Recorder writes to the
+// shared writer itself.
 func (im *Importer) sink() recorder.Sink {
 	if im.writer == nil || im.cfg.Forward == nil {
 		return nil
 	}
-	return &forwardSink{w: im.writer, forward: im.cfg.Forward, only: im.cfg.ForwardOnly}
+	return &handed.Sink{W: im.writer, Forward: im.cfg.Forward, Only: im.cfg.ForwardOnly}
 }
 
-// forwardSink takes what a Recorder wrote for the Collector's records
-// processor (Config.Forward): it hands them on, then writes them — all of
-// them when it keeps records, the Importer's own entries among them
-// (Config.ForwardOnly) when it keeps none. Handed on first, because what
-// the store holds is taken: written first, a crash before they were
-// handed on left them stored, the sender (not told) sent them again, and
-// the restarted Importer, finding them stored, dropped them — downstream
-// never got them. A crash between the two hands them on again when they
-// are sent again: downstream takes a span at least once, and once when
-// nothing crashes between. A write that fails leaves the batch queued:
-// given again, what was handed on of it is not (head).
-type forwardSink struct {
-	w       recorder.BusyStore // the Importer's writer
-	forward func([]sessions.Entry) error
-	only    bool        // Config.ForwardOnly
-	head    handed.Head // handed on, not written
+// openFor returns how the Recorder of a session whose sink is s opens
+// the store: with a handed.Sink, a store whose spool (the Recorder's last
+// resort for what it could not write) hands on through the sink first.
+func (im *Importer) openFor(s recorder.Sink) func() (sessions.Store, error) {
+	hs, ok := s.(*handed.Sink)
+	if !ok {
+		return im.open
+	}
+	return func() (sessions.Store, error) { return forwardSession{sharedSession{im.writer}, hs}, nil }
 }
 
-// Take hands es on and writes what the Importer keeps of them.
-func (f *forwardSink) Take(ctx context.Context, es []sessions.Entry) (int, error) {
-	if rest := f.head.Rest(es); len(rest) > 0 {
-		if err := f.forward(rest); err != nil {
-			return 0, err
-		}
-	}
-	keep := es
-	if f.only {
-		if keep = own(es); len(keep) == 0 {
-			f.head.Written()
-			return 0, nil
-		}
-	}
-	n, err := f.w.WriteContext(ctx, keep)
-	if err != nil {
-		f.head.Unwritten(es)
-		return n, err
-	}
-	f.head.Written()
-	return n, nil
+// forwardSession is the shared writer as a forwarding session's Recorder
+// sees it: its spool is the sink's.
+type forwardSession struct {
+	sharedSession
+	sink *handed.Sink
 }
 
-// own returns the Importer's own entries among es.
-func own(es []sessions.Entry) []sessions.Entry {
-	var out []sessions.Entry
-	for _, e := range es {
-		if bytes.HasPrefix(e.Key, []byte(keys.ImportRoot)) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
+// Spool hands es on, then sets them aside (handed.Sink.Spool).
+func (s forwardSession) Spool(es []sessions.Entry) error { return s.sink.Spool(es) }
 
 // tookRecord notes, for an Importer that keeps no records, that the span
 // ref of the kept session rs is recorded: its id goes in the session's

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/internal/ground/clock"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
-	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -153,25 +151,62 @@ func TestImportForwardOnlyForgetsIDsPastTheWindow(t *testing.T) {
 	}
 }
 
+// newForwarding is an Importer that keeps records in dir and hands them
+// on to h (the Collector's processor with a directory), on the fake
+// clock, its loop stopped.
+func newForwarding(t *testing.T, dir string, h *handedOn, fake *clock.Fake) *Importer {
+	t.Helper()
+	im, err := New(dir, Config{Forward: h.forward}, WithClock(fake.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im.stopLoop()
+	return im
+}
+
+// setFail makes h refuse what it is given with err, or take it (nil).
+func (h *handedOn) setFail(err error) {
+	h.mu.Lock()
+	h.fail = err
+	h.mu.Unlock()
+}
+
+// handedAndStoredOnce checks that h was handed want spans, each once,
+// and that the store in dir holds want, each once.
+func handedAndStoredOnce(t *testing.T, h *handedOn, dir string, want int) {
+	t.Helper()
+	h.mu.Lock()
+	if len(h.spans) != want {
+		t.Errorf("handed on %d spans, want all %d", len(h.spans), want)
+	}
+	for ref, n := range h.spans {
+		if n != 1 {
+			t.Errorf("%v handed on %d times, want once", ref, n)
+		}
+	}
+	h.mu.Unlock()
+	st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := storedOnce(t, st); len(got) != want {
+		t.Errorf("%d spans stored, want %d", len(got), want)
+	}
+}
+
 // An Importer that keeps records in its directory and hands them on (the
 // Collector's processor with a directory): a batch whose handing on
 // failed, the process then crashing (the Importer abandoned, never shut
 // down), is not acknowledged and is sent again; the restarted Importer
-// must hand it on rather than find it stored and drop it as a replay.
+// must hand it on rather than find it stored and drop it as a replay
+// (stored before it was handed on, 50 of 100 spans reached downstream).
 // Every span reaches downstream, and once: none was handed on before.
 func TestImportForwardWithRecordsHandsOnAfterACrash(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "records")
 	h := &handedOn{spans: map[spanRef]int{}, sessions: map[sessions.SessionID]int{}, fail: errors.New("downstream refused")}
 	fake := clock.NewFake(rigNow)
-	open := func() *Importer {
-		im, err := New(dir, Config{Forward: h.forward}, WithClock(fake.Now))
-		if err != nil {
-			t.Fatal(err)
-		}
-		im.stopLoop()
-		return im
-	}
-	im := open()
+	im := newForwarding(t, dir, h, fake)
 	b, c := spansOf(1, 50), spansOf(2, 50)
 	if _, err := im.Import(context.Background(), Batch{Resource: node, Spans: b}); err == nil {
 		t.Fatal("B taken while downstream refused it: want an error, the sender not told it is stored")
@@ -183,10 +218,8 @@ func TestImportForwardWithRecordsHandsOnAfterACrash(t *testing.T) {
 	}
 	im.release()
 	fake.Advance(3 * time.Second)
-	h.mu.Lock()
-	h.fail = nil
-	h.mu.Unlock()
-	im = open()
+	h.setFail(nil)
+	im = newForwarding(t, dir, h, fake)
 	if _, err := im.Import(context.Background(), Batch{Resource: node, Spans: b}); err != nil {
 		t.Fatal(err)
 	}
@@ -200,68 +233,35 @@ func TestImportForwardWithRecordsHandsOnAfterACrash(t *testing.T) {
 	if err := im.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	h.mu.Lock()
-	if len(h.spans) != 100 {
-		t.Errorf("handed on %d spans, want all 100 of B and C", len(h.spans))
-	}
-	for ref, n := range h.spans {
-		if n != 1 {
-			t.Errorf("%v handed on %d times, want once", ref, n)
-		}
-	}
-	h.mu.Unlock()
-	st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
-	if err != nil {
+	handedAndStoredOnce(t, h, dir, len(b)+len(c))
+}
+
+// Downstream refusing when the Importer shuts down: what it could neither
+// hand on nor write is not set aside in the store's spool unhanded —
+// merged into the store at the next start, the batch sent again was
+// found stored and never handed on (50 of 100 spans).
+func TestImportForwardWithRecordsShutdownDownstreamDown(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "records")
+	h := &handedOn{spans: map[spanRef]int{}, sessions: map[sessions.SessionID]int{}}
+	fake := clock.NewFake(rigNow)
+	im := newForwarding(t, dir, h, fake)
+	a, b := spansOf(1, 50), spansOf(2, 50)
+	if _, err := im.Import(context.Background(), Batch{Resource: node, Spans: a}); err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	if got := storedOnce(t, st); len(got) != 100 {
-		t.Errorf("%d spans stored, want 100", len(got))
+	h.setFail(errors.New("downstream refused"))
+	if _, err := im.Import(context.Background(), Batch{Resource: node, Spans: b}); err == nil {
+		t.Fatal("B taken while downstream refused it")
 	}
-}
-
-// failingWrites is the Importer's writer refusing writes while err is set.
-type failingWrites struct {
-	recorder.BusyStore
-	err   error
-	wrote int
-}
-
-func (f *failingWrites) WriteContext(_ context.Context, es []sessions.Entry) (int, error) {
-	if f.err != nil {
-		return 0, f.err
+	im.Shutdown(context.Background())
+	fake.Advance(3 * time.Second)
+	h.setFail(nil)
+	im = newForwarding(t, dir, h, fake)
+	if _, err := im.Import(context.Background(), Batch{Resource: node, Spans: b}); err != nil {
+		t.Fatal(err)
 	}
-	f.wrote += len(es)
-	return 0, nil
-}
-
-// The store refusing a batch already handed on: the Recorder gives it
-// again, with what came since, and only what came since is handed on —
-// with records kept and without.
-func TestForwardSinkHandsOnceWhenTheWriteFails(t *testing.T) {
-	for _, only := range []bool{false, true} {
-		var got []string
-		w := &failingWrites{err: errors.New("disk full")}
-		f := &forwardSink{w: w, only: only, forward: func(es []sessions.Entry) error {
-			for _, e := range es {
-				got = append(got, string(e.Key))
-			}
-			return nil
-		}}
-		a := []sessions.Entry{{Key: []byte(keys.ImportRoot + "a")}, {Key: []byte("r1")}}
-		if _, err := f.Take(context.Background(), a); err == nil {
-			t.Fatal("Take succeeded through a failing write")
-		}
-		w.err = nil
-		if _, err := f.Take(context.Background(), append(a, sessions.Entry{Key: []byte("r2")})); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.Take(context.Background(), a); err != nil {
-			t.Fatal(err)
-		}
-		want := []string{keys.ImportRoot + "a", "r1", "r2", keys.ImportRoot + "a", "r1"}
-		if !slices.Equal(got, want) {
-			t.Errorf("ForwardOnly %v: handed on %q, want %q: each once until written, then a new batch whole", only, got, want)
-		}
+	if err := im.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
 	}
+	handedAndStoredOnce(t, h, dir, len(a)+len(b))
 }
