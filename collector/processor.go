@@ -142,7 +142,7 @@ func (p *recordsProcessor) start(context.Context, component.Host) error {
 	return nil
 }
 
-// process records a batch; what is kept goes downstream from the store
+// process records a batch; what is kept goes downstream as it is written
 // (forwarder), not from here, so the batch itself is never passed on.
 func (p *recordsProcessor) process(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	c := batches(td)

@@ -6,9 +6,11 @@ package collector
 // sender's later spans continue its session under the same id.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -16,6 +18,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 )
 
 // downstream is an OTLP/gRPC server standing for the backend after the
@@ -28,11 +32,15 @@ type downstream struct {
 	spans    map[string]int
 	sessions map[string]int
 	bare     int
+	refuse   bool // refuse every batch, as a backend that is down
 }
 
 func (d *downstream) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.refuse {
+		return ptraceotlp.NewExportResponse(), grpcstatus.Error(codes.Unavailable, "downstream is down")
+	}
 	rss := req.Traces().ResourceSpans()
 	for i := range rss.Len() {
 		sid, _ := rss.At(i).Resource().Attributes().Get("records.session.id")
@@ -69,10 +77,11 @@ func startDownstream(t *testing.T) (*downstream, string) {
 }
 
 // processorConfig is a Collector configuration with the records
-// processor, without a directory, keeping its state in state, in front
-// of the OTLP exporter to endpoint (no sending queue: a batch is handed
-// on before the receiver answers).
-func processorConfig(state, endpoint string) string {
+// processor, its store as store says ("state_directory: path" without a
+// directory, "directory: path" with one), in front of the OTLP exporter
+// to endpoint (no sending queue and no retries: a batch is handed on, or
+// refused, before the receiver answers).
+func processorConfig(store, endpoint string) string {
 	return fmt.Sprintf(`receivers:
   otlp:
     protocols:
@@ -82,7 +91,7 @@ func processorConfig(state, endpoint string) string {
         endpoint: 127.0.0.1:%%[2]d
 processors:
   records:
-    state_directory: %s
+    %s
 exporters:
   otlp:
     endpoint: %s
@@ -90,6 +99,8 @@ exporters:
     tls:
       insecure: true
     sending_queue:
+      enabled: false
+    retry_on_failure:
       enabled: false
 service:
   telemetry:
@@ -100,7 +111,7 @@ service:
       receivers: [otlp]
       processors: [records]
       exporters: [otlp]
-`, state, endpoint)
+`, store, endpoint)
 }
 
 // A batch B of 100 changed spans through the processor without a
@@ -120,7 +131,7 @@ func TestProcessorRestartHandsOnOnce(t *testing.T) {
 	for _, how := range []string{"SIGKILL", "SIGTERM"} {
 		t.Run(how, func(t *testing.T) {
 			down, endpoint := startDownstream(t)
-			cfg := processorConfig(filepath.Join(t.TempDir(), "state"), endpoint)
+			cfg := processorConfig("state_directory: "+filepath.Join(t.TempDir(), "state"), endpoint)
 			p := freePorts(t)
 			col := startAt(t, bins["otelcol"], cfg, p)
 			t0 := time.Now()
@@ -149,5 +160,67 @@ func TestProcessorRestartHandsOnOnce(t *testing.T) {
 				t.Errorf("%d span ids downstream (%d more than once) in %d sessions; want 200, each once, in 1", len(down.spans), twice, len(down.sessions))
 			}
 		})
+	}
+}
+
+// The records processor with a directory, downstream down: a batch B is
+// refused (the sender told it failed), then SIGKILL; a start with
+// downstream back, B sent again, then C: downstream gets each of B's and
+// C's spans once, and the store holds them once. Stored before it was
+// handed on, B was found stored after the restart and never handed on.
+func TestProcessorWithADirectoryHandsOnAfterACrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs otelcol-records twice")
+	}
+	bins, err := tools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	down, endpoint := startDownstream(t)
+	dir := filepath.Join(t.TempDir(), "records")
+	cfg := processorConfig("directory: "+dir, endpoint)
+	p := freePorts(t)
+	col := startAt(t, bins["otelcol"], cfg, p)
+	t0 := time.Now()
+	b, c := replayBody(1, 100, t0), replayBody(2, 100, t0.Add(time.Second))
+	down.mu.Lock()
+	down.refuse = true
+	down.mu.Unlock()
+	resp, err := http.Post(col.url, "application/x-protobuf", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Fatalf("B told stored while downstream refused it\n%s", col.log)
+	}
+	col.kill()
+	down.mu.Lock()
+	down.refuse = false
+	down.mu.Unlock()
+	col = startAt(t, bins["otelcol"], cfg, p)
+	postOK(t, col, b)
+	postOK(t, col, c)
+	col.stop(t)
+	down.mu.Lock()
+	twice := 0
+	for _, n := range down.spans {
+		if n > 1 {
+			twice++
+		}
+	}
+	t.Logf("%d span ids downstream, %d of them more than once", len(down.spans), twice)
+	if len(down.spans) != 200 || twice > 0 {
+		t.Errorf("%d span ids downstream (%d more than once); want 200, each once", len(down.spans), twice)
+	}
+	down.mu.Unlock()
+	stored, _ := storedIDs(t, dir)
+	if len(stored) != 200 {
+		t.Errorf("%d span ids stored, want 200", len(stored))
+	}
+	for id, n := range stored {
+		if n > 1 {
+			t.Errorf("%s stored %d times", id, n)
+		}
 	}
 }

@@ -96,13 +96,14 @@ type Config struct {
 	// and a burst of senders' held spans must not make a retry be stored
 	// twice, nor the reverse.
 	DedupBytes int
-	// Forward, when set, is given every batch of entries the store took
-	// (written, or spooled for a store another process held), in the
-	// order they were written, before the Import that wrote them returns:
-	// the Collector's records processor hands what is kept on down its
-	// pipeline. An error is the write's: the batch stays queued, and is
-	// written (harmlessly, under the same keys) and handed on again.
-	// Entries are valid only during the call. See DecodeEntry.
+	// Forward, when set, is given every batch of entries, in order, just
+	// before the store takes it (written, or spooled for a store another
+	// process held), and before the Import that wrote them returns: the
+	// Collector's records processor hands what is kept on down its
+	// pipeline. Handed on first, a batch stored is one handed on, so that
+	// a restart that finds it stored may drop it sent again. An error is
+	// the write's: the batch stays queued, and is handed on and written
+	// again. Entries are valid only during the call. See DecodeEntry.
 	Forward func([]sessions.Entry) error
 	// ForwardOnly, with Forward, keeps no records: they are handed on
 	// (before the store takes anything), and the store in the Importer's

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/importer/internal/ahead"
+	"github.com/otelrecords/otelrecords/importer/internal/handed"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
-	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -32,57 +32,37 @@ import (
 const takenRefBytes = 8
 
 // sink is where a session's Recorder gives what it wrote
-// (recorder.Sink): with Config.Forward, a forwardSink (a store
-// given with WithStore is the caller's, and is written as it is); without
-// it, nil, and the Recorder writes to the shared writer itself.
+// (recorder.Sink): with Config.Forward, a handed.Sink, which hands it on
+// and then writes it (a store given with WithStore is the caller's, and
+// is written as it is); without it, nil, and the Recorder writes to the
+// shared writer itself.
 func (im *Importer) sink() recorder.Sink {
 	if im.writer == nil || im.cfg.Forward == nil {
 		return nil
 	}
-	return forwardSink{im.writer, im.cfg.Forward, im.cfg.ForwardOnly}
+	return &handed.Sink{W: im.writer, Forward: im.cfg.Forward, Only: im.cfg.ForwardOnly}
 }
 
-// forwardSink takes what a Recorder wrote for the Collector's records
-// processor (Config.Forward). Keeping records, it writes them to the
-// store, then hands them on once the store took them. Keeping none
-// (Config.ForwardOnly), it hands them on, then writes the Importer's own
-// entries among them; a crash between the two hands the records on again
-// when the sender, not told they are stored, sends them again: downstream
-// takes a span at least once.
-type forwardSink struct {
-	w       *sharedstore.Writer
-	forward func([]sessions.Entry) error
-	only    bool // Config.ForwardOnly
+// openFor returns how the Recorder of a session whose sink is s opens
+// the store: with a handed.Sink, a store whose spool (the Recorder's last
+// resort for what it could not write) hands on through the sink first.
+func (im *Importer) openFor(s recorder.Sink) func() (sessions.Store, error) {
+	hs, ok := s.(*handed.Sink)
+	if !ok {
+		return im.open
+	}
+	return func() (sessions.Store, error) { return forwardSession{sharedSession{im.writer}, hs}, nil }
 }
 
-// Take hands es on and writes what the Importer keeps of them.
-func (f forwardSink) Take(ctx context.Context, es []sessions.Entry) (int, error) {
-	if !f.only {
-		n, err := f.w.WriteContext(ctx, es)
-		if err != nil {
-			return n, err
-		}
-		return n, f.forward(es)
-	}
-	if err := f.forward(es); err != nil {
-		return 0, err
-	}
-	if mine := own(es); len(mine) > 0 {
-		return f.w.WriteContext(ctx, mine)
-	}
-	return 0, nil
+// forwardSession is the shared writer as a forwarding session's Recorder
+// sees it: its spool is the sink's.
+type forwardSession struct {
+	sharedSession
+	sink *handed.Sink
 }
 
-// own returns the Importer's own entries among es.
-func own(es []sessions.Entry) []sessions.Entry {
-	var out []sessions.Entry
-	for _, e := range es {
-		if bytes.HasPrefix(e.Key, []byte(keys.ImportRoot)) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
+// Spool hands es on, then sets them aside (handed.Sink.Spool).
+func (s forwardSession) Spool(es []sessions.Entry) error { return s.sink.Spool(es) }
 
 // tookRecord notes, for an Importer that keeps no records, that the span
 // ref of the kept session rs is recorded: its id goes in the session's

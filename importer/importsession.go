@@ -249,7 +249,7 @@ func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue
 		cfg.Resume = &recorder.Resume{ID: p.id, Start: p.start, NextSeq: p.next}
 		rs.clock, rs.marks, rs.kept, rs.entryAt, rs.nextPending = p.clock, p.marks, true, now, p.nextPending
 		im.counts.resumed++
-		rs.rec = recorder.New(cfg, im.open, im.now)
+		rs.rec = recorder.New(cfg, im.openFor(cfg.Sink), im.now)
 		if p.recovered && im.cfg.Forward != nil {
 			rs.rec.QueueRow() // what reads what is handed on has not seen it since the restart
 		}
@@ -267,7 +267,7 @@ func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue
 		delete(im.parked, key)
 	}
 	rs.clock = measureClock(spans, now, replayed(res))
-	rs.rec = recorder.New(cfg, im.open, im.now)
+	rs.rec = recorder.New(cfg, im.openFor(cfg.Sink), im.now)
 	// The session starts at its earliest span, whichever is stamped
 	// first: a parent arriving after its children starts before them.
 	var first time.Time
