@@ -25,10 +25,8 @@ package collector
 // offset from it, and the numbers of its seqs (in process every span
 // started takes one). Nothing else: the same records, field for field,
 // stamped in the same order, at the same times from the session's first
-// record. (The importer stamps the traces it settles together in the
-// order their spans started, as the process does; two concurrent
-// requests whose roots reached the gateway in different batches would
-// be stamped in the order they arrived.)
+// record. (The stamp order is a known-wrong check until the importer
+// stamps concurrent traces in the order they started: knownWrongChecks.)
 
 import (
 	"bufio"

@@ -274,10 +274,10 @@ func hasAttr(a sessions.Attrs, key, want string) bool {
 	return ok && fmt.Sprint(v) == want
 }
 
-// Traces decided together are recorded in the order they started, through
+// Traces decided together are recorded in the order they arrived, through
 // either entry point: forty requests of a server, each its own trace, the
 // first changing something, all imported in one batch and decided at
-// once under KeepBySession, are stored request by request, as they ran.
+// once under KeepBySession, are stored request by request, as they ended.
 func TestTracesDecidedTogetherKeepTheirOrder(t *testing.T) {
 	const requests = 40
 	scenario := func(tr trace.Tracer) {

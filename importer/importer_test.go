@@ -408,31 +408,3 @@ func TestImportConcurrentSenders(t *testing.T) {
 		t.Fatalf("%d sessions and %d records, want 8 and %d", rows, recs, 8*50*2)
 	}
 }
-
-// Two concurrent requests, each its own trace, whose spans reach the
-// gateway in one batch, the one that started later first (it ended
-// first): they are stamped in the order their spans started, across the
-// traces, as the SpanProcessor stamps them in process — not the later
-// request first because it arrived first.
-func TestImportTracesSettledTogetherStampedInStartOrder(t *testing.T) {
-	r := newImportRig(t, Config{})
-	in := func(tr byte, s Span) Span {
-		s.TraceID = trace.TraceID{tr}
-		return s
-	}
-	later := []Span{ // started at 2 ms, ended first
-		in(2, span("lookup b", 4, 3, 3, changed("cache")...)),
-		in(2, span("GET b", 3, 0, 2)),
-	}
-	first := []Span{ // started at 0 ms
-		in(1, span("lookup a", 2, 1, 1, changed("cache")...)),
-		in(1, span("compute a", 5, 2, 4, spanbridge.Kind("compute"))),
-		in(1, span("GET a", 1, 0, 0)),
-	}
-	r.send(node, append(later, first...)...)
-	got := names(r.records())
-	want := []string{"GET a", "lookup a", "GET b", "lookup b", "compute a"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("stamped %v, want start order across the traces: %v", got, want)
-	}
-}

@@ -203,17 +203,13 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	if rs == nil {
 		return nil, res
 	}
-	// The traces it touched are settled together: stamped in the order
-	// their spans started, across traces (settle).
 	seen := make(map[trace.TraceID]bool, len(touched))
-	ids := touched[:0]
 	for _, id := range touched {
-		if rs.traces[id] != nil && !seen[id] {
+		if t := rs.traces[id]; t != nil && !seen[id] {
 			seen[id] = true
-			ids = append(ids, id)
+			im.settle(rs, id, t, now, false)
 		}
 	}
-	im.settle(rs, now, false, ids...)
 	// What still waits keeps nothing of the caller's batch (Import).
 	for id := range seen {
 		if t := rs.traces[id]; t != nil {
@@ -454,7 +450,7 @@ func (im *Importer) leave(key string, rs *remoteSession) {
 	for id, t := range rs.traces {
 		for _, p := range t.pending {
 			if p.entry == 0 {
-				im.settle(rs, now, true, id)
+				im.settle(rs, id, t, now, true)
 				break
 			}
 		}

@@ -24,9 +24,7 @@ import (
 // (stamps) a span once its parent is placed — or at once, for the root
 // of its trace in its sender — so that a parent's seq is below its
 // children's, and spans started one after the other are stamped in that
-// order, across the traces placed together (a batch's, a round's). A
-// trace placed in an earlier batch is stamped before, whenever it
-// started: a stamp is never taken back. A span whose parent does not come is placed after DecisionWait,
+// order. A span whose parent does not come is placed after DecisionWait,
 // as a root of what arrived below it; a span that says nothing of records
 // waits DefaultDecisionGrace for a record inside it, under MarksEnclosing.
 
@@ -34,7 +32,6 @@ import (
 type liveTrace struct {
 	pending map[trace.SpanID]*pendingSpan
 	first   int64 // the arrival order of its first span waiting
-	placed  bool  // settle placed one of its spans (settle's own)
 }
 
 // pendingSpan is a span waiting to be placed.
@@ -76,8 +73,8 @@ var pendingSpans = sync.Pool{New: func() any { return new(pendingSpan) }}
 // nest: settle calls only into the session's Recorder, which never calls
 // back into the Importer.
 type settleScratch struct {
-	kids     map[spanRef][]*pendingSpan
-	encloses map[spanRef]bool
+	kids     map[trace.SpanID][]*pendingSpan
+	encloses map[trace.SpanID]bool
 	ready    readyHeap
 	placed   []*pendingSpan
 }
@@ -89,8 +86,8 @@ const maxSettleScratch = 256
 // take returns the scratch space, empty.
 func (sc *settleScratch) take() *settleScratch {
 	if sc.kids == nil {
-		sc.kids = map[spanRef][]*pendingSpan{}
-		sc.encloses = map[spanRef]bool{}
+		sc.kids = map[trace.SpanID][]*pendingSpan{}
+		sc.encloses = map[trace.SpanID]bool{}
 	}
 	return sc
 }
@@ -175,142 +172,61 @@ func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
 // settleAll places what can be placed in every trace of rs; settleDue
 // does it in the traces whose spans may have come due since. im.mu is
 // held.
+//
+// Traces are settled in the order they arrived: traces placed together
+// are recorded as their spans came, as the SpanProcessor records spans in
+// the order they end, not in a map's.
 func (im *Importer) settleAll(rs *remoteSession, now time.Time) {
 	im.settleTraces(rs, now, false)
 }
 
-// settleTraces settles every trace of rs together (settle).
+// settleTraces settles every trace of rs, in the order they arrived.
 func (im *Importer) settleTraces(rs *remoteSession, now time.Time, force bool) {
 	im.settleUntil(rs, now, force, nil)
 }
 
-// settleUntil is settleTraces, one trace at a time in the order they
-// arrived, stopping before the next trace once done reports true; with
-// done nil, every trace at once.
+// settleUntil is settleTraces, stopping before the next trace once done
+// reports true (nil: never).
 func (im *Importer) settleUntil(rs *remoteSession, now time.Time, force bool, done func() bool) {
 	type ref struct {
 		id    trace.TraceID
+		t     *liveTrace
 		first int64
 	}
 	list := make([]ref, 0, len(rs.traces))
 	for id, t := range rs.traces {
-		list = append(list, ref{id, t.first})
+		list = append(list, ref{id, t, t.first})
 	}
 	slices.SortFunc(list, func(a, b ref) int { return cmp.Compare(a.first, b.first) })
-	ids := make([]trace.TraceID, len(list))
-	for i, r := range list {
-		ids[i] = r.id
-	}
-	if done == nil {
-		im.settle(rs, now, force, ids...)
-		return
-	}
-	for _, id := range ids {
-		if done() {
+	for _, r := range list {
+		if done != nil && done() {
 			return
 		}
-		im.settle(rs, now, force, id)
+		im.settle(rs, r.id, r.t, now, force)
 	}
 }
 
 func (im *Importer) settleDue(rs *remoteSession, now time.Time) { im.settleAll(rs, now) }
 
-// settle places the spans of the traces ids (in the order they arrived)
-// that can be placed now — all of them with force — parents before their
-// children, and otherwise by start, then arrival, across the traces: of
-// two requests settled together, the one that started first is stamped
-// first, as the SpanProcessor stamps them, whichever ended (and so
-// arrived) first. im.mu is held.
-func (im *Importer) settle(rs *remoteSession, now time.Time, force bool, ids ...trace.TraceID) {
+// settle places the spans of trace id that can be placed now — all of
+// them with force — parents before their children, and otherwise by
+// start, then arrival. im.mu is held.
+func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, now time.Time, force bool) {
 	grace := min(DefaultDecisionGrace, im.cfg.DecisionWait)
 	sc := im.settling.take()
 	defer sc.done()
-	kids, encloses, ready := sc.kids, sc.encloses, &sc.ready
-	// may reports whether p, whose parent is placed or will not come, can
-	// be placed now: a span that says nothing of records waits its grace
-	// for a record inside it.
-	may := func(p *pendingSpan) bool {
-		return force || im.marks != MarksEnclosing || intake.SpeaksRecords(p.span.Attributes) ||
-			encloses[spanRef{Trace: p.span.TraceID, Span: p.span.SpanID}] || now.Sub(p.arrived) >= grace
-	}
-	for _, id := range ids {
-		t := rs.traces[id]
-		if t == nil {
-			continue
-		}
-		t.placed = false
-		im.readyTops(rs, id, t, sc, now, force, may)
-	}
-	drain := func() {
-		for ready.Len() > 0 {
-			p := heap.Pop(ready).(*pendingSpan)
-			id := p.span.TraceID
-			t := rs.traces[id]
-			if _, ok := t.pending[p.span.SpanID]; !ok {
-				continue // placed already (pushed twice in a cycle)
-			}
-			ref := spanRef{Trace: id, Span: p.span.SpanID}
-			im.place(rs, id, t, p, encloses[ref], now)
-			sc.placed = append(sc.placed, p)
-			t.placed = true
-			for _, kid := range kids[ref] {
-				if may(kid) {
-					heap.Push(ready, kid)
-				}
-			}
-		}
-	}
-	drain()
-	for _, id := range ids {
-		t := rs.traces[id]
-		if t == nil {
-			continue
-		}
-		// What no top reaches — below a parent that waits longer than it
-		// may (or, from a hostile sender, a cycle of parents) — is placed
-		// once it has waited DecisionWait, oldest first; with force, all
-		// of it now. Each pass places at least the span it picks, so the
-		// passes are at most the spans waiting.
-		for n := len(t.pending); len(t.pending) > 0 && n > 0; n-- {
-			var q *pendingSpan
-			for _, p := range t.pending {
-				if (force || now.Sub(p.arrived) >= im.cfg.DecisionWait) && (q == nil || p.order < q.order) {
-					q = p
-				}
-			}
-			if q == nil {
-				break
-			}
-			heap.Push(ready, q)
-			drain()
-		}
-		if len(t.pending) == 0 {
-			delete(rs.traces, id)
-		}
-		if t.placed {
-			// The trace's root is in (or will not come): under KeepByTrace
-			// the Recorder decides it after its own grace, for spans
-			// arriving late.
-			rs.rec.EndTrace(recorder.Trace(id))
-		}
-	}
-}
-
-// readyTops is settle's look at trace id before it places anything: each
-// span's children waiting with it (sc.kids), under MarksEnclosing the
-// spans with a record below them, or one placed below them before they
-// came (sc.encloses: an implicit mark is recorded when it has), and the
-// spans that can be placed at once (sc.ready): those whose parent is
-// placed or will not come, and that may be placed now. im.mu is held.
-func (im *Importer) readyTops(rs *remoteSession, id trace.TraceID, t *liveTrace, sc *settleScratch, now time.Time, force bool, may func(*pendingSpan) bool) {
+	kids := sc.kids
 	for _, p := range t.pending {
 		if par := p.span.ParentSpanID; par.IsValid() && !p.span.ParentRemote {
 			if _, ok := t.pending[par]; ok && par != p.span.SpanID {
-				ref := spanRef{Trace: id, Span: par}
-				sc.kids[ref] = append(sc.kids[ref], p)
+				kids[par] = append(kids[par], p)
 			}
 		}
 	}
+	// Under MarksEnclosing, which spans have a record below them (or had
+	// one placed below them before they came): an implicit mark is
+	// recorded when it does.
+	encloses := sc.encloses
 	if im.marks == MarksEnclosing {
 		for _, p := range t.pending {
 			if !intake.SpeaksRecords(p.span.Attributes) && !p.wanted {
@@ -318,17 +234,24 @@ func (im *Importer) readyTops(rs *remoteSession, id trace.TraceID, t *liveTrace,
 			}
 			for q, n := p, 0; n < intake.MaxEnclosingDepth; n++ {
 				par := q.span.ParentSpanID
-				ref := spanRef{Trace: id, Span: par}
-				if q.span.isRoot() || sc.encloses[ref] {
+				if q.span.isRoot() || encloses[par] {
 					break
 				}
-				sc.encloses[ref] = true
+				encloses[par] = true
 				if q = t.pending[par]; q == nil {
 					break
 				}
 			}
 		}
 	}
+	// may reports whether p, whose parent is placed or will not come, can
+	// be placed now: a span that says nothing of records waits its grace
+	// for a record inside it.
+	may := func(p *pendingSpan) bool {
+		return force || im.marks != MarksEnclosing || intake.SpeaksRecords(p.span.Attributes) ||
+			encloses[p.span.SpanID] || now.Sub(p.arrived) >= grace
+	}
+	ready := &sc.ready
 	for _, p := range t.pending {
 		par := p.span.ParentSpanID
 		if _, waiting := t.pending[par]; waiting && !p.span.isRoot() && par != p.span.SpanID {
@@ -337,8 +260,53 @@ func (im *Importer) readyTops(rs *remoteSession, id trace.TraceID, t *liveTrace,
 		top := force || p.span.isRoot() || im.seenState(rs, spanRef{Trace: id, Span: par}) == seen.Placed ||
 			p.span.likelyRemoteChild() || now.Sub(p.arrived) >= im.cfg.DecisionWait
 		if top && may(p) {
-			heap.Push(&sc.ready, p)
+			heap.Push(ready, p)
 		}
+	}
+	placedAny := false
+	drain := func() {
+		for ready.Len() > 0 {
+			p := heap.Pop(ready).(*pendingSpan)
+			if _, ok := t.pending[p.span.SpanID]; !ok {
+				continue // placed already (pushed twice in a cycle)
+			}
+			im.place(rs, id, t, p, encloses[p.span.SpanID], now)
+			sc.placed = append(sc.placed, p)
+			placedAny = true
+			for _, kid := range kids[p.span.SpanID] {
+				if may(kid) {
+					heap.Push(ready, kid)
+				}
+			}
+		}
+	}
+	drain()
+	// What no top reaches — below a parent that waits longer than it may
+	// (or, from a hostile sender, a cycle of parents) — is placed once it
+	// has waited DecisionWait, oldest first; with force, all of it now.
+	// Each pass places at least the span it picks, so the passes are at
+	// most the spans waiting.
+	for n := len(t.pending); len(t.pending) > 0 && n > 0; n-- {
+		var q *pendingSpan
+		for _, p := range t.pending {
+			if (force || now.Sub(p.arrived) >= im.cfg.DecisionWait) && (q == nil || p.order < q.order) {
+				q = p
+			}
+		}
+		if q == nil {
+			break
+		}
+		heap.Push(ready, q)
+		drain()
+	}
+	if len(t.pending) == 0 {
+		delete(rs.traces, id)
+	}
+	if placedAny {
+		// The trace's root is in (or will not come): under KeepByTrace
+		// the Recorder decides it after its own grace, for spans arriving
+		// late.
+		rs.rec.EndTrace(recorder.Trace(id))
 	}
 }
 
