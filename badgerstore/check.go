@@ -98,7 +98,11 @@ func checkBeforeOpen(dir string, readOnly, replay bool) error {
 			return err
 		}
 	}
-	found, err := badgerfmt.CheckForOpenIn(d, entries)
+	mode := badgerfmt.ForWrite
+	if readOnly {
+		mode = badgerfmt.ForRead
+	}
+	found, err := badgerfmt.CheckForOpenModeIn(d, entries, mode)
 	if err != nil {
 		return nil // a directory that cannot be read is Badger's to report
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -32,6 +33,15 @@ const fileMode = 0o600
 // next Open or Close. A failure is returned; Open and Close report it to
 // their handler and go on.
 func privateFiles(dir string, created bool) error {
+	return privateFilesIn(dir, nil, created)
+}
+
+// privateFilesIn is privateFiles with the directory's entries already
+// listed, when not nil: Open lists the store once after Badger's open for
+// the full-disk guard and this pass (BENCHMARKS.md, figure 9). The
+// reserve, which the guard creates after that listing, is looked at by
+// name when the entries lack it.
+func privateFilesIn(dir string, des []fs.DirEntry, created bool) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return err
@@ -42,9 +52,14 @@ func privateFiles(dir string, created bool) error {
 			return nil
 		}
 	}
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		return err
+	if des == nil {
+		if des, err = os.ReadDir(dir); err != nil {
+			return err
+		}
+	} else if !slices.ContainsFunc(des, func(de fs.DirEntry) bool { return de.Name() == space.ReserveName }) {
+		if rfi, err := os.Lstat(filepath.Join(dir, space.ReserveName)); err == nil {
+			des = append(des[:len(des):len(des)], fs.FileInfoToDirEntry(rfi))
+		}
 	}
 	known := privateTablesOf(dir)
 	private := make(map[string]bool, len(known))
@@ -82,6 +97,16 @@ func privateFiles(dir string, created bool) error {
 		return fmt.Errorf("otelrecords: make the files of store %s private: %w", dir, err)
 	}
 	return nil
+}
+
+// listStore lists the store directory dir, or returns nil when it cannot
+// (each pass then lists it, and reports what it cannot).
+func listStore(dir string) []fs.DirEntry {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	return des
 }
 
 // The tables privateFiles found or made private, per store directory:

@@ -129,6 +129,34 @@ func TestStoreIsPrivate(t *testing.T) {
 	}
 }
 
+// The files a read-write Open finds and those Badger's open creates (its
+// write-ahead log, a new value log, LOCK) and the reserve are private
+// while the store is open, not only after Close: Open lists the directory
+// once after Badger's open for the reserve and this pass, and looks at
+// the reserve, created after that listing, by name.
+func TestOpenStoreIsPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "records")
+	withUmask(0, func() {
+		writeSome(t, dir)
+		st, err := badgerstore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		got := modes(t, dir)
+		for _, want := range []string{"LOCK", "otelrecords.reserve"} {
+			if _, ok := got[want]; !ok {
+				t.Errorf("no %s in the open store: %v", want, got)
+			}
+		}
+		for name, m := range got {
+			if name != "." && m != 0o600 {
+				t.Errorf("%s: mode %v while the store is open, want 0600", name, m)
+			}
+		}
+	})
+}
+
 // TestStoreKeepsItsOwnersMode: a directory that already holds a store
 // keeps the mode its owner gave it, and so do its files: a group that
 // reads the store goes on reading it.

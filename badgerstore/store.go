@@ -146,9 +146,16 @@ func openAt(dir, path string, c config) (*Store, error) {
 		return nil, openError(dir, err)
 	}
 	g.Watch(db.Tables)
+	// The directory as Badger's open left it, listed once for the
+	// reserve's pass and the files' (BENCHMARKS.md, figure 9); nil, and
+	// each lists it.
+	var listed []fs.DirEntry
+	if !c.readOnly {
+		listed = listStore(path)
+	}
 	// The reserve (internal/store/space), once Badger holds the
 	// directory, so unshared.
-	if err := g.Take(); err != nil {
+	if err := g.Take(listed); err != nil {
 		g.BeforeClose()
 		_ = db.Close()
 		g.Close()
@@ -159,7 +166,7 @@ func openAt(dir, path string, c config) (*Store, error) {
 	s.handle = c.handle
 	s.progress = c.progress
 	if !c.readOnly {
-		if err := privateFiles(path, created); err != nil {
+		if err := privateFilesIn(path, listed, created); err != nil {
 			c.handle(err)
 		}
 		// Records a writer set aside while another process held the store

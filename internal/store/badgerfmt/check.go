@@ -83,6 +83,22 @@ func CheckForOpen(dir string) ([]*Damage, error) {
 	return CheckForOpenIn(d, entries)
 }
 
+// An OpenMode says how Badger opens the store after a check: what the
+// check remembers of it depends on what that open changes (sound.go).
+type OpenMode int
+
+const (
+	// ForRead is a read-only open, which changes nothing.
+	ForRead OpenMode = iota
+	// ForWrite is a read-write open: Badger truncates the MANIFEST to
+	// its end (new times, so the MANIFEST the check found is not the
+	// one the next check finds) and deletes the sealed value logs that
+	// hold only a header. The check remembers neither, so a writer's
+	// open of a store that nothing else changed leaves the cache file
+	// as it was (BENCHMARKS.md, figure 9).
+	ForWrite
+)
+
 // CheckForOpenIn is CheckForOpen on the store directory d, which its
 // caller has open (the descriptor it holds the store's lock by) and has
 // listed: entries are what d.ReadDir gave. An open lists its store's
@@ -90,7 +106,14 @@ func CheckForOpen(dir string) ([]*Damage, error) {
 // stat-ed relative to d rather than by path (BENCHMARKS.md, figure 9:
 // a process's first open stats every table).
 func CheckForOpenIn(d *os.File, entries []fs.DirEntry) ([]*Damage, error) {
-	found := check(d, entries, false)
+	return CheckForOpenModeIn(d, entries, ForRead)
+}
+
+// CheckForOpenModeIn is CheckForOpenIn before an open in mode: a check
+// before a read-write open does not remember the files that open changes
+// or deletes.
+func CheckForOpenModeIn(d *os.File, entries []fs.DirEntry, mode OpenMode) ([]*Damage, error) {
+	found := check(d, entries, false, mode)
 	if len(found) > 0 {
 		if m := versionMismatch(); m != "" {
 			for _, d := range found {
@@ -118,7 +141,7 @@ func CheckAll(dir string) ([]*Damage, error) {
 		return nil, err
 	}
 	defer d.Close()
-	return check(d, entries, true), nil
+	return check(d, entries, true, ForRead), nil
 }
 
 // listDir opens dir and lists it.
@@ -153,8 +176,8 @@ type checked struct {
 }
 
 // check checks the store directory d, listed in entries, reading every
-// block of every table when full is set.
-func check(d *os.File, entries []fs.DirEntry, full bool) []*Damage {
+// block of every table when full is set, before an open in mode.
+func check(d *os.File, entries []fs.DirEntry, full bool, mode OpenMode) []*Damage {
 	dir := d.Name()
 	var (
 		found        []*Damage
@@ -262,7 +285,7 @@ func check(d *os.File, entries []fs.DirEntry, full bool) []*Damage {
 		for _, l := range logs {
 			stillSound, found = keep(checkLogJob(l), stillSound, found)
 		}
-		return finish(dir, full, tables, stillSound, manifest, known, found)
+		return finish(dir, full, mode, tables, stillSound, manifest, known, found)
 	}
 	jobs := make(chan func() checked)
 	results := make(chan checked)
@@ -291,7 +314,7 @@ func check(d *os.File, entries []fs.DirEntry, full bool) []*Damage {
 	for c := range results {
 		stillSound, found = keep(c, stillSound, found)
 	}
-	return finish(dir, full, tables, stillSound, manifest, known, found)
+	return finish(dir, full, mode, tables, stillSound, manifest, known, found)
 }
 
 // keep adds what a job found to the sealed logs found sound, or to the
@@ -308,15 +331,19 @@ func keep(c checked, sound []soundKey, found []*Damage) ([]soundKey, []*Damage) 
 
 // finish orders the damage a check found by file name and, unless the
 // check was full, remembers what it found sound: the tables with no
-// damage, the sealed logs, and the MANIFEST when nothing was damaged.
-func finish(dir string, full bool, tables []tableJob, sealed []soundKey, manifest soundKey, known map[soundKey]bool, found []*Damage) []*Damage {
+// damage, the sealed logs, and the MANIFEST when nothing was damaged —
+// but for a check ForWrite, neither the MANIFEST nor the sealed logs
+// that hold only a header, which Badger's open changes and deletes.
+func finish(dir string, full bool, mode OpenMode, tables []tableJob, sealed []soundKey, manifest soundKey, known map[soundKey]bool, found []*Damage) []*Damage {
 	slices.SortStableFunc(found, func(a, b *Damage) int { return strings.Compare(a.File, b.File) })
 	if !full {
 		sound := soundOf(tables, found)
 		for _, k := range sealed {
-			sound[k] = true
+			if mode != ForWrite || k.ident.size > logHeaderSize {
+				sound[k] = true
+			}
 		}
-		if len(found) == 0 && manifest.ident.known() {
+		if len(found) == 0 && manifest.ident.known() && mode != ForWrite {
 			sound[manifest] = true // with every table it lists
 		}
 		rememberSound(dir, sound, known)

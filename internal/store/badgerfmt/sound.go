@@ -1,7 +1,6 @@
 package badgerfmt
 
 import (
-	"maps"
 	"os"
 	"sync"
 
@@ -60,14 +59,23 @@ func soundTables(dir string) map[soundKey]bool {
 }
 
 // rememberSound replaces what is remembered of the store in dir with
-// tables, in the process and, when they are not the tables known before
-// the check (soundTables'), in the cache.
+// tables in the process and, when the check found sound a file not
+// known before it (soundTables'), in the cache. A cache file that says
+// more than tables (files since deleted, or changed: other identities)
+// is left as it is: every entry in it was found sound as the file it
+// names, and a file gone or changed never matches one, so writing the
+// file again would only cost the open that time (BENCHMARKS.md,
+// figure 9: a writer's every open changes the MANIFEST and deletes a
+// value log).
 func rememberSound(dir string, tables, known map[soundKey]bool) {
 	sound.Lock()
 	rememberLocked(dir, tables)
 	sound.Unlock()
-	if !maps.Equal(tables, known) {
-		saveSound(dir, tables)
+	for k := range tables {
+		if !known[k] {
+			saveSound(dir, tables)
+			return
+		}
 	}
 }
 

@@ -157,3 +157,62 @@ func TestSoundCacheBounded(t *testing.T) {
 		t.Fatalf("CheckForOpen without a cache = %v, %v", found, err)
 	}
 }
+
+// A writer's open changes the MANIFEST and deletes the sealed value logs
+// holding only a header, so a check before it remembers neither: opens
+// of a store that nothing else changes leave the cache file as it is (no
+// write on the open's path), and a table written since is still read,
+// remembered and written to the cache. What the cache keeps through all
+// this still finds a changed table.
+func TestWriterOpenLeavesCacheFile(t *testing.T) {
+	dir := checkedStore(t)
+	path, _, _ := soundCacheFile(dir)
+	writerOpen := func(write bool) {
+		t.Helper()
+		ForgetSound() // as a new process
+		d, entries, err := listDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, err := CheckForOpenModeIn(d, entries, ForWrite)
+		d.Close()
+		if err != nil || len(found) != 0 {
+			t.Fatalf("CheckForOpenModeIn = %v, %v", found, err)
+		}
+		for k := range soundTables(dir) {
+			if k.compression == soundManifest || (k.compression == sealedLog && k.ident.size <= logHeaderSize) {
+				t.Errorf("a check for a writer remembers %+v, which the writer's open changes", k)
+			}
+		}
+		db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if write {
+			if err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte("new"), []byte("v")) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writerOpen(false) // the first may learn the sealed log the read left
+	before := mustStat(t, path)
+	for range 3 {
+		writerOpen(false)
+		if after := mustStat(t, path); !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+			t.Fatalf("a writer's open of an unchanged store wrote the cache file again")
+		}
+	}
+
+	writerOpen(true)  // its Close writes a third table
+	writerOpen(false) // which this check reads and remembers
+	ForgetSound()
+	if n := soundTableCount(dir); n != 3 {
+		t.Fatalf("the cache knows %d tables sound, want the 3 a writer's check found", n)
+	}
+	tables, _ := filepath.Glob(filepath.Join(dir, "*"+TableFileExt))
+	changeKeepingTime(t, tables[0], -1, []byte("junk"))
+	checkFindsChanged(t, dir, tables[0], nil)
+}

@@ -3,6 +3,7 @@ package space
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -113,9 +114,15 @@ func (g *Guard) count(hook int) { g.hooks[hook].Add(1) }
 // Take allocates the reserve (Open, once Badger holds the directory) and
 // the newest write-ahead log, which Badger's Open made; it returns an
 // error matching ErrNoSpace when the file system cannot give them.
-func (g *Guard) Take() error {
+// entries are the store's directory listed after Badger's Open, which
+// the caller shares with its other passes over the files (BENCHMARKS.md,
+// figure 9); nil, and Take lists it.
+func (g *Guard) Take(entries []fs.DirEntry) error {
 	if g == nil {
 		return nil
+	}
+	if entries == nil {
+		entries, _ = os.ReadDir(g.dir) // what it could list: Badger's to report the rest
 	}
 	f, err := os.OpenFile(filepath.Join(g.dir, ReserveName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
@@ -125,14 +132,15 @@ func (g *Guard) Take() error {
 	g.reserve = f
 	g.cover = coverReserve(f)
 	err = g.fill()
-	g.vlogFid, _ = newest(g.dir, badgerfmt.ValueLogFileExt)
+	g.vlogFid, _ = newestIn(entries, badgerfmt.ValueLogFileExt)
 	g.vlogEnd = vlogHeaderSize
 	g.mu.Unlock()
 	if err != nil {
 		return err
 	}
 	g.rotated.Store(true) // the log Open made
-	return g.allocLog()
+	_, name := newestIn(entries, badgerfmt.MemFileExt)
+	return g.allocLogNamed(name)
 }
 
 // heldNow returns the bytes the reserve holds.
@@ -331,6 +339,11 @@ func (g *Guard) allocLog() error {
 		return nil
 	}
 	_, name := newest(g.dir, badgerfmt.MemFileExt)
+	return g.allocLogNamed(name)
+}
+
+// allocLogNamed is allocLog on the write-ahead log name, the newest.
+func (g *Guard) allocLogNamed(name string) error {
 	if name == "" {
 		return nil
 	}
@@ -375,7 +388,9 @@ func (g *Guard) beforeFlush() {
 func (g *Guard) BeforeClose() {
 	if g != nil {
 		g.closing.Store(true)
-		g.lookCloser(g.flushNeed())
+		if g.holds() { // else flushNeed's listing is for nothing (BENCHMARKS.md, figure 9)
+			g.lookCloser(g.flushNeed())
+		}
 	}
 }
 
@@ -467,6 +482,11 @@ func newest(dir, ext string) (uint64, string) {
 	if err != nil {
 		return 0, ""
 	}
+	return newestIn(des, ext)
+}
+
+// newestIn is newest on the entries of a directory listed.
+func newestIn(des []fs.DirEntry, ext string) (uint64, string) {
 	var best uint64
 	name := ""
 	for _, de := range des {

@@ -3,6 +3,7 @@
 package space
 
 import (
+	"io/fs"
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
@@ -23,7 +24,7 @@ type Guard struct {
 
 func NewGuard(dir string, sizes Sizes) *Guard              { return &Guard{} }
 func (g *Guard) count(hook int)                            { g.hooks[hook].Add(1) }
-func (g *Guard) Take() error                               { return nil }
+func (g *Guard) Take(entries []fs.DirEntry) error          { return nil }
 func (g *Guard) Close()                                    {}
 func (g *Guard) CheckWrite(entries []sessions.Entry) error { return nil }
 func (g *Guard) ReleasedSince(n int64) bool                { return false }
