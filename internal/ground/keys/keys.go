@@ -202,3 +202,38 @@ func NamespaceEnd(namespace string) []byte { return append([]byte(namespace), 1)
 func SessionBound(namespace string, id uint64) []byte {
 	return binary.BigEndian.AppendUint64(NamespaceStart(namespace), id)
 }
+
+// tallyMark follows a session's id in the key of one part of its tally
+// (docs/FORMAT.md §3.6): the key sorts right after the session's row.
+const tallyMark = 0x02
+
+// Tally returns the key of one part of session id's tally: the sessions
+// namespace, 0x00, the id, 0x02, then the part, big-endian. Each writer
+// of a session (a process, or an Importer again after a restart) writes
+// its own part; a reader sums them. Parse does not take it (17 bytes
+// follow the namespace), so readers that do not know tallies step over
+// it.
+func Tally(id, part uint64) []byte {
+	k := make([]byte, 0, len(Sessions)+1+8+1+8)
+	k = append(k, Sessions...)
+	k = append(k, 0)
+	k = binary.BigEndian.AppendUint64(k, id)
+	k = append(k, tallyMark)
+	return binary.BigEndian.AppendUint64(k, part)
+}
+
+// TallyPrefix returns the prefix every part of session id's tally starts
+// with.
+func TallyPrefix(id uint64) []byte {
+	return append(Session(id), tallyMark)
+}
+
+// ParseTally returns the session and part of a tally key, and false for
+// any other key.
+func ParseTally(k []byte) (id, part uint64, ok bool) {
+	n := len(Sessions)
+	if len(k) != n+1+8+1+8 || string(k[:n]) != Sessions || k[n] != 0 || k[n+9] != tallyMark {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint64(k[n+1:]), binary.BigEndian.Uint64(k[n+10:]), true
+}

@@ -1,0 +1,77 @@
+package sessions_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+func TestTallyPartsAreSummed(t *testing.T) {
+	st := sessions.NewMemStore()
+	id := sessions.SessionID(1735787045006000000)
+	var a, b sessions.TallyEntry
+	a.Kind, a.Name, a.Key = "cache", "lookup", sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue("k3")}}
+	b = a
+	a.Add(2*time.Millisecond, "hit")
+	a.Add(3*time.Millisecond, "hit")
+	b.Add(time.Second, "hit")
+	p1 := sessions.Tally{Session: id, Part: 1, Entries: []sessions.TallyEntry{a}}
+	p2 := sessions.Tally{Session: id, Part: 2, Entries: []sessions.TallyEntry{b}, Over: 1}
+	var entries []sessions.Entry
+	for _, p := range []sessions.Tally{p1, p2} {
+		v, err := p.MarshalCBOR()
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, sessions.Entry{Key: keys.Tally(uint64(id), p.Part), Value: v})
+	}
+	// A session row beside, and another session's tally: neither is read as this tally.
+	row, _ := sessions.Session{ID: id, OS: "linux", Arch: "amd64"}.MarshalCBOR()
+	entries = append(entries, sessions.Entry{Key: keys.Session(uint64(id)), Value: row})
+	other, _ := sessions.Tally{Session: id + 1, Part: 1, Entries: []sessions.TallyEntry{a}}.MarshalCBOR()
+	entries = append(entries, sessions.Entry{Key: keys.Tally(uint64(id)+1, 1), Value: other})
+	if err := st.Write(entries); err != nil {
+		t.Fatal(err)
+	}
+	r := sessions.NewRecords(st)
+	got, ok, err := r.Tally(id)
+	if err != nil || !ok {
+		t.Fatalf("Tally = %v, %v", ok, err)
+	}
+	if len(got.Entries) != 1 || got.Over != 1 || got.Part != 0 {
+		t.Fatalf("tally %+v", got)
+	}
+	e := got.Entries[0]
+	if e.Count != 3 || e.Wall != time.Second+5*time.Millisecond || e.Min != 2*time.Millisecond || e.Max != time.Second || e.Outcomes["hit"] != 3 {
+		t.Fatalf("entry %+v", e)
+	}
+	if q := e.Quantile(0.5); q < 2*time.Millisecond || q > 4*time.Millisecond {
+		t.Fatalf("median %v", q)
+	}
+	// The sessions and the newest are read as before.
+	n := 0
+	for s, err := range r.Sessions() {
+		if err != nil || s.ID != id {
+			t.Fatalf("session %v %v", s.ID, err)
+		}
+		n++
+	}
+	if n != 1 || r.Skipped() != 0 {
+		t.Fatalf("%d sessions, %d skipped", n, r.Skipped())
+	}
+	if _, ok, _ := r.Tally(id + 2); ok {
+		t.Fatal("a tally of a session with none")
+	}
+}
+
+func TestTallyBuckets(t *testing.T) {
+	for _, d := range []time.Duration{0, 1023, 1024, 2047, 2048, time.Millisecond, time.Hour, 1 << 62} {
+		i := sessions.TallyBucket(d)
+		lo, hi := sessions.TallyBucketBounds(i)
+		if d < lo || hi != 0 && d >= hi || i < 0 || i >= sessions.TallyBuckets {
+			t.Errorf("%v in bucket %d [%v, %v)", d, i, lo, hi)
+		}
+	}
+}
