@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
 	"go.uber.org/zap"
 
 	"github.com/otelrecords/otelrecords/importer"
@@ -204,10 +205,39 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 	var row sessions.Session
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// The spans of session id in scope, under its Resource.
+	spansOf := func(id sessions.SessionID, scope instrumentation.Scope) ptrace.SpanSlice {
+		rs, ok := resources[id]
+		if !ok {
+			rs = td.ResourceSpans().AppendEmpty()
+			putResource(rs.Resource(), f.resource(id))
+			resources[id] = rs
+		}
+		g := group{id, scope}
+		ss, ok := spans[g]
+		if !ok {
+			sc := rs.ScopeSpans().AppendEmpty()
+			sc.Scope().SetName(g.scope.Name)
+			sc.Scope().SetVersion(g.scope.Version)
+			sc.SetSchemaUrl(g.scope.SchemaURL)
+			ss = sc.Spans()
+			spans[g] = ss
+		}
+		return ss
+	}
 	for _, e := range es {
 		kind, err := importer.DecodeEntry(e, &rec, &row)
 		switch {
 		case errors.Is(err, sessions.ErrNotRecord):
+			// A part of a kept session's tally goes on as a span of its
+			// own (docs/MAPPING.md §8.6); the rest is the Importer's.
+			t, ok, err := sessions.TallyEntryOf(e)
+			switch {
+			case ok && err != nil:
+				f.logger.Warn("a tally the processor wrote does not decode; not handed on", zap.Error(err))
+			case ok:
+				appendTally(spansOf(t.Session, spanbridge.TallyScope), spanbridge.TallyFields(t, e.Value))
+			}
 			continue
 		case err != nil:
 			f.logger.Warn("a record the processor wrote does not decode; not handed on", zap.Error(err))
@@ -216,23 +246,7 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 			f.remember(row)
 			continue
 		}
-		id := rec.Stamp.Session
-		rs, ok := resources[id]
-		if !ok {
-			rs = td.ResourceSpans().AppendEmpty()
-			putResource(rs.Resource(), spanbridge.Resource(f.row(id)))
-			resources[id] = rs
-		}
-		g := group{id, instrumentation.Scope{Name: rec.Record.Scope.Name, Version: rec.Record.Scope.Version}}
-		ss, ok := spans[g]
-		if !ok {
-			scope := rs.ScopeSpans().AppendEmpty()
-			scope.Scope().SetName(g.scope.Name)
-			scope.Scope().SetVersion(g.scope.Version)
-			scope.SetSchemaUrl(g.scope.SchemaURL)
-			ss = scope.Spans()
-			spans[g] = ss
-		}
+		ss := spansOf(rec.Stamp.Session, instrumentation.Scope{Name: rec.Record.Scope.Name, Version: rec.Record.Scope.Version})
 		extra = appendRecord(ss, kind, rec, extra)
 	}
 	if td.SpanCount() == 0 {
@@ -256,10 +270,11 @@ func (f *forwarder) remember(row sessions.Session) {
 	f.rows[row.ID] = row
 }
 
-// row is session id's row, or one that says only its id. f.mu is held.
-func (f *forwarder) row(id sessions.SessionID) sessions.Session {
+// resource is the Resource of session id's spans: of its row, or one
+// that says only its id. f.mu is held.
+func (f *forwarder) resource(id sessions.SessionID) *resource.Resource {
 	if r, ok := f.rows[id]; ok {
-		return r
+		return spanbridge.Resource(r)
 	}
-	return sessions.Session{ID: id}
+	return spanbridge.Resource(sessions.Session{ID: id})
 }

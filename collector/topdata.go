@@ -74,6 +74,19 @@ func appendRecord(ss ptrace.SpanSlice, kind string, rec sessions.Stamped[session
 	return f.Extra
 }
 
+// appendTally appends the span of a part of a tally (spanbridge.TallySpan)
+// to ss, from its fields.
+func appendTally(ss ptrace.SpanSlice, f spanbridge.TallySpanFields) {
+	out := ss.AppendEmpty()
+	out.SetTraceID(pcommon.TraceID(f.TraceID))
+	out.SetSpanID(pcommon.SpanID(f.SpanID))
+	out.SetName(spanbridge.TallyName)
+	out.SetKind(ptrace.SpanKindInternal)
+	out.SetStartTimestamp(pcommon.NewTimestampFromTime(f.Start))
+	out.SetEndTimestamp(pcommon.NewTimestampFromTime(f.End))
+	putAttrs(out.Attributes(), f.Attributes)
+}
+
 // putRecordAttrs puts a record's attributes into m, each of its type, as
 // putAttrs puts them once spanbridge.Attributes made them OpenTelemetry's.
 func putRecordAttrs(m pcommon.Map, attrs sessions.Attrs) {

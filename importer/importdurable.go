@@ -44,6 +44,7 @@ func (im *Importer) writeAhead(rs *remoteSession, now time.Time) {
 	}
 	im.writeEntry(rs, now, !rs.kept)
 	rs.kept = true
+	im.writeTallies(rs, id)
 	im.writePending(rs, uint64(id))
 	im.writeTaken(rs, uint64(id))
 }

@@ -59,13 +59,14 @@ type remoteSession struct {
 	inflightMarked bool // counted in inflight by the Import under way
 	kept           bool // the Recorder kept the session; its sender entry is written
 	entryAt        time.Time
-	marks          []ahead.SeqMark // where the session stood, for its sender entry
-	nextPending    uint64          // the number of its last pending entry
-	pendingEntries map[uint64]int  // pending entries holding spans not placed yet: how many
-	taken          []uint64        // ForwardOnly: the fingerprints of the spans recorded since its last taken entry
-	evicted        int64           // waiting spans and held records the bound let go
-	problems       int64           // spans refused or mapped with a problem
-	cut            int64           // spans the sender's limits cut
+	marks          []ahead.SeqMark       // where the session stood, for its sender entry
+	nextPending    uint64                // the number of its last pending entry
+	pendingEntries map[uint64]int        // pending entries holding spans not placed yet: how many
+	taken          []uint64              // ForwardOnly: the fingerprints of the spans recorded since its last taken entry
+	evicted        int64                 // waiting spans and held records the bound let go
+	problems       int64                 // spans refused or mapped with a problem
+	cut            int64                 // spans the sender's limits cut
+	tallies        map[uint64]*heldTally // parts of tallies sent as spans, by the part they are written as (importtally.go)
 }
 
 // parkedSession is a kept session let go while its sender was quiet, or
@@ -181,6 +182,9 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 			// Continued, a session holds again the spans a previous run
 			// wrote ahead: this one may be among them.
 			rs = im.sessionFor(key, salt, b.Resource, b.Spans[j:], now)
+		}
+		if im.tallySpan(rs, b.Resource, s) {
+			continue // a part of a tally, not a record
 		}
 		if rs.waiting(s.TraceID, s.SpanID) {
 			res.Duplicates++

@@ -157,6 +157,11 @@ type Progress struct {
 	// conflict, by their row or their records (at most 8).
 	Conflicts        int
 	ConflictSessions []sessions.SessionID
+	// Tallies is how many parts of sessions' tallies (counts of what a
+	// kept session let go, docs/MAPPING.md §8.6) it wrote: those that
+	// count more than the part the store held. 0 until the pull ends
+	// without error.
+	Tallies int
 }
 
 // maxConflictSessions is how many conflicting sessions Progress names.

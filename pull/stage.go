@@ -342,6 +342,9 @@ func (p *puller) commit() error {
 	if err := put(); err != nil {
 		return err
 	}
+	if err := p.commitTallies(); err != nil {
+		return err
+	}
 	p.progress.Sessions = p.sessionsTaken
 	return nil
 }

@@ -73,6 +73,11 @@ type puller struct {
 
 	// With Options.Match: the sessions that match, and the first and
 	// last start of each session's spans, from the first pass.
+	// The parts of tallies staged, with their counts, and the counts of
+	// those parts the store holds (-1: none), read once (tally.go).
+	tallies   map[tallyKey]int64
+	tallyHeld map[tallyKey]int64
+
 	matching  map[sessions.SessionID]bool
 	spans     map[sessions.SessionID][2]time.Time
 	spansLost bool // more sessions than maxSpansTracked
@@ -305,6 +310,9 @@ func (p *puller) takeSink() traceSink {
 	return traceSink{
 		resource: func(attrs []keyValue) error { return p.resource(attrs, true) },
 		span: func(s *span) error {
+			if ok, err := p.tally(s); ok || err != nil {
+				return err
+			}
 			kind, rec, ok := p.record(s)
 			if !ok {
 				return nil

@@ -44,6 +44,10 @@ type Progress struct {
 	// RepairedSessions is how many session rows (label, Resource) were
 	// repaired likewise.
 	RepairedSessions int
+	// Tallies is how many parts of sessions' tallies (counts of what a
+	// kept session let go) were sent, each a span (spanbridge.TallySpan)
+	// after its session's records; Spans counts them too.
+	Tallies int
 }
 
 // MaxFirstRepaired is how many repaired records Progress names.
@@ -107,6 +111,15 @@ func Replay(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter,
 		res     *resource.Resource
 		started bool
 	)
+	// The tally of the session whose records were sent goes after them,
+	// under the same Resource.
+	finish := func() error {
+		if !started {
+			return nil
+		}
+		started = false
+		return b.tallies(r, current, res)
+	}
 	replayRange := func(opts ...sessions.ReadOption) (bool, error) {
 		found := false
 		for kr, err := range r.InStampOrder(kinds, opts...) {
@@ -118,6 +131,9 @@ func Replay(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter,
 				continue
 			}
 			if !started || kr.Stamp.Session != current {
+				if err := finish(); err != nil {
+					return found, err
+				}
 				started, current = true, kr.Stamp.Session
 				s, ok := rows[current]
 				if o.Service != "" {
@@ -145,7 +161,7 @@ func Replay(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter,
 				return found, err
 			}
 		}
-		return found, nil
+		return found, finish()
 	}
 
 	if len(ids) == 0 {
@@ -201,6 +217,25 @@ func (b *batcher) add(s sdktrace.ReadOnlySpan, n int) error {
 	b.bytes += n
 	if len(b.spans) >= DefaultBatchSpans {
 		return b.flush()
+	}
+	return nil
+}
+
+// tallies adds the parts of session id's tally the store holds, as
+// spans under res.
+func (b *batcher) tallies(r *sessions.Records, id sessions.SessionID, res *resource.Resource) error {
+	for t, err := range r.TallyParts(id) {
+		if err != nil {
+			return err
+		}
+		s, err := spanbridge.TallySpan(res, t)
+		if err != nil {
+			return err
+		}
+		if err := b.add(s, 64+len(s.Attributes()[0].Value.AsString())); err != nil {
+			return err
+		}
+		b.p.Tallies++
 	}
 	return nil
 }
