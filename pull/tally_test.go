@@ -1,0 +1,122 @@
+package pull_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/otelrecords/otelrecords/pull"
+	"github.com/otelrecords/otelrecords/replay"
+	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
+)
+
+// testTally is a part of session id's tally counting hits hits of key.
+func testTally(id sessions.SessionID, part uint64, key string, hits int) sessions.Tally {
+	e := sessions.TallyEntry{Kind: "cache", Name: "lookup", Key: sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue(key)}}}
+	for i := range hits {
+		e.Add(time.Duration(i+1)*time.Microsecond, "hit")
+	}
+	return sessions.Tally{Session: id, Part: part, Entries: []sessions.TallyEntry{e}}
+}
+
+// The parts of sessions' tallies a store holds, replayed to Jaeger, come
+// back as they were, byte for byte with the rest of the store, that of
+// a session whose row is gone too. Of several versions of a part the
+// backend holds (a part is sent again as it counts), the pull keeps the
+// one that counts most, against the store's too.
+func TestPullGivesBackTallies(t *testing.T) {
+	orig := buildStore(t, []string{"build-a", "build-b"}, true)
+	r := sessions.NewRecords(orig)
+	var ids []sessions.SessionID
+	for s, err := range r.Sessions() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	orphan := sessions.SessionID(t0.Add(-time.Hour).UnixNano())
+	parts := []sessions.Tally{testTally(ids[0], 1, "k1", 390), testTally(ids[0], 1<<63+2, "k2", 7), testTally(ids[1], 1, "k1", 2), testTally(orphan, 3, "k9", 1)}
+	for _, p := range parts {
+		if err := r.PutTally(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake, srv := newFakeJaeger(t)
+	rp, err := replay.Replay(context.Background(), r, fake, replay.Options{})
+	if err != nil || rp.Tallies != len(parts) {
+		t.Fatalf("replay: %+v, %v; want %d tallies sent", rp, err, len(parts))
+	}
+	// An older version of the first part, received after the newer.
+	older, err := spanbridge.TallySpan(spanbridge.Resource(mustRow(t, r, ids[0])), testTally(ids[0], 1, "k1", 300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.ExportSpans(context.Background(), []sdktrace.ReadOnlySpan{older})
+
+	pulled := sessions.NewMemStore()
+	pr := sessions.NewRecords(pulled)
+	p, err := pull.Pull(context.Background(), newJaeger(t, srv.URL), pr, pull.Options{PageTraces: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEntries(t, pulled, orig)
+	if p.Tallies != len(parts) || p.NotRecords != 0 {
+		t.Errorf("progress %+v; want %d tallies, no span taken for no record", p, len(parts))
+	}
+	sum, ok, err := pr.Tally(ids[0])
+	if err != nil || !ok || sum.Count() != 397 {
+		t.Errorf("the pulled tally of %d: %+v, %v, %v; want 397 counted", ids[0], sum, ok, err)
+	}
+
+	again, err := pull.Pull(context.Background(), newJaeger(t, srv.URL), pr, pull.Options{})
+	if err != nil || again.Tallies != 0 {
+		t.Errorf("pulling again: %+v (%v); want no tally written", again, err)
+	}
+	// The store holds an older version than the backend: the newer is
+	// written.
+	if err := pr.PutTally(testTally(ids[0], 1, "k1", 10)); err != nil {
+		t.Fatal(err)
+	}
+	again, err = pull.Pull(context.Background(), newJaeger(t, srv.URL), pr, pull.Options{})
+	if err != nil || again.Tallies != 1 {
+		t.Errorf("pulling over an older part: %+v (%v); want 1 tally written", again, err)
+	}
+	sameEntries(t, pulled, orig)
+}
+
+// mustRow returns session id's row.
+func mustRow(t *testing.T, r *sessions.Records, id sessions.SessionID) sessions.Session {
+	t.Helper()
+	s, ok, err := r.Session(id)
+	if err != nil || !ok {
+		t.Fatal(fmt.Sprint("no row of ", id, err))
+	}
+	return s
+}
+
+// A replay whose records of a session are all skipped (sent before:
+// records replay --cursor) sends the session's tally no more than them.
+func TestReplaySkippedSessionSendsNoTally(t *testing.T) {
+	orig := buildStore(t, []string{"build-a"}, false)
+	r := sessions.NewRecords(orig)
+	var id sessions.SessionID
+	for s := range r.Sessions() {
+		id = s.ID
+	}
+	if err := r.PutTally(testTally(id, 1, "k1", 3)); err != nil {
+		t.Fatal(err)
+	}
+	fake := newFake()
+	rp, err := replay.Replay(context.Background(), r, fake, replay.Options{Skip: func(sessions.Stamp) bool { return true }})
+	if err != nil || rp.Tallies != 0 || rp.Spans != 0 {
+		t.Errorf("replay of what was sent: %+v, %v; want nothing sent", rp, err)
+	}
+	if got := reflect.ValueOf(fake.spans).Len(); got != 0 {
+		t.Errorf("%d traces sent", got)
+	}
+}
