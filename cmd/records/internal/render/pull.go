@@ -16,6 +16,9 @@ import (
 func Pulled(out io.Writer, p pull.Progress, from, dir string) error {
 	fmt.Fprintf(out, "pulled %s, %s, from %s into %s\n", Plural(p.Sessions, "session"), Plural(p.Records, "record"), Clean(from), Clean(dir))
 	var lines []string
+	if p.Tallies > 0 {
+		lines = append(lines, fmt.Sprintf("(and %s of sessions' tallies: counts of what kept sessions let go)", Plural(p.Tallies, "part")))
+	}
 	if p.Present > 0 || p.NotRecords > 0 {
 		lines = append(lines, fmt.Sprintf("(%s read were in the store already; %s read carried no record)", Plural(p.Present, "record"), Plural(p.NotRecords, "span")))
 	}
