@@ -2,6 +2,7 @@ package collector
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -178,3 +179,52 @@ func testRecords(t *testing.T, r *sessions.Records) []sessions.KindRecord {
 }
 
 
+
+// A processor downstream of another hands a tally it is sent on again,
+// under the session it records the sender in: each version that counts
+// more than the last of its part, not the one that came late.
+func TestTallyThroughTwoProcessors(t *testing.T) {
+	id := sessions.SessionID(time.Now().Add(-time.Minute).UnixNano())
+	p1, newer := handMadeTally(id, 1, 3), handMadeTally(id, 1, 4)
+	up := new(consumertest.TracesSink)
+	f := &forwarder{next: up, logger: zap.NewNop()}
+	for i, p := range []sessions.Tally{p1, newer, p1} {
+		es := tallyEntries(t, id, p)
+		if i > 0 {
+			es = es[2:]
+		}
+		if err := f.forward(es); err != nil {
+			t.Fatal(err)
+		}
+	}
+	down := runProcessor(t, NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig), up.AllTraces()...)
+	var counts []int64
+	var session sessions.SessionID
+	for _, td := range down.AllTraces() {
+		c := batches(td)
+		for _, b := range c.batches {
+			s, _, err := spanbridge.FromResource(b.Resource)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sp := range b.Spans {
+				if sp.Name != spanbridge.TallyName {
+					continue
+				}
+				tl, _, err := spanbridge.FromTallySpan(s.ID, sp.Name, sp.Attributes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tl.Part == 1 || s.ID == id {
+					t.Errorf("handed on as session %d part %d: want the processor's session, and a part drawn from the sender's", s.ID, tl.Part)
+				}
+				session = s.ID
+				counts = append(counts, tl.Count())
+			}
+		}
+		c.release()
+	}
+	if !slices.Equal(counts, []int64{p1.Count(), newer.Count()}) || session == 0 {
+		t.Errorf("tallies handed on counting %v, want %v then %v", counts, p1.Count(), newer.Count())
+	}
+}
