@@ -178,8 +178,6 @@ func testRecords(t *testing.T, r *sessions.Records) []sessions.KindRecord {
 	return out
 }
 
-
-
 // A processor downstream of another hands a tally it is sent on again,
 // under the session it records the sender in: each version that counts
 // more than the last of its part, not the one that came late.
