@@ -260,23 +260,19 @@ func (p *puller) findSink() traceSink {
 	return traceSink{
 		resource: func(attrs []keyValue) error { return p.resource(attrs, false) },
 		span: func(s *span) error {
+			if p.cur.what == fateTake && spanbridge.IsTallySpan(s.SpanName, s.Attributes()) {
+				// At its session's start, which may be before its first
+				// record's: the second pass reads from it.
+				p.read.spans++
+				p.noteStart(p.cur.id, s.StartTime())
+				return nil
+			}
 			kind, rec, ok := p.record(s)
 			if !ok {
 				return nil
 			}
 			id := rec.Stamp.Session
-			if span, ok := p.spans[id]; ok || len(p.spans) < maxSpansTracked {
-				start := s.StartTime()
-				if !ok || start.Before(span[0]) {
-					span[0] = start
-				}
-				if start.After(span[1]) {
-					span[1] = start
-				}
-				p.spans[id] = span
-			} else {
-				p.spansLost = true
-			}
+			p.noteStart(id, s.StartTime())
 			if !p.matching[id] && p.o.Match(kind, rec.Record) {
 				if len(p.matching) >= maxMatching {
 					return fmt.Errorf("more than %d sessions match: pull fewer at a time (a narrower time range, services)", maxMatching)
@@ -287,6 +283,22 @@ func (p *puller) findSink() traceSink {
 		},
 		stepped: p.stepped,
 	}
+}
+
+// noteStart notes that a span of session id starts at start.
+func (p *puller) noteStart(id sessions.SessionID, start time.Time) {
+	span, ok := p.spans[id]
+	if !ok && len(p.spans) >= maxSpansTracked {
+		p.spansLost = true
+		return
+	}
+	if !ok || start.Before(span[0]) {
+		span[0] = start
+	}
+	if start.After(span[1]) {
+		span[1] = start
+	}
+	p.spans[id] = span
 }
 
 // matchingSpan returns the first and last start of the matching

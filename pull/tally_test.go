@@ -73,6 +73,21 @@ func TestPullGivesBackTallies(t *testing.T) {
 		t.Errorf("the pulled tally of %d: %+v, %v, %v; want 397 counted", ids[0], sum, ok, err)
 	}
 
+	// A pull of the sessions a match chose takes their tallies: read
+	// from their start, which is before their first record's.
+	chosen := sessions.NewMemStore()
+	cr := sessions.NewRecords(chosen)
+	match := func(_ string, rec sessions.Record) bool {
+		v, ok := rec.Attributes.Get("compile.key")
+		return ok && v.String() == "build-a-k1"
+	}
+	if p, err := pull.Pull(context.Background(), newJaeger(t, srv.URL), cr, pull.Options{Match: match}); err != nil || p.Tallies != 2 {
+		t.Errorf("pulling build-a's session: %+v, %v; want its 2 tallies", p, err)
+	}
+	if sum, ok, err := cr.Tally(ids[0]); err != nil || !ok || sum.Count() != 397 {
+		t.Errorf("the tally of the session chosen: %+v, %v, %v; want 397 counted", sum, ok, err)
+	}
+
 	again, err := pull.Pull(context.Background(), newJaeger(t, srv.URL), pr, pull.Options{})
 	if err != nil || again.Tallies != 0 {
 		t.Errorf("pulling again: %+v (%v); want no tally written", again, err)
