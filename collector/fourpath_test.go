@@ -13,7 +13,9 @@ package collector
 //	(d) the processor gateways' own stores, read together (--dir C1
 //	    --dir C2): the fleet read as it was recorded, store by store;
 //
-// and, keeping by trace as a server would, (a) and (b) again. Every path
+// and, keeping by trace as a server would, (a) to (d) again (the
+// processor gateways keeping by trace hand Jaeger what they keep, and the
+// tallies of what they let go: issue 46). Every path
 // must hold the same records, and `why`, `cost`, `diff` and the report
 // must say the same thing on each — and the truth: what the server
 // counted, per key, of its own hits and misses. Subtests say which part
@@ -33,6 +35,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -272,16 +275,26 @@ func TestOneAnswerOnFourPaths(t *testing.T) {
 
 	x := startCollectorConfig(t, bins["otelcol"], exporterGateway(dir("b"), dir("bt")))
 	var procs [2]*collectorProc // a processor gateway per host
+	// and one per host keeping by trace, into a Jaeger of its own
+	var traceProcs [2]*collectorProc
+	var traceQuery string
 	if jaeger {
 		for i := range procs {
 			procs[i] = startAt(t, bins["otelcol"], gatewayConfig(dir(fmt.Sprint("c", i+1)), otlp, "session"), freePorts(t))
+		}
+		var traceOTLP string
+		traceQuery, traceOTLP = startJaeger(t)
+		for i := range traceProcs {
+			traceProcs[i] = startAt(t, bins["otelcol"], gatewayConfig(dir(fmt.Sprint("ct", i+1)), traceOTLP, "trace"), freePorts(t))
 		}
 	}
 	servers := make([]*cacheServer, len(fourPathInstances))
 	for i, in := range fourPathInstances {
 		endpoints := []string{strings.TrimSuffix(strings.TrimPrefix(x.url, "http://"), "/v1/traces")}
 		if jaeger {
-			endpoints = append(endpoints, strings.TrimSuffix(strings.TrimPrefix(procs[in.gateway].url, "http://"), "/v1/traces"))
+			for _, p := range []*collectorProc{procs[in.gateway], traceProcs[in.gateway]} {
+				endpoints = append(endpoints, strings.TrimSuffix(strings.TrimPrefix(p.url, "http://"), "/v1/traces"))
+			}
 		}
 		servers[i] = startCacheServer(t, bins["cacheserver"], "-instance", in.id, "-host", in.host, "-version", fourPathServiceVersion,
 			"-store", dir(fmt.Sprint("a", i+1)), "-store-trace", dir(fmt.Sprint("at", i+1)), "-otlp", strings.Join(endpoints, ","))
@@ -311,30 +324,36 @@ func TestOneAnswerOnFourPaths(t *testing.T) {
 		{name: "a", about: "(a) in process", dirs: inProcess},
 		{name: "b", about: "(b) exporter", dirs: []string{dir("b")}},
 	}
+	byTrace := []fourPathStore{
+		{name: "a-trace", about: "(a) in process, by trace", dirs: inProcessByTrace, byTrace: true},
+		{name: "b-trace", about: "(b) exporter, by trace", dirs: []string{dir("bt")}, byTrace: true},
+	}
 	if jaeger {
-		for i, p := range procs {
+		for i, p := range append(procs[:], traceProcs[:]...) {
 			p.stop(t)
 			checkLog(t, fmt.Sprint("processor gateway ", i+1), p)
 		}
 		// The processor gateways have handed Jaeger every span before
 		// they ended; Jaeger may take a moment to answer queries for them.
-		pulled := dir("pulled")
-		var out string
-		for range 50 {
-			out = records(t, bins["records"], "--dir", pulled, "pull", "--from", query, "--insecure")
-			if len(recordsJSON(t, bins["records"], []string{"--dir", pulled, "sessions", "--json"})) == len(servers) {
-				break
+		pullAll := func(pulled, query string) {
+			var out string
+			for range 50 {
+				out = records(t, bins["records"], "--dir", pulled, "pull", "--from", query, "--insecure")
+				if len(recordsJSON(t, bins["records"], []string{"--dir", pulled, "sessions", "--json"})) == len(servers) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
 			}
-			time.Sleep(200 * time.Millisecond)
+			t.Logf("pull: %s", strings.TrimSpace(out))
 		}
-		t.Logf("pull: %s", strings.TrimSpace(out))
+		pullAll(dir("pulled"), query)
+		pullAll(dir("pulled-trace"), traceQuery)
 		paths = append(paths,
-			fourPathStore{name: "c", about: "(c) processor, Jaeger, pull", dirs: []string{pulled}},
+			fourPathStore{name: "c", about: "(c) processor, Jaeger, pull", dirs: []string{dir("pulled")}},
 			fourPathStore{name: "d", about: "(d) processor gateways' stores", dirs: []string{dir("c1"), dir("c2")}})
-	}
-	byTrace := []fourPathStore{
-		{name: "a-trace", about: "(a) in process, by trace", dirs: inProcessByTrace, byTrace: true},
-		{name: "b-trace", about: "(b) exporter, by trace", dirs: []string{dir("bt")}, byTrace: true},
+		byTrace = append(byTrace,
+			fourPathStore{name: "c-trace", about: "(c) processor by trace, Jaeger, pull", dirs: []string{dir("pulled-trace")}, byTrace: true},
+			fourPathStore{name: "d-trace", about: "(d) processor gateways' stores, by trace", dirs: []string{dir("ct1"), dir("ct2")}, byTrace: true})
 	}
 
 	checkTruth(t, truth)
@@ -362,12 +381,17 @@ func TestOneAnswerOnFourPaths(t *testing.T) {
 	}
 	// The pulled store is the processor gateways' stores, byte for byte
 	// (issue 34): (c) and (d) print the same dump, session ids and all.
-	t.Run("agree/c=d/bytes", func(t *testing.T) {
-		c, d := paths[2], paths[3]
-		if got, want := records(t, bins["records"], c.args("dump", "--json")...), records(t, bins["records"], d.args("dump", "--json")...); got != want {
-			t.Errorf("records dump --json of %s:\n%s\nof %s:\n%s", c.about, cut(got), d.about, cut(want))
-		}
-	})
+	for _, cd := range [][2]fourPathStore{{paths[2], paths[3]}, {byTrace[2], byTrace[3]}} {
+		c, d := cd[0], cd[1]
+		t.Run("agree/"+c.name+"="+d.name+"/bytes", func(t *testing.T) {
+			if got, want := records(t, bins["records"], c.args("dump", "--json")...), records(t, bins["records"], d.args("dump", "--json")...); got != want {
+				t.Errorf("records dump --json of %s:\n%s\nof %s:\n%s", c.about, cut(got), d.about, cut(want))
+			}
+			if got, want := tallyParts(t, c.dirs), tallyParts(t, d.dirs); !maps.Equal(got, want) {
+				t.Errorf("the tallies of %s:\n%v\nof %s:\n%v", c.about, got, d.about, want)
+			}
+		})
+	}
 }
 
 // checkLog fails the test on an error a gateway logged (an export that

@@ -167,3 +167,34 @@ func attr(attrs sessions.Attrs, k string) string {
 	}
 	return ""
 }
+
+// tallyParts returns every part of every session's tally the stores in
+// dirs hold, by session and part: the value's hex.
+func tallyParts(t *testing.T, dirs []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, dir := range dirs {
+		st, err := badgerstore.Open(dir, badgerstore.WithReadOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := sessions.NewRecords(st)
+		for s, err := range r.Sessions() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p, err := range r.TallyParts(s.ID) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				v, err := p.MarshalCBOR()
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[fmt.Sprint(p.Session, "/", p.Part)] = fmt.Sprintf("%x", v)
+			}
+		}
+		st.Close()
+	}
+	return out
+}
