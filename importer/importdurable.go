@@ -44,7 +44,13 @@ func (im *Importer) writeAhead(rs *remoteSession, now time.Time) {
 	}
 	im.writeEntry(rs, now, !rs.kept)
 	rs.kept = true
-	im.writeTallies(rs, id)
+	es, err := rs.tallies.Unwritten(id)
+	for _, e := range es {
+		rs.rec.QueueEntry(e)
+	}
+	if err != nil {
+		im.reports.Once("tally", fmt.Errorf("otelrecords: importer: a tally cannot be written: %w", err))
+	}
 	im.writePending(rs, uint64(id))
 	im.writeTaken(rs, uint64(id))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/importer/internal/ahead"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
+	"github.com/otelrecords/otelrecords/importer/internal/tallies"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -59,14 +60,14 @@ type remoteSession struct {
 	inflightMarked bool // counted in inflight by the Import under way
 	kept           bool // the Recorder kept the session; its sender entry is written
 	entryAt        time.Time
-	marks          []ahead.SeqMark       // where the session stood, for its sender entry
-	nextPending    uint64                // the number of its last pending entry
-	pendingEntries map[uint64]int        // pending entries holding spans not placed yet: how many
-	taken          []uint64              // ForwardOnly: the fingerprints of the spans recorded since its last taken entry
-	evicted        int64                 // waiting spans and held records the bound let go
-	problems       int64                 // spans refused or mapped with a problem
-	cut            int64                 // spans the sender's limits cut
-	tallies        map[uint64]*heldTally // parts of tallies sent as spans, by the part they are written as (importtally.go)
+	marks          []ahead.SeqMark // where the session stood, for its sender entry
+	nextPending    uint64          // the number of its last pending entry
+	pendingEntries map[uint64]int  // pending entries holding spans not placed yet: how many
+	taken          []uint64        // ForwardOnly: the fingerprints of the spans recorded since its last taken entry
+	evicted        int64           // waiting spans and held records the bound let go
+	problems       int64           // spans refused or mapped with a problem
+	cut            int64           // spans the sender's limits cut
+	tallies        tallies.Held    // parts of tallies sent as spans (importtally.go)
 }
 
 // parkedSession is a kept session let go while its sender was quiet, or

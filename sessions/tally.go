@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"math/bits"
@@ -321,19 +320,9 @@ func TallyEntryOf(e Entry) (Tally, bool, error) {
 func (r *Records) Tally(id SessionID) (Tally, bool, error) {
 	t := Tally{Session: id}
 	found := false
-	prefix := keys.TallyPrefix(uint64(id))
-	end := append(bytes.Clone(prefix[:len(prefix)-1]), prefix[len(prefix)-1]+1)
-	for e, err := range r.store.Scan(prefix, end) {
+	for p, err := range r.TallyParts(id) {
 		if err != nil {
 			return Tally{}, false, err
-		}
-		p, ok, err := TallyEntryOf(e)
-		if !ok {
-			continue
-		}
-		if err != nil {
-			r.skipped.Add(1)
-			continue
 		}
 		if !found {
 			p.Part = 0
