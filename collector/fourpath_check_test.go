@@ -243,7 +243,12 @@ func checkWhy(t *testing.T, a *fourPathAnswers, truth map[string]serverTruth) {
 		kind, key := q[0], q[1]
 		lines := a.why[kind+" "+key]
 		got := map[string]map[string]int{}
+		tallied := map[string]int{} // hits the tallies counted, by instance
 		for _, l := range lines {
+			if l.Cause == causeTallied {
+				tallied[l.Instance] += l.Hits
+				continue
+			}
 			if got[l.Instance] == nil {
 				got[l.Instance] = map[string]int{}
 			}
@@ -265,6 +270,10 @@ func checkWhy(t *testing.T, a *fourPathAnswers, truth map[string]serverTruth) {
 		}
 		for i, in := range fourPathInstances {
 			want := wantCauses(truth[in.id].Keys[key], kind, i == 0, a.path.byTrace)
+			if kind == "cache" {
+				// Hits kept and tallied: every hit the server counted.
+				checkHits(t, a, fmt.Sprintf("why %s cache.key=%s of %s: hits kept and tallied", kind, key, in.id), got[in.id][causeObserved]+tallied[in.id], truth[in.id].Keys[key].Hits)
+			}
 			if maps.Equal(got[in.id], want) {
 				continue
 			}
@@ -363,16 +372,18 @@ func checkCost(t *testing.T, a *fourPathAnswers, truth map[string]serverTruth) {
 		if kind == "compute" {
 			name, wantHits = "compute", 0 // the computes of the misses
 		}
-		wantRecords := wantHits + miss
-		if a.path.byTrace {
-			wantRecords = miss // hits are not kept: issue 46
-		}
 		row := a.costRow(t, kind, name, key)
 		if row == nil {
 			t.Errorf("%s: cost --json has no row for %s %s cache.key=%s", p, kind, name, key)
 			continue
 		}
 		n := func(f string) int { v, _ := strconv.Atoi(fmt.Sprint(row[f])); return v }
+		wantRecords := wantHits + miss
+		if a.path.byTrace {
+			// Hits are not kept, but tallied (issue 46): records kept
+			// and tallied, whatever cost counts of hits (checkHits).
+			wantRecords = n("hits") + miss
+		}
 		what := fmt.Sprintf("cost of %s cache.key=%s", kind, key)
 		for _, c := range []struct {
 			field string
@@ -430,7 +441,9 @@ func checkReport(t *testing.T, a *fourPathAnswers, truth map[string]serverTruth)
 	for _, in := range fourPathInstances {
 		r := a.reports[in.id]
 		want := map[string]int{}
+		hits := 0
 		for key, c := range truth[in.id].Keys {
+			hits += c.Hits
 			kept := c.Hits
 			if a.path.byTrace {
 				kept = 0
@@ -455,6 +468,8 @@ func checkReport(t *testing.T, a *fourPathAnswers, truth map[string]serverTruth)
 				t.Errorf("[issue 43 item 2] %s: the report of %s says %q %d, the server counted %d", a.path.about, in.id, k, r[k], want[k])
 			}
 		}
+		// Hits kept and tallied: every hit the server counted.
+		checkHits(t, a, "the report of "+in.id+": lookups kept and tallied that hit", r["cache hits"]+r["cache tallied"], hits)
 	}
 }
 
@@ -473,9 +488,13 @@ func (a *fourPathAnswers) costRow(t *testing.T, kind, name, key string) map[stri
 }
 
 // diffCounts returns count_a and count_b of the diff's matches of kind's
-// lookups of key with the verdict did.
+// lookups of key with the verdict did; of hits, with those the sessions'
+// tallies counted (a line of hit rates, issue 46).
 func (a *fourPathAnswers) diffCounts(key, kind, did string) [2]int {
 	var out [2]int
+	type side struct {
+		Tallied int `json:"tallied"`
+	}
 	for _, s := range a.diff {
 		var l struct {
 			Kind    string            `json:"kind"`
@@ -483,11 +502,18 @@ func (a *fourPathAnswers) diffCounts(key, kind, did string) [2]int {
 			Verdict *string           `json:"verdict"`
 			CountA  int               `json:"count_a"`
 			CountB  int               `json:"count_b"`
+			HitRate *string           `json:"hit_rate"`
+			A, B    side
 		}
-		if json.Unmarshal([]byte(s), &l) != nil || l.Kind != kind || l.Key["cache.key"] != key || l.Verdict == nil || *l.Verdict != did {
+		if json.Unmarshal([]byte(s), &l) != nil || l.Kind != kind || l.Key["cache.key"] != key {
 			continue
 		}
-		out[0], out[1] = out[0]+l.CountA, out[1]+l.CountB
+		switch {
+		case l.HitRate != nil && did == "hit":
+			out[0], out[1] = out[0]+l.A.Tallied, out[1]+l.B.Tallied
+		case l.Verdict != nil && *l.Verdict == did:
+			out[0], out[1] = out[0]+l.CountA, out[1]+l.CountB
+		}
 	}
 	return out
 }

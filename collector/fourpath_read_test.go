@@ -29,6 +29,9 @@ const (
 	causeForgotten = "forgotten"
 	causeRaced     = "raced"
 	causeAnother   = "another instance" // new here: another instance computed it, with a cache of its own
+	// causeTallied is the test's name for a line of why that is no
+	// record: what a session's tally counted of the key (issue 46).
+	causeTallied = "tallied"
 )
 
 // knownWrongChecks are the checks of this test whose answer is known to
@@ -117,6 +120,7 @@ type whyLine struct {
 	Previous string // the record compared with, "trace/span"; "" for none
 	Words    string // the text line's WHY column, seqs read as "<trace/span>"
 	Rest     string // the other fields, canonical JSON
+	Hits     int    // of a tally's line (causeTallied): the hits it counts
 }
 
 // recordsJSON runs the records command and decodes each line of its
@@ -240,6 +244,16 @@ func readAnswers(t *testing.T, bin string, p fourPathStore, truth map[string]ser
 			words[[2]string{m[1], m[2]}] = w
 		}
 		for _, l := range recordsJSON(t, bin, p.args("why", q[0], "cache.key="+q[1], "--json")) {
+			if _, ok := l["tallied"]; ok {
+				// What the session's tally counted of the key, hits all.
+				w := whyLine{Instance: a.ids[id("why --json: session", l["session"])], Cause: causeTallied, Verdict: "hit"}
+				outcomes, _ := l["outcomes"].(map[string]any)
+				w.Hits, _ = strconv.Atoi(fmt.Sprint(outcomes["hit"]))
+				delete(l, "session")
+				w.Rest = canonical(l)
+				a.why[q[0]+" "+q[1]] = append(a.why[q[0]+" "+q[1]], w)
+				continue
+			}
 			st := [2]string{id("why --json: session", l["session"]), fmt.Sprint(l["seq"])}
 			w := whyLine{Instance: a.ids[st[0]], Span: a.stamp[st], Reason: fmt.Sprint(l["reason"]), Verdict: fmt.Sprint(l["verdict"]), Words: words[st]}
 			w.Cause = w.Reason
@@ -302,9 +316,11 @@ var (
 	// whySeq is a record named by its seq in why's words.
 	whySeq = regexp.MustCompile(`\bseq \d+\b`)
 	// reportSummaryRow is a row of the report's summary: kind, records,
-	// changed, missed, hits; or "not recorded" where the kind's records
-	// do not say what they did.
-	reportSummaryRow = regexp.MustCompile(`<tr><td><span class="swatch [^"]*"></span><a href="#kind-\d+">([^<]*)</a></td><td class="n">(\d+)</td>(?:<td class="n">(\d+)</td><td class="n">(\d+)</td><td class="n">(\d+)</td>|<td class="n" colspan="3"[^>]*>not recorded</td>)`)
+	// changed, missed, hits, and the hits tallied (issue 46: "3 + 390
+	// tallied (median 1µs)") when the session's tally counts some; or
+	// "not recorded" where the kind's records do not say what they did.
+	// A kind of tallied records alone has no table to link to.
+	reportSummaryRow = regexp.MustCompile(`<tr><td><span class="swatch [^"]*"></span>(?:<a href="#kind-\d+">)?([^<]*)(?:</a>)?</td><td class="n">(\d+)</td>(?:<td class="n">(\d+)</td><td class="n">(\d+)</td><td class="n">(\d+)(?: \+ (\d+) tallied[^<]*)?</td>|<td class="n" colspan="[34]"[^>]*>not recorded</td>)`)
 	// reportKindSection is a kind's table: its name, its columns and its
 	// rows.
 	reportKindSection = regexp.MustCompile(`(?s)<section class="kind" id="kind-\d+">\s*<h2><span class="swatch [^"]*"></span>([^<]*)</h2>.*?<thead><tr>(.*?)</tr></thead>\s*<tbody>(.*?)</tbody>`)
@@ -313,16 +329,17 @@ var (
 )
 
 // reportNumbers reads the numbers a report shows: of each kind, "KIND
-// records", "KIND changed", "KIND missed" and "KIND hits" from its
-// summary (-1: "not recorded"); and from its table, how many records of each key did what
+// records", "KIND changed", "KIND missed", "KIND hits" and "KIND
+// tallied" (hits the session's tally counts) from its summary (-1: "not
+// recorded"); and from its table, how many records of each key did what
 // ("KIND KEY DID", DID as the "did" column says it).
 func reportNumbers(t *testing.T, page []byte) map[string]int {
 	t.Helper()
 	n := map[string]int{}
 	for _, m := range reportSummaryRow.FindAllSubmatch(page, -1) {
-		for i, what := range []string{"records", "changed", "missed", "hits"} {
+		for i, what := range []string{"records", "changed", "missed", "hits", "tallied"} {
 			v, err := strconv.Atoi(string(m[i+2]))
-			if err != nil {
+			if err != nil && (what != "tallied" || m[3] == nil) {
 				v = -1 // not recorded
 			}
 			n[string(m[1])+" "+what] = v
