@@ -40,16 +40,19 @@ var (
 	byTrace       = pipeline{processors: []string{"records"}, exporter: "nop"}
 	bySession     = pipeline{processors: []string{"records/session"}, exporter: "nop"}
 	fileExporter  = pipeline{exporter: "file"}
+	tailFile      = pipeline{processors: []string{"tail_sampling"}, exporter: "file"}
 	recordsExport = pipeline{exporter: "records"}
 )
 
 // groups are the pipelines compared with each other, each group run
 // back to back: the Collector keeping nothing; "persist these spans
-// locally"; "keep only what changed", on warm spans (nothing changed:
+// locally" (the fileexporter alone, and behind the tail sampler: what a
+// user runs to keep what changed on disk, the records exporter's own
+// job); "keep only what changed", on warm spans (nothing changed:
 // every trace dropped) and on kept ones (every trace kept).
 var groups = [][]peer{
 	{{"nop", nop, true}},
-	{{"fileexporter", fileExporter, true}, {"records-exporter", recordsExport, true}},
+	{{"fileexporter", fileExporter, true}, {"records-exporter", recordsExport, true}, {"tailsampling-file", tailFile, true}},
 	{{"tailsampling-warm", tailSampling, false}, {"records-processor-warm", byTrace, false}, {"records-processor-session-warm", bySession, false}},
 	{{"tailsampling-kept", tailSampling, true}, {"records-processor-kept", byTrace, true}, {"records-processor-session-kept", bySession, true}},
 }
