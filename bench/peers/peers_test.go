@@ -213,14 +213,17 @@ func requests(t testing.TB, n int, changed bool) [][]byte {
 // request is request i: 100 traces of its own, each a build step of 10
 // nested spans (collector/bench_test.go's shape), every span changed
 // something or none did.
-func request(i int, changed bool) ptrace.Traces {
+func request(i int, changed bool) ptrace.Traces { return requestOf(i, spansPerRequest/10, changed) }
+
+// requestOf is request i of the given number of traces of 10 spans.
+func requestOf(i, traces int, changed bool) ptrace.Traces {
 	effect := map[bool]string{true: "changed", false: "observed"}[changed]
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", "bench")
 	rs.Resource().Attributes().PutStr("service.instance.id", "bench-1")
 	ss := rs.ScopeSpans().AppendEmpty()
-	for tr := range spansPerRequest / 10 {
+	for tr := range traces {
 		tid := pcommon.TraceID{byte(i >> 16), byte(i >> 8), byte(i), byte(tr), 15: 1} // never the invalid zero id
 		for s := range 10 {
 			sp := ss.Spans().AppendEmpty()

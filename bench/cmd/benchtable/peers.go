@@ -28,7 +28,20 @@ var peerFigures = []figure{
 	timesOver("12 (info) tail sampler kept vs nop, CPU", peerCPU("tailsampling-kept"), peerCPU("nop"), 0, ""),
 	spansPerSecond("12 (info) warm: records processor vs tail sampler, spans/s", "records-processor-warm", "tailsampling-warm"),
 	spansPerSecond("12 (info) kept: records processor vs tail sampler, spans/s", "records-processor-kept", "tailsampling-kept"),
+	timesOver("12 gateway, 10k changed spans/s into OTLP: records processor vs tail sampler, CPU", gatewayCPU("records-processor-otlp"), gatewayCPU("tailsampling-otlp"), 1, "tail sampler"),
+	{
+		title: "12 gateway, 10k changed spans/s into OTLP: records processor vs tail sampler, peak RssAnon",
+		ours:  the("Gateway/records-processor-otlp", "anon-MiB"), ref: the("Gateway/tailsampling-otlp", "anon-MiB"),
+		format: func(v float64) string { return fmt.Sprintf("%.1f MiB", v) }, target: "<= 1x tail sampler", pass: atMost(1),
+	},
+	{
+		title: "12 (info) gateway: records processor vs tail sampler, spans/s", format: func(v float64) string { return fmt.Sprintf("%.0f spans/s", v) },
+		ours: the("Gateway/records-processor-otlp", "spans/s"), ref: the("Gateway/tailsampling-otlp", "spans/s"), target: "-", info: true,
+	},
 }
+
+// gatewayCPU is a pipeline's CPU per span in BenchmarkGateway.
+func gatewayCPU(name string) metric { return the("Gateway/"+name, "cpu-ns/span") }
 
 // peerCPU is a pipeline's CPU per span in BenchmarkPeers.
 func peerCPU(name string) metric { return the("Peers/"+name, "cpu-ns/span") }

@@ -29,6 +29,8 @@ BenchmarkPeers/records-processor-session-warm-2 200 4556178 ns/op 7100 cpu-ns/sp
 BenchmarkPeers/tailsampling-kept-2 200 7389670 ns/op 11600 cpu-ns/span 135324 spans/s
 BenchmarkPeers/records-processor-kept-2 200 10903577 ns/op 10200 cpu-ns/span 91714 spans/s
 BenchmarkPeers/records-processor-session-kept-2 200 10048185 ns/op 10500 cpu-ns/span 99521 spans/s
+BenchmarkGateway/tailsampling-otlp-2 1000 10049898 ns/op 60.47 anon-MiB 35822 cpu-ns/span 9950 spans/s
+BenchmarkGateway/records-processor-otlp-2 1000 10000468 ns/op 15.88 anon-MiB 13031 cpu-ns/span 10000 spans/s
 `
 
 // TestPeerLines reads the peers' lines from BenchmarkPeers' output: every
@@ -67,10 +69,12 @@ func TestPeerLines(t *testing.T) {
 // peer line to being information.
 func TestPeerTargets(t *testing.T) {
 	for title, target := range map[string]string{
-		"11 persist locally: records exporter vs fileexporter, CPU":          "<= 1x fileexporter",
-		"11 restated: records exporter vs tail sampler + fileexporter, CPU":  "<= 1x tail sampler + fileexporter",
-		"12 keep what changed, warm: records processor vs tail sampler, CPU": "<= 0.85x tail sampler",
-		"12 keep what changed, kept: records processor vs tail sampler, CPU": "<= 1x tail sampler",
+		"11 persist locally: records exporter vs fileexporter, CPU":                                  "<= 1x fileexporter",
+		"11 restated: records exporter vs tail sampler + fileexporter, CPU":                          "<= 1x tail sampler + fileexporter",
+		"12 keep what changed, warm: records processor vs tail sampler, CPU":                         "<= 0.85x tail sampler",
+		"12 keep what changed, kept: records processor vs tail sampler, CPU":                         "<= 1x tail sampler",
+		"12 gateway, 10k changed spans/s into OTLP: records processor vs tail sampler, CPU":          "<= 1x tail sampler",
+		"12 gateway, 10k changed spans/s into OTLP: records processor vs tail sampler, peak RssAnon": "<= 1x tail sampler",
 	} {
 		if f := figureTitled(t, title); f.target != target {
 			t.Errorf("%s: target %q, want %q", title, f.target, target)
@@ -87,15 +91,16 @@ func TestPeerTargets(t *testing.T) {
 // those BenchmarkPeers reports: a pipeline renamed there would otherwise
 // leave its lines with no data only when bench/run is next run.
 func TestPeerNamesAreTheBenchmarks(t *testing.T) {
-	src, err := os.ReadFile("../../peers/peers_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, f := range peerFigures {
 		for _, m := range []metric{f.ours, f.ref} {
-			name := strings.TrimPrefix(m.name, "Peers/")
+			bench, name, _ := strings.Cut(m.name, "/")
+			file := map[string]string{"Peers": "peers_test.go", "Gateway": "gateway_test.go"}[bench]
+			src, err := os.ReadFile("../../peers/" + file)
+			if err != nil {
+				t.Fatalf("%s reads %s: %v", f.title, m.name, err)
+			}
 			if !strings.Contains(string(src), `{"`+name+`", `) {
-				t.Errorf("%s reads Peers/%s, which bench/peers/peers_test.go does not run", f.title, name)
+				t.Errorf("%s reads %s, which bench/peers/%s does not run", f.title, m.name, file)
 			}
 		}
 	}
