@@ -83,17 +83,30 @@ func (r *Recorder) TallyMark(name string, d time.Duration) {
 	}
 }
 
+// TallyDue reports whether a Flush would write the tally now, though no
+// record waits: the caller flushes a kept session that only lets go.
+func (r *Recorder) TallyDue() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tallyDue(false)
+}
+
+// tallyDue reports whether the tally is to be queued now; r.mu is held.
+func (r *Recorder) tallyDue(final bool) bool {
+	switch {
+	case !r.kept || r.closed && !final:
+		return false
+	case !r.tallyQueued:
+		return true
+	}
+	return r.tally.Changed() && (final || r.now().Sub(r.tallyAt) >= r.tallyEvery)
+}
+
 // queueTallyDue queues the tally when a kept session has not queued it
 // yet, or when it changed and TallyEvery has passed since it was queued
 // (always, when final); r.mu is held.
 func (r *Recorder) queueTallyDue(final bool) {
-	if !r.kept {
-		return
-	}
-	if r.tallyQueued && !r.tally.Changed() {
-		return
-	}
-	if r.tallyQueued && !final && r.now().Sub(r.tallyAt) < r.tallyEvery {
+	if !r.tallyDue(final) {
 		return
 	}
 	s := r.start.Load()
