@@ -31,7 +31,7 @@ type Exporter struct {
 	inflight atomic.Int64 // stamped spans not yet ended
 	marks    Marks
 	letGo    markTally // implicit marks let go, for the tally
-	byTrace  bool // KeepByTrace: records carry their trace, local roots end theirs
+	byTrace  bool      // KeepByTrace: records carry their trace, local roots end theirs
 
 	registration registration // where Register put the exporter (register.go)
 
