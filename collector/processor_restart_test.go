@@ -20,6 +20,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
+
+	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
 // downstream is an OTLP/gRPC server standing for the backend after the
@@ -50,6 +52,9 @@ func (d *downstream) Export(_ context.Context, req ptraceotlp.ExportRequest) (pt
 		for j := range sss.Len() {
 			for k := range sss.At(j).Spans().Len() {
 				s := sss.At(j).Spans().At(k)
+				if s.Name() == spanbridge.TallyName {
+					continue // a part of a session's tally, handed on as it is rewritten: no record
+				}
 				d.spans[fmt.Sprintf("%x %x", s.TraceID(), s.SpanID())]++
 				d.sessions[sid.AsString()]++
 				if !named {
