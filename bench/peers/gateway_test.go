@@ -118,7 +118,7 @@ func newDownstream() *downstream {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		d.spans.Add(int64(td.SpanCount()))
+		d.spans.Add(int64(recordSpans(td)))
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		w.WriteHeader(http.StatusOK) // an empty ExportTraceServiceResponse
 	}))
