@@ -103,9 +103,9 @@ func TestPullJudgesWhatTheBackendSays(t *testing.T) {
 	})
 	pulled := sessions.NewMemStore()
 	p := pullInto(t, url, pulled)
-	n := len(byName)
-	if p.Refused != 2*n+1 || p.Corrected != 3 || p.Records != n-1 || p.Sessions != 1 {
-		t.Errorf("%+v; want %d refused (two sessions of ids no Recorder gives, seq -1), 3 corrected, %d records of 1 session", p, 2*n+1, n-1)
+	n, tallies := len(byName), tallyCount(t, orig)
+	if p.Refused != 2*(n+tallies)+1 || p.Corrected != 3 || p.Records != n-1 || p.Sessions != 1 || p.Tallies != tallies {
+		t.Errorf("%+v; want %d refused (two sessions of ids no Recorder gives, their tallies too, seq -1), 3 corrected, %d records and %d tallies of 1 session", p, 2*(n+tallies)+1, n-1, tallies)
 	}
 	if rows := testsupport.SessionRows(t, pulled); len(rows) != 1 || rows[0].StartedUnixMs != row.StartedUnixMs || rows[0].ID != row.ID {
 		t.Errorf("rows %+v; want the original's, started at its id's instant (%d)", rows, row.StartedUnixMs)
