@@ -45,8 +45,9 @@ type Progress struct {
 	// repaired likewise.
 	RepairedSessions int
 	// Tallies is how many parts of sessions' tallies (counts of what a
-	// kept session let go) were sent, each a span (spanbridge.TallySpan)
-	// after its session's records; Spans counts them too.
+	// kept session let go) the exporter accepted, each a span
+	// (spanbridge.TallySpan) after its session's records; Spans counts
+	// them too.
 	Tallies int
 }
 
@@ -203,8 +204,9 @@ type batcher struct {
 	progress func(Progress)
 	p        *Progress
 
-	spans []sdktrace.ReadOnlySpan
-	bytes int
+	spans    []sdktrace.ReadOnlySpan
+	bytes    int
+	nTallies int // of spans, the tallies'
 }
 
 func (b *batcher) add(s sdktrace.ReadOnlySpan, n int) error {
@@ -235,7 +237,7 @@ func (b *batcher) tallies(r *sessions.Records, id sessions.SessionID, res *resou
 		if err := b.add(s, 64+len(s.Attributes()[0].Value.AsString())); err != nil {
 			return err
 		}
-		b.p.Tallies++
+		b.nTallies++
 	}
 	return nil
 }
@@ -251,8 +253,9 @@ func (b *batcher) flush() error {
 		return err
 	}
 	b.p.Spans += len(b.spans)
+	b.p.Tallies += b.nTallies
 	clear(b.spans) // let the exported spans go
-	b.spans, b.bytes = b.spans[:0], 0
+	b.spans, b.bytes, b.nTallies = b.spans[:0], 0, 0
 	if b.progress != nil {
 		b.progress(*b.p)
 	}

@@ -18,8 +18,11 @@ type Resumed struct {
 	// Resume began: 0 when there was nothing to send.
 	Unsent int
 	// Records is how many records were handed to the exporter, and
-	// Accepted how many spans it accepted.
+	// Accepted how many of their spans it accepted.
 	Records, Accepted int
+	// Tallies is how many parts of the sessions' tallies it accepted,
+	// each a span after its session's records (Progress.Tallies).
+	Tallies int
 	// Sessions is how many sessions were sent whole and named in the
 	// cursor.
 	Sessions int
@@ -103,7 +106,8 @@ func Resume(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter,
 			}
 		}
 		p, err := Replay(ctx, r, exp, o)
-		res.Accepted += p.Spans
+		res.Accepted += p.Spans - p.Tallies
+		res.Tallies += p.Tallies
 		if errors.Is(err, ErrNoSession) {
 			continue // pruned since it was counted
 		}

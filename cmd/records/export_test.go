@@ -20,6 +20,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
 // chromeEvent is a Trace Event as the format defines it, decoded loosely
@@ -256,11 +257,17 @@ func attrOf(kvs []*commonpb.KeyValue, key string) string {
 	return ""
 }
 
+// countOTLPSpans counts the records' spans of req (not the sessions'
+// tallies', which follow their records).
 func countOTLPSpans(req *coltracepb.ExportTraceServiceRequest) int {
 	n := 0
 	for _, rs := range req.ResourceSpans {
 		for _, ss := range rs.ScopeSpans {
-			n += len(ss.Spans)
+			for _, sp := range ss.Spans {
+				if sp.Name != spanbridge.TallyName {
+					n++
+				}
+			}
 		}
 	}
 	return n

@@ -50,22 +50,23 @@ func TestJaeger(t *testing.T) {
 				if code != exitOK {
 					t.Fatalf("replay: exit %d: %s", code, errOut)
 				}
-				if !strings.HasPrefix(out, fmt.Sprintf("replayed 1 session, %d spans", len(want))) {
+				// Its records, and the session's tally.
+				if !strings.HasPrefix(out, fmt.Sprintf("replayed 1 session, %d spans", len(want)+1)) {
 					t.Fatalf("replay said %q", out)
 				}
 			}
 			replayTo()
-			got := j.waitForSpans(t, "example-build", len(want), false)
-			checkReplayed(t, want, got)
+			got := j.waitForSpans(t, "example-build", len(want)+1, false)
+			checkReplayed(t, want, withoutTallies(got))
 
 			// A second replay sends the same spans again. Jaeger stores
 			// both copies (raw=true shows them) and its query service
 			// shows each once: it drops spans identical to one it has.
 			replayTo()
-			if raw := j.waitForSpans(t, "example-build", 2*len(want), true); len(raw.spans) != 2*len(want) {
-				t.Fatalf("raw query after two replays: %d spans, want %d", len(raw.spans), 2*len(want))
+			if raw := j.waitForSpans(t, "example-build", 2*(len(want)+1), true); len(raw.spans) != 2*(len(want)+1) {
+				t.Fatalf("raw query after two replays: %d spans, want %d", len(raw.spans), 2*(len(want)+1))
 			}
-			if again := j.traces(t, "example-build", false); len(again.spans) != len(want) {
+			if again := withoutTallies(j.traces(t, "example-build", false)); len(again.spans) != len(want) {
 				t.Fatalf("query after two replays: %d spans, want each of the %d once", len(again.spans), len(want))
 			}
 		})
@@ -81,11 +82,15 @@ func TestJaeger(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("replay: exit %d: %s", code, errOut)
 		}
-		got := j.waitForSpans(t, "span-kinds", len(kinds), false)
-		if len(got.spans) != len(kinds) {
-			t.Fatalf("Jaeger has %d spans, want %d", len(got.spans), len(kinds))
+		// The records, and the session's tally.
+		got := j.waitForSpans(t, "span-kinds", len(kinds)+1, false)
+		if len(got.spans) != len(kinds)+1 {
+			t.Fatalf("Jaeger has %d spans, want %d and a tally", len(got.spans), len(kinds))
 		}
 		for _, s := range got.spans {
+			if s.OperationName == spanbridge.TallyName {
+				continue
+			}
 			if want := kinds[s.OperationName]; s.tagMap()["span.kind"] != want.String() {
 				t.Errorf("span %q: span.kind %q, want %q", s.OperationName, s.tagMap()["span.kind"], want)
 			}
@@ -184,6 +189,13 @@ func storedRecords(t *testing.T, dir string) map[string]storedRecord {
 // checkReplayed checks that Jaeger holds every record as the span it was:
 // ids, parent, name, kind, start and duration (Jaeger keeps microseconds),
 // attributes, events, and the session's Resource.
+// withoutTallies returns r without the spans of sessions' tallies, which
+// replay sends after a session's records.
+func withoutTallies(r jaegerResult) jaegerResult {
+	r.spans = slices.DeleteFunc(slices.Clone(r.spans), func(s jaegerSpan) bool { return s.OperationName == spanbridge.TallyName })
+	return r
+}
+
 func checkReplayed(t *testing.T, want map[string]storedRecord, got jaegerResult) {
 	t.Helper()
 	if len(got.spans) != len(want) {

@@ -83,8 +83,9 @@ func TestReplayLibraryRepairsInvalidUTF8(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Replay after %d spans: %v", p.Spans, err)
 	}
-	if len(client.names) != len(stamps) || p.Spans != len(stamps) {
-		t.Fatalf("sent %d spans (progress %d), want %d", len(client.names), p.Spans, len(stamps))
+	// The records, and the session's tally.
+	if len(client.names) != len(stamps)+1 || p.Spans != len(stamps)+1 || p.Tallies != 1 {
+		t.Fatalf("sent %d spans (progress %d, %d tallies), want %d and 1", len(client.names), p.Spans, p.Tallies, len(stamps))
 	}
 	if p.Repaired != 6 || p.RepairedSessions != 1 {
 		t.Errorf("repaired %d records and %d sessions, want 6 and 1", p.Repaired, p.RepairedSessions)
@@ -96,7 +97,7 @@ func TestReplayLibraryRepairsInvalidUTF8(t *testing.T) {
 			t.Errorf("FirstRepaired[%d] = %+v, want %+v", i, st, want)
 		}
 	}
-	if got := client.names[len(client.names)-6]; got != "bad \uFFFD" {
+	if got := client.names[len(client.names)-7]; got != "bad \uFFFD" { // the session's tally last
 		t.Errorf("repaired name %q", got)
 	}
 }

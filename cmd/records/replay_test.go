@@ -150,14 +150,15 @@ func TestReplayOverBothProtocols(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			if want := "replayed 1 session, 3 spans, to " + addr + " (OTLP/" + protocol + ")\n"; out != want {
+			// Its 3 records, and the session's tally.
+			if want := "replayed 1 session, 4 spans, to " + addr + " (OTLP/" + protocol + ")\n"; out != want {
 				t.Errorf("stdout %q, want %q", out, want)
 			}
 			if errOut != "" {
 				t.Errorf("stderr %q, want nothing (not a terminal)", errOut)
 			}
 			spans, services := r.names()
-			if !slices.Equal(spans, []string{"compile matmul", "tune", "tune matmul"}) || !slices.Equal(services, []string{"builder"}) {
+			if !slices.Equal(spans, []string{"compile matmul", "records.tally", "tune", "tune matmul"}) || !slices.Equal(services, []string{"builder"}) {
 				t.Errorf("received %q from %q", spans, services)
 			}
 			// Headers come from the environment, and reach the receiver.
@@ -180,7 +181,7 @@ func TestReplayOneSessionUnderAnotherService(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if spans, services := r.names(); len(spans) != 3 || !slices.Equal(services, []string{"fleet"}) {
+	if spans, services := r.names(); len(spans) != 4 || !slices.Equal(services, []string{"fleet"}) {
 		t.Errorf("received %q from %q", spans, services)
 	}
 
