@@ -29,14 +29,15 @@ func ExampleReplay() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("%d session, %d span\n", p.Sessions, p.Spans)
+	fmt.Printf("%d session, %d span, %d tally\n", p.Sessions, p.Spans, p.Tallies)
 	for _, s := range exp.GetSpans() {
 		label, _ := s.Resource.Set().Value("records.session.label")
 		fmt.Println(s.Name, s.StartTime.UTC().Format(time.StampMilli), s.EndTime.Sub(s.StartTime), label.AsString())
 	}
 	// Output:
-	// 1 session, 1 span
+	// 1 session, 1 span, 1 tally
 	// compile matmul Jan  2 03:04:05.001 3ms models build
+	// records.tally Jan  2 03:04:05.000 0s models build
 }
 
 // start is when the examples' first build starts.
@@ -78,10 +79,10 @@ func ExampleResume() {
 	send() // nothing new
 	store = build(store, start.Add(time.Hour), "compile softmax")
 	send()
-	fmt.Println(len(exp.GetSpans()), "spans sent in all")
+	fmt.Println(len(exp.GetSpans()), "spans sent in all: each record, and each session's tally")
 	// Output:
 	// 1 unsent: sent 1 of 1 sessions, 0 remain
 	// 0 unsent: sent 0 of 0 sessions, 0 remain
 	// 1 unsent: sent 1 of 1 sessions, 0 remain
-	// 2 spans sent in all
+	// 4 spans sent in all: each record, and each session's tally
 }

@@ -31,7 +31,7 @@ type Progress struct {
 	// Sessions is how many sessions have been started, of Total (the
 	// sessions with a row; records without one add to Sessions only).
 	Sessions, Total int
-	// Spans is how many spans the exporter accepted.
+	// Spans is how many spans of records the exporter accepted.
 	Spans int
 	// Repaired is how many records held strings that are not UTF-8, which
 	// OTLP cannot carry: they were sent with each run of invalid bytes
@@ -46,8 +46,8 @@ type Progress struct {
 	RepairedSessions int
 	// Tallies is how many parts of sessions' tallies (counts of what a
 	// kept session let go) the exporter accepted, each a span
-	// (spanbridge.TallySpan) after its session's records; Spans counts
-	// them too.
+	// (spanbridge.TallySpan) after its session's records; Spans does not
+	// count them.
 	Tallies int
 }
 
@@ -252,7 +252,7 @@ func (b *batcher) flush() error {
 	if err := b.exp.ExportSpans(b.ctx, b.spans); err != nil {
 		return err
 	}
-	b.p.Spans += len(b.spans)
+	b.p.Spans += len(b.spans) - b.nTallies
 	b.p.Tallies += b.nTallies
 	clear(b.spans) // let the exported spans go
 	b.spans, b.bytes, b.nTallies = b.spans[:0], 0, 0

@@ -106,7 +106,7 @@ func Resume(ctx context.Context, r *sessions.Records, exp sdktrace.SpanExporter,
 			}
 		}
 		p, err := Replay(ctx, r, exp, o)
-		res.Accepted += p.Spans - p.Tallies
+		res.Accepted += p.Spans
 		res.Tallies += p.Tallies
 		if errors.Is(err, ErrNoSession) {
 			continue // pruned since it was counted

@@ -32,6 +32,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
 // The backends the examples name, stood in for by servers of the test on
@@ -243,7 +245,11 @@ func (r *receiver) sessionSpans() map[string]int {
 	for _, rs := range r.spans {
 		id := attrOf(rs.GetResource().GetAttributes(), "records.session.id")
 		for _, ss := range rs.ScopeSpans {
-			out[id] += len(ss.Spans)
+			for _, sp := range ss.Spans {
+				if sp.Name != spanbridge.TallyName { // a session's tally follows its records
+					out[id]++
+				}
+			}
 		}
 	}
 	return out

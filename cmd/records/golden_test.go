@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -188,6 +189,31 @@ func pinHosts(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 		if err := st.Write([]sessions.Entry{{Key: testsupport.SessionKey(s.ID), Value: v}}); err != nil {
+			t.Fatal(err)
+		}
+		pinTallyParts(t, st, s.ID)
+	}
+}
+
+// pinTallyParts numbers the parts of session id's tally 1, 2, ...: the
+// Recorder draws a part from the time it runs, which the replayed and
+// exported tally shows (records.tally.part).
+func pinTallyParts(t *testing.T, st sessions.Store, id sessions.SessionID) {
+	t.Helper()
+	r := sessions.NewRecords(st)
+	var parts []sessions.Tally
+	for p, err := range r.TallyParts(id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	if _, err := st.DeleteRange(keys.TallyPrefix(uint64(id)), keys.TallyPrefix(uint64(id)+1), keys.IsTally); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range parts {
+		p.Part = uint64(i + 1)
+		if err := r.PutTally(p); err != nil {
 			t.Fatal(err)
 		}
 	}
