@@ -83,6 +83,10 @@ var ErrNoSession = errors.New("no such session in the store")
 // (see spanbridge.Resource), in batches. It returns how far it got, which on error is how
 // much the exporter accepted before it failed. It does not shut exp down.
 //
+// After a session's records come the parts of its tally (what it let
+// go, counted: sessions.Tally), each a span (spanbridge.TallySpan), for
+// a session any of whose records was sent; Progress.Tallies counts them.
+//
 // Records whose session row is gone (a process whose session another
 // process pruned while it ran) are replayed too, under a Resource that
 // only carries their session's id. Strings that are not UTF-8, which a
