@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math"
@@ -10,9 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/views"
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/explain/tallied"
 	recordkeys "github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -142,7 +142,10 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 						sides[i].Session = &id
 					}
 					var err error
-					sides[i].Side, err = m.Read(r, kinds, side.session.readOptions()...)
+					if sides[i].Side, err = m.Read(r, kinds, side.session.readOptions()...); err != nil {
+						return err
+					}
+					sides[i].Tally, err = tallied.Read(r, m.KeyOf, kinds, false, side.session.readOptions()...)
 					return err
 				})
 				if err != nil {
@@ -150,7 +153,7 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 				}
 			}
 			c := explain.Diff(sides[0].Side, sides[1].Side)
-			if err := printDiff(cmd, sides, c, asJSON); err != nil {
+			if err := views.Diff(cmd.OutOrStdout(), sides, c, keys != nil, asJSON); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("fail-slower") {
@@ -170,34 +173,6 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 	cmd.Flags().BoolVar(&allAttrs, "all-attributes", false, "compare the attributes of a connection (network.peer.*, client.*...) and a server span's server.port too")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per key and per time, one per line")
 	return cmd
-}
-
-// printDiff prints the comparison, as JSON Lines or as text.
-func printDiff(cmd *cobra.Command, sides [2]render.DiffSide, c explain.Comparison, asJSON bool) error {
-	out := bufio.NewWriter(cmd.OutOrStdout())
-	if !asJSON {
-		if err := render.Diff(out, sides, c); err != nil {
-			return err
-		}
-		return out.Flush()
-	}
-	enc := api.NewEncoder(out)
-	for _, k := range c.Keys {
-		if err := enc.Encode(api.NewDiffKey(k)); err != nil {
-			return err
-		}
-	}
-	for _, t := range api.NewDiffTotals(c) {
-		if err := enc.Encode(t); err != nil {
-			return err
-		}
-	}
-	if len(c.LeftOut) > 0 {
-		if err := enc.Encode(api.LeftOut{LeftOut: c.LeftOut}); err != nil {
-			return err
-		}
-	}
-	return out.Flush()
 }
 
 // splitList splits each of values at commas, leaving out empty items and

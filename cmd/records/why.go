@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
-	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
-	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/views"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -98,54 +94,10 @@ outcome_changed (whether one of them differs).`,
 				if err := needKind(r, kind); err != nil {
 					return err
 				}
-				return why(cmd, r, kind, key, value, asJSON)
+				return views.Why(cmd.OutOrStdout(), r, kind, key, value, asJSON)
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per record, one per line")
 	return cmd
-}
-
-func why(cmd *cobra.Command, r *sessions.Records, kind, key, value string, asJSON bool) error {
-	out := bufio.NewWriter(cmd.OutOrStdout())
-	enc := api.NewEncoder(out)
-	t := render.NewTable(out)
-	n := 0
-	for reason, err := range explain.Why(r, kind, key, sessions.StringValue(value)) {
-		if err != nil {
-			t.Flush()
-			out.Flush() // show what was read before the error
-			return err
-		}
-		if n++; asJSON {
-			if err := enc.Encode(api.NewWhy(reason)); err != nil {
-				return err
-			}
-			continue
-		}
-		if n == 1 {
-			if err := t.Row("SESSION", "SEQ", "WALL", "WHY"); err != nil {
-				return err
-			}
-		}
-		if err := t.Row(reason.Stamp.Session.String(), strconv.FormatUint(reason.Stamp.Seq, 10),
-			render.Duration(reason.Record.Wall), render.Why(reason, key, value)); err != nil {
-			return err
-		}
-		if n%render.FlushEvery == 0 {
-			if err := t.Flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := t.Flush(); err != nil {
-		return err
-	}
-	if err := out.Flush(); err != nil {
-		return err
-	}
-	if n == 0 {
-		return fmt.Errorf("no record of kind %s has %s=%s", render.String(kind), render.String(key), render.String(value))
-	}
-	return nil
 }
