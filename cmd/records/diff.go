@@ -53,7 +53,19 @@ side is compared, attribute by attribute, and a difference is shown:
   -  recorded only in A (removed)
   +  recorded only in B (added)
 
-The counts say how many records of the match each side holds.
+The counts say how many records of the match each side holds. A kept
+session's tally counts the records it let go (every one a hit) by kind,
+name and key: a match only one side recorded says, of the other side,
+"only hit it: 12 hits, tallied" when that side's tally counted the key,
+and "not looked up" when it neither recorded nor tallied it. Below the
+times, each key that hit on either side: its hits of its lookups on each
+side ("12/13 92%, 12 tallied": kept and tallied hits, against its kept
+records that were not hits), and the median and the mean time of a hit
+(the median from the tallies' histograms). A side whose sessions keep
+no tally (a store written before tallies) is said to count kept records
+only. Tallies keep the attributes key and *.key: with --key, a tallied
+hit is matched on those of them --key names, and under its kind and
+name alone when it has none.
 
 Attributes that name a connection or a listener rather than the work are
 left out, and the output says which it left out: those OpenTelemetry's
@@ -91,7 +103,11 @@ wall_ns}: wall_ns is the median; count 0 where that side has none) and
 differences ([{key, a, b}], a value or null where that side has no such
 attribute); then one per time, {total: "duration" or "kind", kind, a:
 {wall_ns}, b: {wall_ns}}; then, when attributes were left out by default,
-{left_out: [the keys]}. Both stores are only read.`,
+{left_out: [the keys]}. Each match also has tallied_a and tallied_b (the
+hits each side tallied of its key), each key that hit is an object
+{hit_rate, kind, name, key, a, b}, and the last line is {tallies:
+"sessions", a, b}: how many sessions of each side keep no tally
+(docs/FORMAT.md §8.5). Both stores are only read.`,
 		Example: `  records diff --dir ./ci-store --against ~/.cache/otelrecords/default
   records diff --session 1735787045006000000 --against-session 1735790645006000000 --fail-slower 10
   records diff --dir A --against B --kind autotune --ignore tried

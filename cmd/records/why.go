@@ -65,6 +65,11 @@ what it came out as, before and after: "came out differently: winner:
 tiled → simd" when an outcome differs (the work was not redundant: the
 answer changed), "came out the same: winner=tiled" when none does.
 
+After a session's records, a line says how often the session hit the key
+without keeping a record of it: the records its tally counted (let go,
+every one a hit; only for KEY "key" or a name ending in ".key", which a
+tally keeps), how long they took (median, mean, shortest to longest).
+
 With --json, one JSON object per record and line: session (a string, as
 every session id the JSON output prints), seq, kind, name, wall_ns, effect
 ("changed", "observed", or null for a record that does not say), verdict
@@ -77,7 +82,9 @@ one included; 0 otherwise), differences ([{key, before, after}], a value
 or null where that side has none: inputs, environment, or for new_here
 the instance keys), outcome (for work done again with the same inputs,
 every outcome attribute as [{key, before, after}]; [] otherwise) and
-outcome_changed (whether one of them differs).`,
+outcome_changed (whether one of them differs); and per session's tally of
+the key, {session, kind, name, key, tallied, wall_ns, min_ns, max_ns,
+median_ns, mean_ns, outcomes} (docs/FORMAT.md §8.5).`,
 		Example: `  records why autotune autotune.key=matmul_1024
   records why compile kernel=softmax_f16 --json | jq -r .reason`,
 		Args: cobra.ExactArgs(2),

@@ -58,19 +58,16 @@ type Tally struct {
 func NewTally(s *tallied.Sum) Tally { return Tally{s.Sessions, s.Untallied, s.Over} }
 
 // DiffTallies is the last line of records diff --json: how many sessions
-// of each side keep a tally.
+// of each side keep a tally; tallies is always "sessions".
 type DiffTallies struct {
-	Tallies struct {
-		A Tally `json:"a"`
-		B Tally `json:"b"`
-	} `json:"tallies"`
+	Tallies string `json:"tallies"`
+	A       Tally  `json:"a"`
+	B       Tally  `json:"b"`
 }
 
 // NewDiffTallies returns how many sessions of each side keep a tally.
 func NewDiffTallies(a, b *tallied.Sum) DiffTallies {
-	var j DiffTallies
-	j.Tallies.A, j.Tallies.B = NewTally(a), NewTally(b)
-	return j
+	return DiffTallies{"sessions", NewTally(a), NewTally(b)}
 }
 
 // WhyTally is what records why --json prints of a session's tally of the

@@ -14,7 +14,8 @@ import (
 // absent says why a diff's entry e is on one side only, from what the
 // other side (named name) recorded and tallied of its key: it only hit it
 // (every hit tallied, none kept), did not look it up (no record and no
-// tally of it), or recorded it otherwise (was, the plain words).
+// tally of it), or recorded it otherwise, or keeps no tally (was, the
+// plain words).
 func absent(c explain.Comparison, e *explain.Entry, other DiffSide, name, was string) string {
 	if other.Tally == nil {
 		return was
@@ -25,10 +26,8 @@ func absent(c explain.Comparison, e *explain.Entry, other DiffSide, name, was st
 		return fmt.Sprintf("hit on both sides: %s's %s tallied, not kept", name, Plural(int(t.Count), "hit"))
 	case t.Count > 0:
 		return fmt.Sprintf("%s only hit it: %s, tallied (let go, not kept)", name, Plural(int(t.Count), "hit"))
-	case recordedOn(c, e, name == "A"):
-		return was
-	case !other.Tally.Tallied():
-		return was + " (" + name + " keeps no tally: its hits were not counted)"
+	case recordedOn(c, e, name == "A"), !other.Tally.Tallied():
+		return was // a side without tallies: the note below the table says so
 	}
 	return "not looked up in " + name + ": no record and no tally of it"
 }

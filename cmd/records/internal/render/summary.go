@@ -66,11 +66,14 @@ func hitRates(s *summary.Session) string {
 	for _, k := range s.Hits {
 		parts = append(parts, fmt.Sprintf("%s=%d/%d(%.0f%%)", Clean(k.Kind), k.Hits, k.Lookups(), 100*k.Share()))
 	}
-	out := OrDash(strings.Join(parts, " "))
-	if !s.Tallied {
-		out += ", no tally"
+	out := strings.Join(parts, " ")
+	switch {
+	case !s.Tallied && out == "":
+		return "no tally"
+	case !s.Tallied:
+		return out + ", no tally"
 	}
-	return out
+	return OrDash(out)
 }
 
 // path writes the critical path of a session: the records that bounded

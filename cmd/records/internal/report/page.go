@@ -28,7 +28,7 @@ type Page struct {
 	Kinds    []*kind
 	// Tallied says whether the session has a tally of what it let go
 	// (explain/summary.Report.Tallied).
-	Tallied bool
+	Tallied  bool
 	Slowest  []record
 	Critical path
 	Timeline timeline

@@ -26,8 +26,12 @@ func Diff(w io.Writer, sides [2]render.DiffSide, c explain.Comparison, keyed, as
 			return err
 		}
 		for i, s := range sides {
-			if note := TallyNote(s.Tally); note != "" {
-				fmt.Fprintf(out, "%s: %s\n", []string{"A", "B"}[i], note)
+			name := []string{"A", "B"}[i]
+			switch note := TallyNote(s.Tally); {
+			case s.Tally != nil && s.Tally.Sessions > 0 && !s.Tally.Tallied():
+				fmt.Fprintf(out, "%s keeps no tally of what it let go (written before tallies): its hits are of kept records only, and a key it does not list may have hit there.\n", name)
+			case note != "":
+				fmt.Fprintf(out, "%s: %s\n", name, note)
 			}
 		}
 		if keyed && (sides[0].Tally.Tallied() || sides[1].Tally.Tallied()) {

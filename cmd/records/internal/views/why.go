@@ -107,7 +107,9 @@ func Why(w io.Writer, r *sessions.Records, kind, key, value string, asJSON bool)
 	if !asJSON && n > 0 {
 		if !sessions.IsTallyKey(key) && sum.Tallied() {
 			fmt.Fprintf(out, "%s is not an attribute tallies keep (key and *.key): hits of it let go are not told apart here (records cost counts them by key).\n", render.String(key))
-		} else if note := TallyNote(sum); note != "" {
+		} else if note := TallyNote(sum); note != "" && sum.Tallied() {
+			// Only where some sessions keep a tally: a store written
+			// before tallies lists its records as it always did.
 			fmt.Fprintln(out, note)
 		}
 	}
