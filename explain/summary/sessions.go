@@ -105,11 +105,15 @@ func Sessions(r *sessions.Records, o Options, opts ...sessions.ReadOption) ([]*S
 	return sums, err
 }
 
-// hitRates returns the hit rates of a session's kinds, from its tree and
-// its tally, and whether it has a tally.
+// hitRates returns the hit rates of a session's kinds but marks (phases a
+// program names, as records cost leaves them out), from its tree and its
+// tally, and whether it has a tally.
 func hitRates(r *sessions.Records, t *explain.SessionTree, id sessions.SessionID) ([]tallied.KindRate, bool, error) {
 	hits, misses := map[string]int64{}, map[string]int64{}
 	for n := range t.Nodes() {
+		if t.Kind(n) == sessions.MarksKind { // phases a program names, not lookups
+			continue
+		}
 		if n.Verdict() == explain.Hit {
 			hits[t.Kind(n)]++
 		} else {
@@ -119,7 +123,9 @@ func hitRates(r *sessions.Records, t *explain.SessionTree, id sessions.SessionID
 	tally, ok, err := r.Tally(id)
 	sum := tallied.New(nil)
 	sum.Add(tally, ok)
-	return tallied.KindRates(hits, misses, sum), ok, err
+	rates := tallied.KindRates(hits, misses, sum)
+	rates = slices.DeleteFunc(rates, func(k tallied.KindRate) bool { return k.Kind == sessions.MarksKind })
+	return rates, ok, err
 }
 
 // keepSlowest adds kr to the slowest records, slowest first, if it is

@@ -126,7 +126,7 @@ func (k *kind) AllHits() int64 { return int64(k.Hits()) + k.Tallied }
 // HitRate says how many of the kind's lookups hit, kept and tallied hits
 // against its kept records that did not: "12/13 (92%)"; "" with no hit.
 func (k *kind) HitRate() string {
-	if k.AllHits() == 0 {
+	if k.AllHits() == 0 || k.Name == sessions.MarksKind { // marks are phases, not lookups
 		return ""
 	}
 	n := int64(k.Count) + k.Tallied
