@@ -202,11 +202,14 @@ func (w *Rework) key(kind, name string, attrs sessions.Attrs) *keyTally {
 	return k
 }
 
-// Tally counts t, a session's tally (sessions.Tally): each entry's records
-// as hits of its kind, name and key — the key attributes Keys names among
-// the entry's, which are "key" and those ending in ".key" — and a kind's
+// Tally counts t, a session's tally (sessions.Tally), after its Begin: each
+// entry's records as hits (not judged by instance) of its kind, name and
+// key — among the entry's key attributes, those Keys names — and a kind's
 // rest (keys past the tally's bound) under its kind alone, with no name.
 func (w *Rework) Tally(t sessions.Tally) {
+	if w.open && t.Session != w.b.t.ID {
+		w.count() // the session read so far, first
+	}
 	if w.keys == nil {
 		w.children, w.keys = map[[2]string]*childTally{}, map[string]*keyTally{}
 	}
