@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/otelrecords/otelrecords/explain/summary"
 	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -28,12 +29,12 @@ type HitSide struct {
 	MeanHitNs   int64 `json:"mean_hit_ns"`
 }
 
-func hitSide(s tallied.Side) HitSide {
+func hitSide(s summary.HitSide) HitSide {
 	return HitSide{s.LookedUp(), s.Hits, s.Tallied, s.Misses, int64(s.TalliedWall), int64(s.Hit.Quantile(0.5)), int64(s.Hit.Mean())}
 }
 
 // NewHitRate returns how often a key hit on each side.
-func NewHitRate(k tallied.KeyHits) HitRate {
+func NewHitRate(k summary.KeyHits) HitRate {
 	j := HitRate{"key", k.Kind, k.Name, k.Key, hitSide(k.A), hitSide(k.B)}
 	if k.Rest {
 		j.HitRate = "rest"

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/explain/summary"
 	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -52,7 +53,7 @@ func recordedOn(c explain.Comparison, e *explain.Entry, onA bool) bool {
 // hits together: "12/13 92%" is 12 hits of 13 lookups (hits and misses),
 // and how long the hits took, the median (from the tallies' histograms)
 // and the mean. Nothing when no key hit.
-func DiffHits(out io.Writer, rows []tallied.KeyHits) error {
+func DiffHits(out io.Writer, rows []summary.KeyHits) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -79,7 +80,7 @@ func DiffHits(out io.Writer, rows []tallied.KeyHits) error {
 
 // HitRate says how often a side hit a key: "12/13 92%, 12 tallied", or
 // "not looked up".
-func HitRate(s tallied.Side) string {
+func HitRate(s summary.HitSide) string {
 	if !s.LookedUp() {
 		return "not looked up"
 	}
@@ -90,7 +91,7 @@ func HitRate(s tallied.Side) string {
 	return out
 }
 
-func hitTime(s tallied.Side, d time.Duration) string {
+func hitTime(s summary.HitSide, d time.Duration) string {
 	if s.Hits == 0 {
 		return "-"
 	}

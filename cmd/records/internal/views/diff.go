@@ -8,7 +8,7 @@ import (
 	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/explain"
-	"github.com/otelrecords/otelrecords/explain/tallied"
+	"github.com/otelrecords/otelrecords/explain/summary"
 )
 
 // Diff prints the comparison, as JSON Lines or as text, with how often
@@ -17,7 +17,7 @@ import (
 // other than the default, which tallies keep only in part.
 func Diff(w io.Writer, sides [2]render.DiffSide, c explain.Comparison, keyed, asJSON bool) error {
 	out := bufio.NewWriter(w)
-	hits := tallied.Compare(c, sides[0].Tally, sides[1].Tally)
+	hits := summary.Hits(c, sides[0].Tally, sides[1].Tally)
 	if !asJSON {
 		if err := render.Diff(out, sides, c); err != nil {
 			return err

@@ -1,10 +1,11 @@
-package tallied
+package summary
 
 import (
 	"cmp"
 	"slices"
 
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -15,13 +16,13 @@ type KeyHits struct {
 	Key        sessions.Attrs
 	// Rest marks a kind's rest: keys a tally no longer told apart.
 	Rest bool
-	A, B Side
+	A, B HitSide
 }
 
-// Side is what one side of a diff did of a key.
-type Side struct {
+// HitSide is what one side of a diff did of a key.
+type HitSide struct {
 	// Rate counts its hits, kept and tallied, and its misses.
-	Rate
+	tallied.Rate
 	// Hit are the durations of its hits: the tallied ones as their tally
 	// counted them, each kept hit as if it took its records' median
 	// (explain.Entry keeps no more): Hit.Quantile(0.5) is the median hit,
@@ -33,23 +34,23 @@ type Side struct {
 
 // LookedUp reports whether the side did the key at all: kept a record of
 // it or tallied one.
-func (s Side) LookedUp() bool { return s.Lookups() > 0 }
+func (s HitSide) LookedUp() bool { return s.Lookups() > 0 }
 
-// Compare returns how often each key of a diff hit on either side, the
+// Hits returns how often each key of a diff hit on either side, the
 // keys with a hit on one side at least (kept or tallied), in the
 // comparison's order (kind, name, key), a kind's rest after its keys. a and
 // b are the sides' tallies, keyed as c matched records; nil for a side
 // whose tallies were not read.
-func Compare(c explain.Comparison, a, b *Sum) []KeyHits {
+func Hits(c explain.Comparison, a, b *tallied.Sum) []KeyHits {
 	rows := map[string]*KeyHits{}
 	row := func(kind, name string, key sessions.Attrs, rest bool) *KeyHits {
-		id := Identity(kind, name, key, rest)
+		id := tallied.Identity(kind, name, key, rest)
 		if rows[id] == nil {
 			rows[id] = &KeyHits{Kind: kind, Name: name, Key: key, Rest: rest}
 		}
 		return rows[id]
 	}
-	kept := func(s *Side, e *explain.Entry) {
+	kept := func(s *HitSide, e *explain.Entry) {
 		if e == nil {
 			return
 		}
@@ -70,7 +71,7 @@ func Compare(c explain.Comparison, a, b *Sum) []KeyHits {
 		kept(&r.A, k.A)
 		kept(&r.B, k.B)
 	}
-	for i, sum := range []*Sum{a, b} {
+	for i, sum := range []*tallied.Sum{a, b} {
 		if sum == nil {
 			continue
 		}
@@ -94,7 +95,7 @@ func Compare(c explain.Comparison, a, b *Sum) []KeyHits {
 	}
 	slices.SortFunc(out, func(x, y KeyHits) int {
 		return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Name, y.Name),
-			cmp.Compare(Identity(x.Kind, x.Name, x.Key, x.Rest), Identity(y.Kind, y.Name, y.Key, y.Rest)))
+			cmp.Compare(tallied.Identity(x.Kind, x.Name, x.Key, x.Rest), tallied.Identity(y.Kind, y.Name, y.Key, y.Rest)))
 	})
 	return out
 }
