@@ -86,7 +86,11 @@ func Diff(out io.Writer, sides [2]DiffSide, c explain.Comparison) error {
 				}
 				what = strings.Join(parts, ", ")
 			}
-			if err := t.Row(changeSigns[k.Change], e.Kind, RecordName(e), countOf(k.A), countOf(k.B), what); err != nil {
+			sign := changeSigns[k.Change]
+			if strings.HasPrefix(what, bothHit) {
+				sign = changeSigns[explain.Same] // a hit on both sides, one side's tallied
+			}
+			if err := t.Row(sign, e.Kind, RecordName(e), countOf(k.A), countOf(k.B), what); err != nil {
 				return err
 			}
 		}

@@ -12,6 +12,10 @@ import (
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
+// bothHit starts the words of a match one side kept hits of and the other
+// only tallied: no difference.
+const bothHit = "hit on both sides"
+
 // absent says why a diff's entry e is on one side only, from what the
 // other side (named name) recorded and tallied of its key: it only hit it
 // (every hit tallied, none kept), did not look it up (no record and no
@@ -24,7 +28,7 @@ func absent(c explain.Comparison, e *explain.Entry, other DiffSide, name, was st
 	t := other.Tally.Of(e.Kind, e.Name, e.Key)
 	switch {
 	case t.Count > 0 && e.Verdict == explain.Hit:
-		return fmt.Sprintf("hit on both sides: %s's %s tallied, not kept", name, Plural(int(t.Count), "hit"))
+		return fmt.Sprintf("%s: %s's %s tallied, not kept", bothHit, name, Plural(int(t.Count), "hit"))
 	case t.Count > 0:
 		return fmt.Sprintf("%s only hit it: %s, tallied (let go, not kept)", name, Plural(int(t.Count), "hit"))
 	case recordedOn(c, e, name == "A"), !other.Tally.Tallied():
@@ -59,7 +63,7 @@ func DiffHits(out io.Writer, rows []summary.KeyHits) error {
 	}
 	fmt.Fprintln(out, "\nHits, kept and tallied (let go, counted, not kept): hits/lookups, and how long a hit took")
 	t := NewTable(out)
-	if err := t.Row("KIND", "RECORD", "HITS A", "HITS B", "MEDIAN HIT A", "MEDIAN HIT B", "MEAN HIT A", "MEAN HIT B", "B VS A"); err != nil {
+	if err := t.Row("KIND", "RECORD", "HITS A", "HITS B", "MEDIAN HIT A", "MEDIAN HIT B", "MEAN HIT A", "MEAN HIT B", "MEAN B VS A"); err != nil {
 		return err
 	}
 	for _, r := range rows {

@@ -53,6 +53,9 @@ func Cost(w io.Writer, rw *explain.Rework, sum *tallied.Sum, top int, asJSON boo
 		if err := render.Cost(out, children, redone, leftChildren, leftRedone); err != nil {
 			return err
 		}
+		if slices.ContainsFunc(redone, func(k explain.KeyWork) bool { return k.Tallied > 0 }) {
+			fmt.Fprintln(out, "tallied: hits no record was kept of, let go and counted by their session's tally.")
+		}
 		if note := TallyNote(sum); note != "" {
 			fmt.Fprintln(out, note)
 		}
