@@ -52,6 +52,7 @@ side is compared, attribute by attribute, and a difference is shown:
      different winner: winner: tiled → simd)
   -  recorded only in A (removed)
   +  recorded only in B (added)
+  =  hits kept on one side, only tallied on the other: no difference
 
 The counts say how many records of the match each side holds. A kept
 session's tally counts the records it let go (every one a hit) by kind,

@@ -27,7 +27,8 @@ var tallyStart = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 //	0 (no tally: an older writer): k1 missed (filled)
 //	1 missed k3: k3 missed, k1 hit (kept); tallied k1 5 hits
 //	2 only hit k3: k2 missed; tallied k3 12 hits (2µs each), k1 7 hits
-//	3 never looked k3 up: k2 missed; tallied k1 3 hits
+//	3 never looked k3 up: k2 missed; tallied k1 3 hits, and 2 records of
+//	  kind resolve, which it kept none of
 func writeTallyStore(t *testing.T, start time.Time) (string, []sessions.SessionID) {
 	t.Helper()
 	t.Setenv("OTELRECORDS_CACHE_DIR", t.TempDir())
@@ -74,10 +75,13 @@ func writeTallyStore(t *testing.T, start time.Time) (string, []sessions.SessionI
 		}
 		return e
 	}
+	resolves := sessions.TallyEntry{Kind: "resolve", Name: "resolve"} // a kind kept no record of
+	resolves.Add(5*time.Microsecond, "")
+	resolves.Add(7*time.Microsecond, "")
 	tallies := []sessions.Tally{
 		{Session: ids[1], Part: 1, Entries: []sessions.TallyEntry{hits("k1", 5, time.Microsecond)}},
 		{Session: ids[2], Part: 1, Entries: []sessions.TallyEntry{hits("k1", 7, time.Microsecond), hits("k3", 12, 2*time.Microsecond)}},
-		{Session: ids[3], Part: 1, Entries: []sessions.TallyEntry{hits("k1", 3, time.Microsecond)}},
+		{Session: ids[3], Part: 1, Entries: []sessions.TallyEntry{hits("k1", 3, time.Microsecond), resolves}},
 	}
 	var entries []sessions.Entry
 	for _, tl := range tallies {
@@ -257,6 +261,13 @@ func TestReportHitRates(t *testing.T) {
 	page := mustRun(t, "report", "--dir", dir, "--session", ids[2].String())
 	if !strings.Contains(page, "0 + 19 tallied (median 1.54µs)") || !strings.Contains(page, "19/20 (95%)") {
 		t.Errorf("the report of session %s does not show 19 tallied hits of 20 lookups", ids[2])
+	}
+	// A kind the session kept no record of, only tallied: a row of the
+	// summary, with no section of its own and not in the timeline's legend.
+	page = mustRun(t, "report", "--dir", dir, "--session", ids[3].String())
+	if !strings.Contains(page, "</span>resolve</td><td class=\"n\">0</td>") || !strings.Contains(page, "0 + 2 tallied") ||
+		strings.Contains(page, "kind-1") || strings.Contains(page, "</span>resolve </div>") {
+		t.Errorf("the report of session %s does not show kind resolve, only tallied, as a row of its own", ids[3])
 	}
 	if old := mustRun(t, "report", "--dir", dir, "--session", ids[0].String()); !strings.Contains(old, "This session keeps no tally") {
 		t.Errorf("the report of a session with no tally does not say so")
