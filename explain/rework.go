@@ -119,7 +119,7 @@ type KeyWork struct {
 	Key sessions.Attrs
 	// Records is how many times it was recorded, work and hits.
 	Records int
-	// Sessions is how many sessions recorded it.
+	// Sessions is how many sessions recorded it, or tallied it.
 	Sessions int
 	// Wall is the sum of its records' walls.
 	Wall time.Duration
