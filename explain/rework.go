@@ -176,10 +176,6 @@ func (w *Rework) Add(kr sessions.KindRecord) error {
 	if w.open && kr.Stamp.Session != w.b.t.ID {
 		w.count()
 	}
-	if w.keys == nil {
-		w.children = map[[2]string]*childTally{}
-		w.keys = map[string]*keyTally{}
-	}
 	w.b.Body = w.Body
 	if err := w.b.Add(kr); err != nil {
 		return err
@@ -191,6 +187,9 @@ func (w *Rework) Add(kr sessions.KindRecord) error {
 
 // key returns the tally of a kind, name and attributes' key, new if need be.
 func (w *Rework) key(kind, name string, attrs sessions.Attrs) *keyTally {
+	if w.keys == nil {
+		w.children, w.keys = map[[2]string]*childTally{}, map[string]*keyTally{}
+	}
 	key := Match{Keys: w.Keys}.KeyOf(attrs)
 	id := identity(kind, name, key)
 	k := w.keys[id]
@@ -209,9 +208,6 @@ func (w *Rework) key(kind, name string, attrs sessions.Attrs) *keyTally {
 func (w *Rework) Tally(t sessions.Tally) {
 	if w.open && t.Session != w.b.t.ID {
 		w.count() // the session read so far, first
-	}
-	if w.keys == nil {
-		w.children, w.keys = map[[2]string]*childTally{}, map[string]*keyTally{}
 	}
 	for _, e := range t.Entries {
 		k, n := w.key(e.Kind, e.Name, e.Key), int(e.Count)
