@@ -273,3 +273,20 @@ func TestReportHitRates(t *testing.T) {
 		t.Errorf("the report of a session with no tally does not say so")
 	}
 }
+
+// records serve's diff reads the tallies as records diff does: its JSON
+// is the command's, and its page says a key B only hit, and hit rates.
+func TestServeDiffReadsTallies(t *testing.T) {
+	dir, ids := writeTallyStore(t, tallyStart)
+	base := startServe(t, dir)
+	want := mustRun(t, "diff", "--dir", dir, "--session", ids[1].String(), "--against-session", ids[2].String(), "--json")
+	if got := get(t, base, "/api/diff?a="+ids[1].String()+"&b="+ids[2].String()); got != want {
+		t.Errorf("serve's diff JSON:\n%s\nrecords diff --json:\n%s", got, want)
+	}
+	page := get(t, base, "/diff?a="+ids[1].String()+"&b="+ids[2].String())
+	for _, w := range []string{"B only hit it: 12 hits, tallied", "12/12 100%, 12 tallied", "<h2>Hits</h2>"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("serve's diff page does not say %q", w)
+		}
+	}
+}

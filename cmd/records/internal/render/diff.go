@@ -76,9 +76,9 @@ func Diff(out io.Writer, sides [2]DiffSide, c explain.Comparison) error {
 			var what string
 			switch k.Change {
 			case explain.OnlyInA:
-				what = absent(c, e, sides[1], "B", "removed: only in A")
+				what = Absent(c, e, sides[1], "B", "removed: only in A")
 			case explain.OnlyInB:
-				what = absent(c, e, sides[0], "A", "added: only in B")
+				what = Absent(c, e, sides[0], "A", "added: only in B")
 			default:
 				parts := make([]string, len(k.Differences))
 				for i, d := range k.Differences {

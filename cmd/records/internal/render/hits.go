@@ -16,12 +16,12 @@ import (
 // only tallied: no difference.
 const bothHit = "hit on both sides"
 
-// absent says why a diff's entry e is on one side only, from what the
+// Absent says why a diff's entry e is on one side only, from what the
 // other side (named name) recorded and tallied of its key: it only hit it
 // (every hit tallied, none kept), did not look it up (no record and no
 // tally of it), or recorded it otherwise, or keeps no tally (was, the
 // plain words).
-func absent(c explain.Comparison, e *explain.Entry, other DiffSide, name, was string) string {
+func Absent(c explain.Comparison, e *explain.Entry, other DiffSide, name, was string) string {
 	if other.Tally == nil {
 		return was
 	}
@@ -67,19 +67,24 @@ func DiffHits(out io.Writer, rows []summary.KeyHits) error {
 		return err
 	}
 	for _, r := range rows {
-		name := OrDash(r.Name)
-		switch {
-		case r.Rest:
-			name = "(the rest of the kind's keys)"
-		case len(r.Key) > 0:
-			name += " " + Attrs(r.Key)
-		}
-		if err := t.Row(r.Kind, name, HitRate(r.A), HitRate(r.B), hitTime(r.A, r.A.Hit.Quantile(0.5)), hitTime(r.B, r.B.Hit.Quantile(0.5)),
-			hitTime(r.A, r.A.Hit.Mean()), hitTime(r.B, r.B.Hit.Mean()), Change(r.A.Hit.Mean(), r.B.Hit.Mean())); err != nil {
+		if err := t.Row(r.Kind, HitName(r), HitRate(r.A), HitRate(r.B), HitTime(r.A, r.A.Hit.Quantile(0.5)), HitTime(r.B, r.B.Hit.Quantile(0.5)),
+			HitTime(r.A, r.A.Hit.Mean()), HitTime(r.B, r.B.Hit.Mean()), Change(r.A.Hit.Mean(), r.B.Hit.Mean())); err != nil {
 			return err
 		}
 	}
 	return t.Flush()
+}
+
+// HitName names a key of a diff's hits: its record's name and key
+// attributes, or what a kind's rest is.
+func HitName(r summary.KeyHits) string {
+	switch {
+	case r.Rest:
+		return "(the rest of the kind's keys)"
+	case len(r.Key) > 0:
+		return OrDash(r.Name) + " " + Attrs(r.Key)
+	}
+	return OrDash(r.Name)
 }
 
 // HitRate says how often a side hit a key: "12/13 92%, 12 tallied", or
@@ -95,7 +100,8 @@ func HitRate(s summary.HitSide) string {
 	return out
 }
 
-func hitTime(s summary.HitSide, d time.Duration) string {
+// HitTime formats d, a time of a side's hits, "-" when it has none.
+func HitTime(s summary.HitSide, d time.Duration) string {
 	if s.Hits == 0 {
 		return "-"
 	}
