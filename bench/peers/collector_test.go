@@ -62,6 +62,7 @@ func otelcolBinary(t testing.TB) string {
 type pipeline struct {
 	processors []string
 	exporter   string
+	downstream string // the otlphttp exporter's endpoint; a closed port when empty
 }
 
 // config is the Collector's configuration for p on port, its store, its
@@ -97,6 +98,9 @@ exporters:
   file:
     path: %s
     format: proto
+  otlphttp:
+    endpoint: %s
+    compression: none
 service:
   telemetry:
     metrics:
@@ -106,7 +110,17 @@ service:
       receivers: [otlp]
       processors: [%s]
       exporters: [%s]
-`, port, filepath.Join(dir, "state"), filepath.Join(dir, "state-session"), filepath.Join(dir, "store"), filepath.Join(dir, "spans.pb"), strings.Join(p.processors, ", "), p.exporter)
+`, port, filepath.Join(dir, "state"), filepath.Join(dir, "state-session"), filepath.Join(dir, "store"), filepath.Join(dir, "spans.pb"), p.downstreamURL(), strings.Join(p.processors, ", "), p.exporter)
+}
+
+// downstreamURL is the otlphttp exporter's endpoint: p's, or the discard
+// port when the pipeline does not use it (the exporter is configured in
+// every pipeline's file, built only in those that name it).
+func (p pipeline) downstreamURL() string {
+	if p.downstream == "" {
+		return "http://127.0.0.1:9"
+	}
+	return p.downstream
 }
 
 // collectorProc is a running otelcol-peers.

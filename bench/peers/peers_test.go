@@ -40,16 +40,19 @@ var (
 	byTrace       = pipeline{processors: []string{"records"}, exporter: "nop"}
 	bySession     = pipeline{processors: []string{"records/session"}, exporter: "nop"}
 	fileExporter  = pipeline{exporter: "file"}
+	tailFile      = pipeline{processors: []string{"tail_sampling"}, exporter: "file"}
 	recordsExport = pipeline{exporter: "records"}
 )
 
 // groups are the pipelines compared with each other, each group run
 // back to back: the Collector keeping nothing; "persist these spans
-// locally"; "keep only what changed", on warm spans (nothing changed:
+// locally" (the fileexporter alone, and behind the tail sampler: what a
+// user runs to keep what changed on disk, the records exporter's own
+// job); "keep only what changed", on warm spans (nothing changed:
 // every trace dropped) and on kept ones (every trace kept).
 var groups = [][]peer{
 	{{"nop", nop, true}},
-	{{"fileexporter", fileExporter, true}, {"records-exporter", recordsExport, true}},
+	{{"fileexporter", fileExporter, true}, {"records-exporter", recordsExport, true}, {"tailsampling-file", tailFile, true}},
 	{{"tailsampling-warm", tailSampling, false}, {"records-processor-warm", byTrace, false}, {"records-processor-session-warm", bySession, false}},
 	{{"tailsampling-kept", tailSampling, true}, {"records-processor-kept", byTrace, true}, {"records-processor-session-kept", bySession, true}},
 }
@@ -210,14 +213,17 @@ func requests(t testing.TB, n int, changed bool) [][]byte {
 // request is request i: 100 traces of its own, each a build step of 10
 // nested spans (collector/bench_test.go's shape), every span changed
 // something or none did.
-func request(i int, changed bool) ptrace.Traces {
+func request(i int, changed bool) ptrace.Traces { return requestOf(i, spansPerRequest/10, changed) }
+
+// requestOf is request i of the given number of traces of 10 spans.
+func requestOf(i, traces int, changed bool) ptrace.Traces {
 	effect := map[bool]string{true: "changed", false: "observed"}[changed]
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", "bench")
 	rs.Resource().Attributes().PutStr("service.instance.id", "bench-1")
 	ss := rs.ScopeSpans().AppendEmpty()
-	for tr := range spansPerRequest / 10 {
+	for tr := range traces {
 		tid := pcommon.TraceID{byte(i >> 16), byte(i >> 8), byte(i), byte(tr), 15: 1} // never the invalid zero id
 		for s := range 10 {
 			sp := ss.Spans().AppendEmpty()

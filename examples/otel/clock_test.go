@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	_ "github.com/otelrecords/otelrecords/internal/testkit/testsupport" // the stores it opens remember their files in a cache of the tests'
 	"github.com/otelrecords/otelrecords/sessions"
 )
 

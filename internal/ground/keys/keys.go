@@ -115,10 +115,12 @@ func IsSession(k []byte) bool {
 }
 
 // IsRecord reports whether k is the key of a record: under Root, and not
-// a session row's. It checks the prefix only, cheaply, for a writer
-// counting what it wrote; a reader parses (Parse).
+// in the sessions namespace (a session row's, a tally's). It checks the
+// prefix only, cheaply, for a writer counting what it wrote; a reader
+// parses (Parse).
 func IsRecord(k []byte) bool {
-	return len(k) > len(Root)+1 && string(k[:len(Root)]) == Root && k[len(Root)] == '/' && !IsSession(k)
+	return len(k) > len(Root)+1 && string(k[:len(Root)]) == Root && k[len(Root)] == '/' &&
+		!(len(k) > len(Sessions) && string(k[:len(Sessions)]) == Sessions && k[len(Sessions)] == 0)
 }
 
 // Size is the size in bytes of a record's key in the given kind, the
@@ -226,6 +228,14 @@ func Tally(id, part uint64) []byte {
 // with.
 func TallyPrefix(id uint64) []byte {
 	return append(Session(id), tallyMark)
+}
+
+// IsTally reports whether k is the key of a part of a session's tally:
+// a range delete's match for a prune that takes a session's tally with
+// it.
+func IsTally(k []byte) bool {
+	_, _, ok := ParseTally(k)
+	return ok
 }
 
 // ParseTally returns the session and part of a tally key, and false for

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	_ "github.com/otelrecords/otelrecords/internal/testkit/testsupport" // the stores it opens remember their files in a cache of the tests'
 	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 )
 

@@ -5,6 +5,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/processor/tailsamplingprocessor"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/nopexporter"
+	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
 	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/receiver"
@@ -25,7 +26,7 @@ func components() (otelcol.Factories, error) {
 	if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](collector.NewProcessorFactory(), tailsamplingprocessor.NewFactory()); err != nil {
 		return f, err
 	}
-	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](collector.NewFactory(), fileexporter.NewFactory(), nopexporter.NewFactory()); err != nil {
+	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](collector.NewFactory(), fileexporter.NewFactory(), nopexporter.NewFactory(), otlphttpexporter.NewFactory()); err != nil {
 		return f, err
 	}
 	f.Telemetry = otelconftelemetry.NewFactory()
