@@ -58,7 +58,7 @@ The counts say how many records of the match each side holds. A kept
 session's tally counts the records it let go (every one a hit) by kind,
 name and key: a match only one side recorded says, of the other side,
 "only hit it: 12 hits, tallied" when that side's tally counted the key,
-and "not looked up" when it neither recorded nor tallied it. Below the
+and "not done or looked up" when it neither recorded nor tallied it. Below the
 times, each key that hit on either side: its hits of its lookups on each
 side ("12/13 92%, 12 tallied": kept and tallied hits, against its kept
 records that were not hits), and the median and the mean time of a hit
