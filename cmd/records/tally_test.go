@@ -197,7 +197,7 @@ func TestDiffTellsOnlyHitFromNotLookedUp(t *testing.T) {
 		t.Errorf("diff the other way: k3's row is %q, want A only hit it", r)
 	}
 	out = diff(ids[1], ids[3])
-	if r := row(out, "-", "cache.key=k3"); !strings.Contains(r, "not done or looked up in B: no record and no tally of it") {
+	if r := row(out, "-", "cache.key=k3"); !strings.Contains(r, "not done or looked up in B (no record, no tally)") {
 		t.Errorf("diff against a run that never looked k3 up: k3's row is %q\n%s", r, out)
 	}
 	if strings.Contains(out, "only hit it: 12") {

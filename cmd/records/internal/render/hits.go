@@ -34,7 +34,7 @@ func Absent(c explain.Comparison, e *explain.Entry, other DiffSide, name, was st
 	case recordedOn(c, e, name == "A"), !other.Tally.Tallied():
 		return was // a side without tallies: the note below the table says so
 	}
-	return "not done or looked up in " + name + ": no record and no tally of it"
+	return "not done or looked up in " + name + " (no record, no tally)"
 }
 
 // recordedOn reports whether side A (onA) or B recorded e's key, with
