@@ -61,7 +61,7 @@ func spooledRecords(t *testing.T, dir string) int {
 	n := 0
 	_, err := spool.Merge(cp, func(es []sessions.Entry) error {
 		for _, e := range es {
-			if !keys.IsSession(e.Key) {
+			if keys.IsRecord(e.Key) {
 				n++
 			}
 		}

@@ -30,7 +30,8 @@ type Exporter struct {
 	stamps   stampTable
 	inflight atomic.Int64 // stamped spans not yet ended
 	marks    Marks
-	byTrace  bool // KeepByTrace: records carry their trace, local roots end theirs
+	letGo    markTally // implicit marks let go, for the tally
+	byTrace  bool      // KeepByTrace: records carry their trace, local roots end theirs
 
 	registration registration // where Register put the exporter (register.go)
 
@@ -239,6 +240,9 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 		e.resourceOnce.Do(func() { e.useResource(s) })
 	}
 	record, forward := e.recorded(s, o.encloses), e.fwd != nil
+	if !record {
+		e.letGo.letGo(s, e.rec) // counted for the session's tally
+	}
 	// Under KeepByTrace a local root's end starts its trace's grace, even
 	// when the root itself is let go — unless, under MarksEnclosing, no
 	// record started inside it, when its trace holds nothing of it.

@@ -132,6 +132,7 @@ func (e *Exporter) loop() {
 			continue
 		}
 		e.drain(life)
+		e.letGo.handOver(e.rec)
 		// Under KeepByTrace, traces whose grace has passed are dropped;
 		// while some wait the loop comes back within writeInterval.
 		waiting := e.rec.DecideTraces()
@@ -194,7 +195,7 @@ func (e *Exporter) drain(life context.Context) {
 // of the wait, the store spools the records, and the loop takes the spans.
 func (e *Exporter) backgroundFlush(life context.Context) error {
 	pending, _ := e.rec.Pending()
-	if pending == 0 {
+	if pending == 0 && !e.rec.TallyDue() {
 		return nil // no write, and no goroutine to watch it
 	}
 	ctx, cancel := context.WithTimeout(life, busyWait)
@@ -293,6 +294,7 @@ func (e *Exporter) close(ctx context.Context) error {
 	}
 	// A failed write is tried again by Close, which spools what it still
 	// cannot write: Close says what was lost, if anything.
+	e.letGo.handOver(e.rec)
 	_ = e.rec.Flush(busyCtx)
 	err := errors.Join(e.rec.Close(ctx), e.fwd.Shutdown(ctx))
 	e.reportSpooled()

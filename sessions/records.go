@@ -293,6 +293,11 @@ func (r *Records) Prune(keep int) (int, error) {
 			return 0, err
 		}
 	}
+	// Then the tallies of those sessions (and of any at or below the
+	// newest whose row is gone), each session's with its row.
+	if _, err := r.store.DeleteRange(keys.NamespaceStart(keys.Sessions), upTo(keys.Sessions, newest), IsTallyPart); err != nil {
+		return 0, err
+	}
 	for _, id := range pruned {
 		k := keys.Session(uint64(id))
 		if _, err := r.store.DeleteRange(k, append(k, 0), nil); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -217,8 +218,14 @@ func TestPutRebuildsAStore(t *testing.T) {
 	if got := testsupport.AllRecords(t, rebuilt); !reflect.DeepEqual(got, recs) {
 		t.Errorf("records %+v\nwant %+v", got, recs)
 	}
-	// The same bytes a writer wrote, key for key.
+	// The same bytes a writer wrote, key for key, but its tally's (Put
+	// takes rows and records, not what their writer let go).
 	want, got := testsupport.Entries(t, orig), testsupport.Entries(t, rebuilt)
+	for k := range want {
+		if _, _, ok := keys.ParseTally([]byte(k)); ok {
+			delete(want, k)
+		}
+	}
 	for k, v := range want {
 		if !bytes.Equal(got[k], v) {
 			t.Errorf("key %q: %x, want the writer's %x", k, got[k], v)

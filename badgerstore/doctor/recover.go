@@ -351,6 +351,9 @@ func describeKey(k []byte) string {
 		kind, session, _, _ := keys.Parse(first)
 		return fmt.Sprintf("the %q records of session %d from seq %d to %d", kind, session, lo, hi)
 	}
+	if id, part, ok := keys.ParseTally(k); ok {
+		return fmt.Sprintf("the tally of session %d (part %d)", id, part)
+	}
 	kind, session, seq, err := keys.Parse(k)
 	switch {
 	case err != nil:

@@ -167,3 +167,44 @@ func (r *Reader) String(m Major) ([]byte, bool) {
 	r.off = off
 	return nil, false
 }
+
+// Skip reads past the next item, whatever it holds, and reports whether
+// it could: false, with the reader where it was, for an item of
+// indefinite length (writers never write one), a reserved head, or an
+// item cut short. It allocates nothing: nested items are counted, not
+// stacked, and every one takes a byte at least, so a head claiming more
+// items than bytes are left is refused.
+func (r *Reader) Skip() bool {
+	start := r.off
+	for left := uint64(1); left > 0; left-- {
+		h, ok := r.Head()
+		if !ok || h.Indefinite() {
+			r.off = start
+			return false
+		}
+		switch h.Major {
+		case MajorBytes, MajorText:
+			if _, ok := r.Take(h.Arg); !ok {
+				r.off = start
+				return false
+			}
+		case MajorArray, MajorMap, MajorTag:
+			n := h.Arg
+			if h.Major == MajorMap {
+				if n > uint64(r.Len()) {
+					r.off = start
+					return false
+				}
+				n *= 2
+			} else if h.Major == MajorTag {
+				n = 1
+			}
+			if n > uint64(r.Len()) {
+				r.off = start
+				return false
+			}
+			left += n
+		}
+	}
+	return true
+}

@@ -31,6 +31,7 @@ type Buffer[T any] struct {
 	n       int // entries held
 	counted int // what the budget counts of them
 	scratch []byte
+	onDrop  func(v T, payload []byte)
 }
 
 const header = 8
@@ -38,6 +39,12 @@ const header = 8
 // New returns an empty Buffer with the given budget in bytes; a budget of
 // 0 or less holds nothing.
 func New[T any](budget int) *Buffer[T] { return &Buffer[T]{budget: max(budget, 0)} }
+
+// OnDrop sets f to be called with every entry the buffer drops to make
+// room (Hold) or to trim (Trim), as it drops it, oldest first: the
+// Recorder counts what it lets go. The payload is valid only during the
+// call. Reset calls nothing: what it lets go, the owner lets go.
+func (b *Buffer[T]) OnDrop(f func(v T, payload []byte)) { b.onDrop = f }
 
 // Len returns how many entries are held.
 func (b *Buffer[T]) Len() int { return b.n }
@@ -58,6 +65,13 @@ func (b *Buffer[T]) Hold(v T, counted int, parts ...[]byte) (dropped int) {
 	}
 	if counted > b.budget {
 		dropped = b.n + 1
+		if b.onDrop != nil {
+			for b.n > 0 {
+				b.dropOldest()
+			}
+			b.scratch = concat(b.scratch[:0], parts)
+			b.onDrop(v, b.scratch)
+		}
 		b.Reset()
 		return dropped
 	}
@@ -126,7 +140,7 @@ func (b *Buffer[T]) Trim(counted int) (dropped int) {
 func (b *Buffer[T]) Size() int { return len(b.ring) }
 
 // Reset lets every entry go, and the memory that held them.
-func (b *Buffer[T]) Reset() { *b = Buffer[T]{budget: b.budget} }
+func (b *Buffer[T]) Reset() { *b = Buffer[T]{budget: b.budget, onDrop: b.onDrop} }
 
 func (b *Buffer[T]) header(off int) (size, counted int) {
 	var h [header]byte
@@ -136,6 +150,9 @@ func (b *Buffer[T]) header(off int) (size, counted int) {
 
 func (b *Buffer[T]) dropOldest() {
 	size, counted := b.header(0)
+	if b.onDrop != nil {
+		b.onDrop(b.values[b.vhead], b.payload(size))
+	}
 	b.head = (b.head + header + size) % len(b.ring)
 	b.used -= header + size
 	var zero T
@@ -143,6 +160,29 @@ func (b *Buffer[T]) dropOldest() {
 	b.vhead = (b.vhead + 1) % len(b.values)
 	b.n--
 	b.counted -= counted
+}
+
+// payload returns the oldest entry's payload, of size bytes: a piece of
+// the ring, or a copy in scratch when it wraps.
+func (b *Buffer[T]) payload(size int) []byte {
+	at := (b.head + header) % len(b.ring)
+	if at+size <= len(b.ring) {
+		return b.ring[at : at+size]
+	}
+	if cap(b.scratch) < size {
+		b.scratch = make([]byte, size)
+	}
+	p := b.scratch[:size]
+	b.read(header, p)
+	return p
+}
+
+// concat appends the parts to dst.
+func concat(dst []byte, parts [][]byte) []byte {
+	for _, p := range parts {
+		dst = append(dst, p...)
+	}
+	return dst
 }
 
 // put writes p at the ring's tail, wrapping at its end.

@@ -115,10 +115,12 @@ func IsSession(k []byte) bool {
 }
 
 // IsRecord reports whether k is the key of a record: under Root, and not
-// a session row's. It checks the prefix only, cheaply, for a writer
-// counting what it wrote; a reader parses (Parse).
+// in the sessions namespace (a session row's, a tally's). It checks the
+// prefix only, cheaply, for a writer counting what it wrote; a reader
+// parses (Parse).
 func IsRecord(k []byte) bool {
-	return len(k) > len(Root)+1 && string(k[:len(Root)]) == Root && k[len(Root)] == '/' && !IsSession(k)
+	return len(k) > len(Root)+1 && string(k[:len(Root)]) == Root && k[len(Root)] == '/' &&
+		!(len(k) > len(Sessions) && string(k[:len(Sessions)]) == Sessions && k[len(Sessions)] == 0)
 }
 
 // Size is the size in bytes of a record's key in the given kind, the

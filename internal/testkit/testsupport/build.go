@@ -165,7 +165,9 @@ func (s *OpStore) Write(es []sessions.Entry) error {
 	s.mu.Unlock()
 	for _, e := range es {
 		kind, _, seq, err := keys.Parse(e.Key)
-		if err != nil {
+		if _, _, ok := keys.ParseTally(e.Key); ok {
+			s.log("write tally")
+		} else if err != nil {
 			s.log("write ?")
 		} else {
 			s.log(fmt.Sprintf("write %s %d", kind, seq))

@@ -44,6 +44,7 @@ type bound struct {
 	piece    int64          // a chunk is closed once it counts this many bytes
 	own      int64          // bytes of this session's records
 	row      int64          // bytes of this session's row
+	tally    int64          // bytes of this session's tally part
 	seen     bool           // a record of this session was counted
 	maxSeq   uint64         // the highest seq counted
 	since    int64          // bytes this session wrote since the last scan
@@ -68,7 +69,7 @@ func newBound(maxBytes int64) *bound {
 
 // total is the store's size as the bound counts it.
 func (b *bound) total() int64 {
-	t := b.own + b.row
+	t := b.own + b.row + b.tally
 	for _, s := range b.others {
 		t += s.bytes
 	}
@@ -84,6 +85,9 @@ func (b *bound) measure(st sessions.Store, own uint64) error {
 			return fmt.Errorf("otelrecords: measure the store for its byte bound: %w", err)
 		}
 		_, id, _, err := keys.Parse(e.Key)
+		if tid, _, ok := keys.ParseTally(e.Key); ok {
+			id, err = tid, nil // a session's tally goes with it
+		}
 		if err != nil || id == own {
 			continue // not ours to count, or this session's, counted as written
 		}
@@ -111,6 +115,8 @@ func (b *bound) count(entries []sessions.Entry) {
 		if !keys.IsRecord(e.Key) {
 			if keys.IsSession(e.Key) {
 				b.row = n
+			} else if _, _, ok := keys.ParseTally(e.Key); ok {
+				b.tally = n // its part, written over
 			}
 			continue // an Importer's own entries are few and small
 		}
@@ -229,6 +235,9 @@ func pruneUpTo(st sessions.Store, id uint64) (int, error) {
 		if _, err := st.DeleteRange(keys.NamespaceStart(ns), keys.SessionBound(ns, id+1), keys.Parses); err != nil {
 			return 0, err
 		}
+	}
+	if _, err := st.DeleteRange(keys.NamespaceStart(keys.Sessions), keys.SessionBound(keys.Sessions, id+1), sessions.IsTallyPart); err != nil {
+		return 0, err
 	}
 	return st.DeleteRange(keys.NamespaceStart(keys.Sessions), keys.SessionBound(keys.Sessions, id+1), keys.Parses)
 }

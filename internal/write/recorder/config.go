@@ -87,6 +87,11 @@ type Config struct {
 	// place (Sink): what it wrote goes there, and the store is left to
 	// the prune, the byte bound and the spool.
 	Sink Sink
+	// TallyEvery is how often at most the tally of what a kept session
+	// let go (docs/FORMAT.md §3.6) is rewritten while the session runs:
+	// at a Flush when it changed and TallyEvery has passed since it was
+	// last written, and at Close. Zero means DefaultTallyEvery.
+	TallyEvery time.Duration
 	// Report, if set, is given what no caller can receive, with a class
 	// for deduplication: that the byte bound deleted something, and why it
 	// could not. It is called from the goroutine that flushes.

@@ -65,6 +65,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 // spooled.
 func (r *Recorder) flush(ctx context.Context, wait bool) error {
 	r.mu.Lock()
+	r.queueTallyDue(!wait)
 	batch, arena := r.batch, r.arena
 	if len(batch) == 0 {
 		r.mu.Unlock()
@@ -283,7 +284,7 @@ func (r *Recorder) Close(ctx context.Context) error {
 	}
 	r.closed = true
 	r.held.Reset()
-	r.dropHeldTraces()
+	r.dropHeldTraces()  // counted in the tally, which Close's flush writes
 	r.traces = traces{} // undecided traces changed nothing: they go
 	r.mu.Unlock()
 	// The store is tried once: if another process holds it, the records go

@@ -9,6 +9,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/internal/ground/hold"
 	"github.com/otelrecords/otelrecords/internal/ground/version"
+	"github.com/otelrecords/otelrecords/internal/write/tally"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -66,6 +67,13 @@ type Recorder struct {
 	shedSaid map[string]bool
 	streak   int
 	imported bool // Config.Imported
+	// tally counts what the session lets go (tally.go), written as part
+	// tallyPart, last queued at tallyAt.
+	tally       *tally.Counter
+	tallyPart   uint64
+	tallyAt     time.Time
+	tallyQueued bool
+	tallyEvery  time.Duration
 }
 
 // New returns the recorder of a session that has not started yet.
@@ -95,6 +103,7 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 		r.budget = cfg.PendingBudget
 	}
 	r.held = hold.New[struct{}](r.budget)
+	r.newTally(cfg.TallyEvery)
 	r.level.Store(int32(cfg.Level))
 	r.imported = cfg.Imported
 	if rs := cfg.Resume; rs != nil {

@@ -111,7 +111,7 @@ func TestFirstChangeKeepsHeldRecordsInOrder(t *testing.T) {
 	if err := f.rec.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"write sessions 0", "write marks 0", "write autotune 1", "write compile 2", "write autotune 3"}
+	want := []string{"write sessions 0", "write marks 0", "write autotune 1", "write compile 2", "write autotune 3", "write tally"}
 	if !slices.Equal(f.store.Ops, want) {
 		t.Fatalf("writes = %q, want %q", f.store.Ops, want)
 	}
@@ -205,9 +205,10 @@ func TestKeepSessionsPrunesOthersFirst(t *testing.T) {
 	if err := f.rec.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// The deletes (records, then rows) come before the session row, which
-	// comes before the held record and the change.
-	want := []string{"delete 3", "delete 1", "delete 1", "delete 1", "write sessions 0", "write autotune 0", "write compile 1"}
+	// The deletes (records, then the seeded sessions' tallies, then rows)
+	// come before the session row, which comes before the held record and
+	// the change.
+	want := []string{"delete 3", "delete 3", "delete 1", "delete 1", "delete 1", "write sessions 0", "write autotune 0", "write compile 1", "write tally"}
 	if !slices.Equal(s.Ops, want) {
 		t.Fatalf("ops = %q, want %q", s.Ops, want)
 	}

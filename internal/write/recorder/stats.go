@@ -41,6 +41,12 @@ type Stats struct {
 	// TracesEvicted is how many held traces the pending budget pushed out
 	// before they were decided (their records are counted in Evicted).
 	TracesEvicted int64
+	// Tallied is how many records keep-what-changed let go were counted
+	// in the session's tally (docs/FORMAT.md §3.6): held records the
+	// pending budget pushed out, the records of traces dropped or evicted,
+	// implicit marks let go. The tally is written only if the session is
+	// kept.
+	Tallied int64
 	// Invalid is how many records were refused for an invalid kind.
 	Invalid int64
 	// TooLarge is how many records were dropped because no store could
@@ -118,6 +124,7 @@ func (s *Stats) Add(o Stats) {
 	s.TracesKept += o.TracesKept
 	s.TracesDropped += o.TracesDropped
 	s.TracesEvicted += o.TracesEvicted
+	s.Tallied += o.Tallied
 	s.Invalid += o.Invalid
 	s.TooLarge += o.TooLarge
 	s.WriteErrors += o.WriteErrors
@@ -147,6 +154,7 @@ func (r *Recorder) Stats() Stats {
 		ss := bs.StoreStats()
 		s.StoreOpens, s.BusyWaits, s.FirstSpoolWait = ss.Opens, ss.BusyWaits, ss.FirstSpoolWait
 	}
+	s.Tallied = r.tally.Count()
 	s.Held = int64(r.held.Len() + r.traces.records)
 	s.HeldBytes = int64(r.held.Counted() + r.traces.counted)
 	for _, e := range r.batch {

@@ -139,6 +139,9 @@ func (r *Recorder) routeTrace(t Trace, k string, effect sessions.Effect, st sess
 			if d.d == decidedEvicted {
 				r.stats.Evicted++
 			}
+			if err == nil {
+				r.tally.AddString(k, value) // a late record of a trace let go
+			}
 			return tooLargeErr(k, err, name)
 		}
 		if !r.kept {
@@ -274,6 +277,7 @@ func (r *Recorder) DecideTraces() (waiting bool) {
 		}
 		if h.n > 0 {
 			r.stats.TracesDropped++
+			r.tallyTrace(h)
 		}
 		r.release(ref.t, h)
 		r.decide(ref.t, decidedDropped)
@@ -293,6 +297,7 @@ func (r *Recorder) dropHeldTraces() {
 	for _, h := range r.traces.held {
 		if h.n > 0 {
 			r.stats.TracesDropped++
+			r.tallyTrace(h)
 		}
 	}
 }
@@ -343,6 +348,7 @@ func (r *Recorder) evictTraces() {
 		r.stats.Evicted += int64(h.n)
 		if h.n > 0 { // a root that ended with nothing held is no trace seen
 			r.stats.TracesEvicted++
+			r.tallyTrace(h)
 		}
 		r.release(ref.t, h)
 		r.decide(ref.t, decidedEvicted)

@@ -1,0 +1,110 @@
+package tally_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
+	"github.com/otelrecords/otelrecords/internal/write/tally"
+	"github.com/otelrecords/otelrecords/sessions"
+)
+
+func encode(t testing.TB, name string, wall time.Duration, attrs sessions.Attrs) []byte {
+	t.Helper()
+	v, err := recorder.AppendEncoded(nil, "cache", sessions.Stamp{Session: 1, Seq: 7}, &sessions.Record{
+		Name: name, Wall: wall, Attributes: attrs,
+		Events: []sessions.Event{{Name: "e", Attributes: sessions.Attrs{{Key: "x", Value: sessions.Int64Value(1)}}}},
+		Status: sessions.Status{Code: "ok"}, SpanID: [8]byte{1}, TraceID: [16]byte{2},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// What a tally reads of a record: its name, duration, key attributes (cut),
+// outcome; and its encoding decodes to the same.
+func TestCounterReadsRecords(t *testing.T) {
+	c := tally.New()
+	long := strings.Repeat("é", 200)
+	for i := range 5 {
+		c.Add([]byte("cache"), encode(t, "lookup", time.Duration(i+1)*time.Millisecond, sessions.Attrs{
+			{Key: "a.key", Value: sessions.StringValue(long)},
+			{Key: "key", Value: sessions.Int64Value(3)},
+			{Key: "other", Value: sessions.StringValue("x")},
+			{Key: "result", Value: sessions.BoolValue(i%2 == 0)},
+		}))
+	}
+	c.AddMark("GET /", 2*time.Second)
+	b, err := c.Tally(9, 4).MarshalCBOR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := sessions.DecodeTally(b)
+	if err != nil || len(tl.Entries) != 2 || tl.Session != 9 || tl.Part != 4 || c.Changed() {
+		t.Fatalf("tally %+v, %v", tl, err)
+	}
+	e := tl.Entries[0]
+	k, _ := e.Key.Get("a.key")
+	if e.Kind != "cache" || e.Name != "lookup" || e.Count != 5 || e.Wall != 15*time.Millisecond || e.Min != time.Millisecond ||
+		e.Max != 5*time.Millisecond || len(e.Key) != 2 || len(k.AsString()) != 256 || e.Outcomes["true"] != 3 || e.Outcomes["false"] != 2 {
+		t.Fatalf("entry %+v", e)
+	}
+	if m := tl.Entries[1]; m.Kind != sessions.MarksKind || m.Name != "GET /" || m.Count != 1 || m.Max != 2*time.Second {
+		t.Fatalf("mark %+v", m)
+	}
+}
+
+// Counting a key seen before allocates nothing.
+func TestCounterRepeatsAllocateNothing(t *testing.T) {
+	c := tally.New()
+	v := encode(t, "lookup", time.Millisecond, sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue("k1")}, {Key: "cache.result", Value: sessions.StringValue("hit")}})
+	kind := []byte("cache")
+	c.Add(kind, v)
+	c.AddMark("GET /", time.Second)
+	if n := testing.AllocsPerRun(1000, func() { c.Add(kind, v); c.AddMark("GET /", time.Millisecond) }); n != 0 {
+		t.Fatalf("%v allocations a repeat, want 0", n)
+	}
+}
+
+// 10,000 distinct keys stay within the bounds; the rest are summed and
+// every record is counted.
+func TestCounterBounds(t *testing.T) {
+	c := tally.New()
+	const n = 10_000
+	for i := range n {
+		c.Add([]byte("cache"), encode(t, "lookup", time.Millisecond, sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue(fmt.Sprintf("key-%d-%s", i, strings.Repeat("x", 100)))}}))
+	}
+	b, err := c.Tally(1, 1).MarshalCBOR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := sessions.DecodeTally(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, rest := 0, 0
+	for _, e := range tl.Entries {
+		if e.Rest {
+			rest++
+		} else {
+			own++
+		}
+	}
+	if len(b) > sessions.MaxTallyBytes || own > sessions.MaxTallyKeys || rest != 1 || tl.Count() != n || tl.Over != int64(n-own) {
+		t.Fatalf("%d bytes, %d keys, %d rests, count %d, over %d", len(b), own, rest, tl.Count(), tl.Over)
+	}
+	t.Logf("%d bytes, %d keys on their own", len(b), own)
+}
+
+func BenchmarkCounterAdd(b *testing.B) {
+	c := tally.New()
+	v := encode(b, "lookup", time.Millisecond, sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue("k1")}, {Key: "cache.result", Value: sessions.StringValue("hit")}, {Key: "a", Value: sessions.Int64Value(1)}, {Key: "b", Value: sessions.StringValue("xyz")}})
+	kind := []byte("cache")
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Add(kind, v)
+	}
+}
