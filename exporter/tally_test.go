@@ -1,0 +1,176 @@
+package exporter_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/spanbridge"
+)
+
+// tallyServer runs a server's workload through a real SDK provider:
+// requests on concurrent goroutines, each an implicit request span around
+// a cache lookup of one of 7 keys; the first lookup of a key and a few
+// more miss and fill (a change), the rest hit. It returns the store and
+// the server's own count of hits and misses by key.
+func tallyServer(t *testing.T, requests, changes int, final bool, opts ...exporter.Option) (*sessions.MemStore, map[string][2]int64) {
+	t.Helper()
+	mem := sessions.NewMemStore()
+	exp, err := exporter.New("", append([]exporter.Option{exporter.WithStore(mem)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(exp))
+	tracer := tp.Tracer("example.com/server")
+	var mu sync.Mutex
+	counts := map[string][2]int64{} // hits, misses
+	var wg sync.WaitGroup
+	const workers = 8
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < requests; i += workers {
+				key := fmt.Sprint("k", i%7)
+				miss := i < changes
+				ctx, req := tracer.Start(context.Background(), "GET /kernel")
+				result := "hit"
+				if miss {
+					result = "miss"
+				}
+				_, look := tracer.Start(ctx, "lookup", spanbridge.Record("cache", spanbridge.Observed(),
+					attribute.String("cache.key", key), attribute.String("cache.result", result))...)
+				look.End()
+				if miss {
+					_, fill := tracer.Start(ctx, "fill", spanbridge.Record("cache", spanbridge.Changed(), attribute.String("cache.key", key))...)
+					fill.End()
+				}
+				req.End()
+				mu.Lock()
+				c := counts[key]
+				if miss {
+					c[1]++
+				} else {
+					c[0]++
+				}
+				counts[key] = c
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if final {
+		// The one change, after every lookup.
+		_, fill := tracer.Start(context.Background(), "fill", spanbridge.Record("cache", spanbridge.Changed(), attribute.String("cache.key", "k0"))...)
+		fill.End()
+	}
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return mem, counts
+}
+
+func onlySession(t *testing.T, r *sessions.Records) sessions.SessionID {
+	t.Helper()
+	var ids []sessions.SessionID
+	for s, err := range r.Sessions() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	if len(ids) != 1 {
+		t.Fatalf("%d sessions, want 1", len(ids))
+	}
+	return ids[0]
+}
+
+// byKey sums a tally's entries of kind cache, name lookup, by key: count
+// and hits.
+func byKey(tl sessions.Tally) map[string][2]int64 {
+	out := map[string][2]int64{}
+	for _, e := range tl.Entries {
+		if e.Kind != "cache" || e.Name != "lookup" {
+			continue
+		}
+		v, _ := e.Key.Get("cache.key")
+		c := out[v.AsString()]
+		c[0] += e.Outcomes["hit"]
+		c[1] += e.Count
+		out[v.AsString()] = c
+	}
+	return out
+}
+
+// A server kept by trace: 10 requests change, 390 hit, on 7 keys. No
+// record of a hit is kept, and the tally counts every one, by key.
+func TestTallyOfAServerKeptByTrace(t *testing.T) {
+	mem, counts := tallyServer(t, 400, 10, false, exporter.WithKeepBy(exporter.KeepByTrace))
+	r := sessions.NewRecords(mem.Reopen())
+	id := onlySession(t, r)
+	tl, ok, err := r.Tally(id)
+	if err != nil || !ok {
+		t.Fatalf("Tally: %v, %v", ok, err)
+	}
+	got := byKey(tl)
+	var total int64
+	for k, c := range counts {
+		if got[k][0] != c[0] || got[k][1] != c[0] {
+			t.Errorf("%s: tallied %d lookups, %d hits; the server hit it %d times", k, got[k][1], got[k][0], c[0])
+		}
+		total += c[0]
+	}
+	if total != 390 {
+		t.Fatalf("the server hit %d times, want 390", total)
+	}
+	var marks int64
+	for _, e := range tl.Entries {
+		if e.Kind == sessions.MarksKind && e.Name == "GET /kernel" {
+			marks += e.Count
+		}
+	}
+	if marks != 390 {
+		t.Errorf("tallied %d request marks, want the 390 requests let go", marks)
+	}
+}
+
+// Kept by session with a budget too small to hold what came before the
+// first change: what the budget pushed out is tallied, and kept plus
+// tallied is every lookup. The same run without its change writes
+// nothing.
+func TestTallyOfEvictedRecordsBeforeTheFirstChange(t *testing.T) {
+	opts := []exporter.Option{exporter.WithPendingBudget(4000), exporter.WithMarks(exporter.MarksNone)}
+	warm, _ := tallyServer(t, 200, 0, false, opts...)
+	if n := warm.Len(); n != 0 {
+		t.Fatalf("a warm run wrote %d entries", n)
+	}
+	mem, _ := tallyServer(t, 200, 0, true, opts...)
+	r := sessions.NewRecords(mem.Reopen())
+	id := onlySession(t, r)
+	tl, ok, err := r.Tally(id)
+	if err != nil || !ok {
+		t.Fatalf("Tally: %v, %v", ok, err)
+	}
+	kept := 0
+	for kr, err := range r.All("cache") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kr.Record.Name == "lookup" {
+			kept++
+		}
+	}
+	var tallied int64
+	for _, c := range byKey(tl) {
+		tallied += c[1]
+	}
+	if tallied == 0 || kept == 0 || tallied+int64(kept) != 200 {
+		t.Fatalf("kept %d + tallied %d lookups, want 200, some of each", kept, tallied)
+	}
+}
