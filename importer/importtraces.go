@@ -362,7 +362,11 @@ func (h *readyHeap) Pop() any {
 func (im *Importer) record(rs *remoteSession, s *Span, encloses bool, arrived time.Time) (recorded bool) {
 	start, end, odd := rs.clock.Times(s.Start, s.End, arrived)
 	st, ok := rs.rec.Stamp(start)
-	if !ok || !im.marks.Records(s.Attributes, encloses) {
+	if !ok {
+		return false
+	}
+	if !im.marks.Records(s.Attributes, encloses) {
+		rs.rec.TallyMark(s.Name, end.Sub(start)) // an implicit mark let go
 		return false
 	}
 	defer func() {
