@@ -278,75 +278,73 @@ type record struct {
 }
 
 // read reads a stamped record's name, wall_ns, key attributes and
-// outcome in place; what it cannot read it leaves zero.
-func (rec *record) read(value []byte) {
-	r := cw.NewReader(value)
-	n, ok := mapHead(&r)
-	for ; ok && n > 0; n-- {
-		k, ok := r.String(cw.MajorText)
-		if !ok {
+// outcome in place; what it cannot read it leaves zero. It walks the
+// value as cborwire.Reader does, by hand: it runs for every record let
+// go (a warm session lets one go for every one it holds), and the
+// Reader's calls were most of its cost.
+func (rec *record) read(b []byte) {
+	n, i := mapAt(b, 0)
+	for ; n > 0; n-- {
+		k, j := textAt(b, i)
+		if j < 0 {
 			return
 		}
-		if string(k) != cw.KeyRecord {
-			if !r.Skip() {
-				return
-			}
-			continue
+		if string(k) == cw.KeyRecord {
+			rec.body(b, j)
+			return
 		}
-		rec.body(&r)
-		return
+		if i = skip(b, j); i < 0 {
+			return
+		}
 	}
 }
 
-// body reads the fields of a record's body up to wall_ns, the last a
-// tally needs.
-func (rec *record) body(r *cw.Reader) {
-	n, ok := mapHead(r)
-	for ; ok && n > 0; n-- {
-		k, ok := r.String(cw.MajorText)
-		if !ok {
+// body reads the fields of a record's body at b[i:] up to wall_ns, the
+// last a tally needs.
+func (rec *record) body(b []byte, i int) {
+	n, i := mapAt(b, i)
+	for ; n > 0; n-- {
+		k, j := textAt(b, i)
+		if j < 0 {
 			return
 		}
 		switch string(k) {
 		case cw.KeyName:
-			if rec.name, ok = r.String(cw.MajorText); !ok {
+			if rec.name, i = textAt(b, j); i < 0 {
 				return
 			}
 		case cw.KeyAttrs:
-			if !rec.attrs(r) {
+			if i = rec.attrs(b, j); i < 0 {
 				return
 			}
 		case cw.KeyWall:
-			h, ok := r.Head()
-			if !ok {
-				return
-			}
-			if d, ok := h.Int(); ok && h.Major <= cw.MajorNeg && d > 0 {
-				rec.wall = time.Duration(d)
+			if j < len(b) && b[j]>>5 == byte(cw.MajorUint) {
+				if d, _, ok := arg(b, j); ok && d <= 1<<62 {
+					rec.wall = time.Duration(d)
+				}
 			}
 			return
 		default:
-			if !r.Skip() {
+			if i = skip(b, j); i < 0 {
 				return
 			}
 		}
 	}
 }
 
-// attrs reads an attributes map, noting where its key attributes and
-// its outcome are.
-func (rec *record) attrs(r *cw.Reader) bool {
-	n, ok := mapHead(r)
-	for ; ok && n > 0; n-- {
-		k, ok := r.String(cw.MajorText)
-		if !ok {
-			return false
+// attrs reads an attributes map at b[i:], noting where its key
+// attributes and its outcome are, and returns where it ends, or -1.
+func (rec *record) attrs(b []byte, i int) int {
+	n, i := mapAt(b, i)
+	for ; n > 0 && i >= 0; n-- {
+		k, j := textAt(b, i)
+		if j < 0 {
+			return -1
 		}
-		k1, v0 := r.Offset(), r.Offset()
-		if !r.Skip() {
-			return false
+		if i = skip(b, j); i < 0 {
+			return -1
 		}
-		s := span{k0: k1 - len(k), k1: k1, v0: v0, v1: r.Offset()}
+		s := span{k0: j - len(k), k1: j, v0: j, v1: i}
 		switch {
 		case isKey(k) && rec.nkeys < len(rec.keys):
 			rec.keys[rec.nkeys] = s
@@ -355,16 +353,102 @@ func (rec *record) attrs(r *cw.Reader) bool {
 			rec.outcome = s
 		}
 	}
-	return ok
+	return i
 }
 
-// mapHead reads the head of a map of definite length.
-func mapHead(r *cw.Reader) (int, bool) {
-	h, ok := r.Head()
-	if !ok || h.Major != cw.MajorMap || h.Indefinite() || h.Arg > uint64(r.Len()) {
-		return 0, false
+// arg reads the head at b[i]: its argument and where it ends; false for
+// an indefinite length, a reserved head or one cut short.
+func arg(b []byte, i int) (uint64, int, bool) {
+	if i >= len(b) {
+		return 0, 0, false
 	}
-	return int(h.Arg), true
+	if ai := b[i] & 0x1f; ai < 24 {
+		return uint64(ai), i + 1, true
+	}
+	return longArg(b, i)
+}
+
+// longArg is arg of a head whose argument follows it.
+func longArg(b []byte, i int) (uint64, int, bool) {
+	ai := b[i] & 0x1f
+	i++
+	if ai < 24 || ai > 27 {
+		return 0, 0, false
+	}
+	w := 1 << (ai - 24)
+	if len(b)-i < w {
+		return 0, 0, false
+	}
+	var n uint64
+	for _, c := range b[i : i+w] {
+		n = n<<8 | uint64(c)
+	}
+	return n, i + w, true
+}
+
+// skip returns where the item at b[i] ends, or -1: cborwire.Reader.Skip
+// on an index.
+func skip(b []byte, i int) int {
+	for left := uint64(1); left > 0; left-- {
+		if i >= len(b) {
+			return -1
+		}
+		c := b[i]
+		n, j := uint64(c&0x1f), i+1
+		if n >= 24 {
+			var ok bool
+			if n, j, ok = longArg(b, i); !ok {
+				return -1
+			}
+		}
+		i = j
+		switch cw.Major(c >> 5) {
+		case cw.MajorBytes, cw.MajorText:
+			if n > uint64(len(b)-i) {
+				return -1
+			}
+			i += int(n)
+		case cw.MajorArray:
+			if n > uint64(len(b)-i) {
+				return -1
+			}
+			left += n
+		case cw.MajorMap:
+			if n > uint64(len(b)-i) {
+				return -1
+			}
+			left += 2 * n
+		case cw.MajorTag:
+			left++
+		}
+	}
+	return i
+}
+
+// mapAt reads the head of a map at b[i]: its pairs and where they
+// start; 0 pairs for anything else.
+func mapAt(b []byte, i int) (int, int) {
+	if i < 0 || i >= len(b) || b[i]>>5 != byte(cw.MajorMap) {
+		return 0, -1
+	}
+	n, j, ok := arg(b, i)
+	if !ok || n > uint64(len(b)-j) {
+		return 0, -1
+	}
+	return int(n), j
+}
+
+// textAt reads a text string at b[i]: its bytes and where it ends, or
+// -1.
+func textAt(b []byte, i int) ([]byte, int) {
+	if i < 0 || i >= len(b) || b[i]>>5 != byte(cw.MajorText) {
+		return nil, -1
+	}
+	n, j, ok := arg(b, i)
+	if !ok || n > uint64(len(b)-j) {
+		return nil, -1
+	}
+	return b[j : j+int(n)], j + int(n)
 }
 
 // isKey is sessions.IsTallyKey of bytes, without making a string.

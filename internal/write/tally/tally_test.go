@@ -13,7 +13,7 @@ import (
 
 func encode(t testing.TB, name string, wall time.Duration, attrs sessions.Attrs) []byte {
 	t.Helper()
-	v, err := recorder.AppendEncoded(nil, "cache", sessions.Stamp{Session: 1, Seq: 7}, &sessions.Record{
+	v, err := recorder.AppendEncoded(nil, "cache", sessions.Stamp{Session: 1 << 60, Seq: 1 << 40, Offset: 1 << 50}, &sessions.Record{
 		Name: name, Wall: wall, Attributes: attrs,
 		Events: []sessions.Event{{Name: "e", Attributes: sessions.Attrs{{Key: "x", Value: sessions.Int64Value(1)}}}},
 		Status: sessions.Status{Code: "ok"}, SpanID: [8]byte{1}, TraceID: [16]byte{2},
