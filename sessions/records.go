@@ -295,7 +295,7 @@ func (r *Records) Prune(keep int) (int, error) {
 	}
 	// Then the tallies of those sessions (and of any at or below the
 	// newest whose row is gone), each session's with its row.
-	if _, err := r.store.DeleteRange(keys.NamespaceStart(keys.Sessions), upTo(keys.Sessions, newest), IsTallyPart); err != nil {
+	if _, err := r.store.DeleteRange(keys.NamespaceStart(keys.Sessions), upTo(keys.Sessions, newest), keys.IsTally); err != nil {
 		return 0, err
 	}
 	for _, id := range pruned {

@@ -296,14 +296,6 @@ func DecodeTally(b []byte) (Tally, error) {
 	return Tally(t), nil
 }
 
-// IsTallyPart reports whether k is the key of a part of a session's
-// tally: a range delete's match for a prune that deletes the tallies of
-// the sessions it prunes.
-func IsTallyPart(k []byte) bool {
-	_, _, ok := keys.ParseTally(k)
-	return ok
-}
-
 // TallyEntryOf returns the entry of a tally value whose key is k, for a
 // reader walking a store's entries: the session and part it names, and
 // false for any other key.

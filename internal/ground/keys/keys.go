@@ -230,6 +230,14 @@ func TallyPrefix(id uint64) []byte {
 	return append(Session(id), tallyMark)
 }
 
+// IsTally reports whether k is the key of a part of a session's tally:
+// a range delete's match for a prune that takes a session's tally with
+// it.
+func IsTally(k []byte) bool {
+	_, _, ok := ParseTally(k)
+	return ok
+}
+
 // ParseTally returns the session and part of a tally key, and false for
 // any other key.
 func ParseTally(k []byte) (id, part uint64, ok bool) {

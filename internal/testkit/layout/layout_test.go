@@ -104,6 +104,9 @@ var layers = []layer{
 	// through it.
 	{"forensics", 4, []string{"badgerstore/doctor"}, []string{otel}},
 	{"bridge", 3, []string{"spanbridge"}, []string{badger}},
+	// What retention lets go, counted: beneath the Recorder, which
+	// counts where it decides.
+	{"tally", 3, []string{"internal/write/tally"}, []string{otel, badger}},
 	{"retention", 4, []string{"internal/write/recorder"}, []string{otel, badger}},
 	{"write path", 5, []string{"internal/write/sharedstore", "internal/write/forward", "internal/write/intake"}, []string{badger}},
 	// The Importer's own rooms, beneath it: what it remembers of the spans

@@ -236,7 +236,7 @@ func pruneUpTo(st sessions.Store, id uint64) (int, error) {
 			return 0, err
 		}
 	}
-	if _, err := st.DeleteRange(keys.NamespaceStart(keys.Sessions), keys.SessionBound(keys.Sessions, id+1), sessions.IsTallyPart); err != nil {
+	if _, err := st.DeleteRange(keys.NamespaceStart(keys.Sessions), keys.SessionBound(keys.Sessions, id+1), keys.IsTally); err != nil {
 		return 0, err
 	}
 	return st.DeleteRange(keys.NamespaceStart(keys.Sessions), keys.SessionBound(keys.Sessions, id+1), keys.Parses)
