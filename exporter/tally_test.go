@@ -3,12 +3,14 @@ package exporter_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
@@ -172,5 +174,58 @@ func TestTallyOfEvictedRecordsBeforeTheFirstChange(t *testing.T) {
 	}
 	if tallied == 0 || kept == 0 || tallied+int64(kept) != 200 {
 		t.Fatalf("kept %d + tallied %d lookups, want 200, some of each", kept, tallied)
+	}
+}
+
+// On a Badger store: each kept session has its tally; a prune takes the
+// pruned session's with its row and leaves the kept one's.
+func TestTallyGoesWithItsSessionAtAPrune(t *testing.T) {
+	t.Setenv("OTELRECORDS_CACHE_DIR", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "store")
+	for range 2 {
+		exp, err := exporter.New(dir, exporter.WithKeepBy(exporter.KeepByTrace))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(exp))
+		tracer := tp.Tracer("t")
+		for i := range 5 {
+			_, s := tracer.Start(context.Background(), "lookup", spanbridge.Record("cache", attribute.String("cache.key", "k"))...)
+			s.End()
+			if i == 4 {
+				_, s := tracer.Start(context.Background(), "fill", spanbridge.Record("cache", spanbridge.Changed())...)
+				s.End()
+			}
+		}
+		if err := tp.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := badgerstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := sessions.NewRecords(st)
+	var ids []sessions.SessionID
+	for s, err := range r.Sessions() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	for _, id := range ids {
+		if tl, ok, err := r.Tally(id); err != nil || !ok || tl.Count() != 5 {
+			t.Fatalf("session %d: tally %+v, %v, %v; want its 5 lookups", id, tl, ok, err)
+		}
+	}
+	if n, err := r.Prune(1); err != nil || n != 1 {
+		t.Fatalf("Prune = %d, %v", n, err)
+	}
+	if _, ok, _ := r.Tally(ids[0]); ok {
+		t.Error("the pruned session's tally is left")
+	}
+	if _, ok, _ := r.Tally(ids[1]); !ok {
+		t.Error("the kept session's tally went")
 	}
 }

@@ -41,3 +41,26 @@ func FuzzDecodeChunk(f *testing.F) {
 		}
 	}
 }
+
+// A session's tally, written in a batch among its records, is never put
+// in a chunk: it is no record, and its key parses as no chunk's.
+func TestTallyIsNeverChunked(t *testing.T) {
+	tally := sessions.Entry{Key: keys.Tally(7, 99), Value: []byte{0xa0}}
+	es := []sessions.Entry{
+		{Key: keys.Record("k", 7, 1), Value: []byte{1}},
+		{Key: keys.Record("k", 7, 2), Value: []byte{2}},
+		tally,
+		{Key: keys.Record("k", 7, 3), Value: []byte{3}},
+		{Key: keys.Record("k", 7, 4), Value: []byte{4}},
+	}
+	out, counts := Chunked(es)
+	if len(out) != 3 || !bytes.Equal(out[1].Key, tally.Key) || !slices.Equal(counts, []int{2, 1, 2}) {
+		t.Fatalf("chunked into %d entries %v", len(out), counts)
+	}
+	if _, _, _, ok := ParseKey(tally.Key); ok {
+		t.Fatal("a tally's key parses as a chunk's")
+	}
+	if _, _, ok := RecordKey(tally.Key); ok {
+		t.Fatal("a tally's key parses as a record's")
+	}
+}
