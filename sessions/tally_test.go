@@ -75,3 +75,32 @@ func TestTallyBuckets(t *testing.T) {
 		}
 	}
 }
+
+// A session's parts in two stores read through a Union are summed as
+// they are in one; the same part in both is read once.
+func TestTallyOverAUnion(t *testing.T) {
+	id := sessions.SessionID(1735787045006000000)
+	part := func(p uint64, n int) sessions.Entry {
+		e := sessions.TallyEntry{Kind: "cache", Name: "lookup"}
+		for range n {
+			e.Add(time.Millisecond, "hit")
+		}
+		v, err := sessions.Tally{Session: id, Part: p, Entries: []sessions.TallyEntry{e}}.MarshalCBOR()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sessions.Entry{Key: keys.Tally(uint64(id), p), Value: v}
+	}
+	a, b := sessions.NewMemStore(), sessions.NewMemStore()
+	if err := a.Write([]sessions.Entry{part(1, 3), part(2, 4)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write([]sessions.Entry{part(2, 4), part(3, 5)}); err != nil {
+		t.Fatal(err)
+	}
+	u := sessions.Union([]sessions.Store{a, b}, func(int, error) {})
+	tl, ok, err := sessions.NewRecords(u).Tally(id)
+	if err != nil || !ok || tl.Count() != 12 || tl.Entries[0].Outcomes["hit"] != 12 {
+		t.Fatalf("Tally over the union = %+v, %v, %v; want 3 + 4 + 5", tl, ok, err)
+	}
+}
