@@ -11,6 +11,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -38,6 +39,8 @@ const (
 type Counter struct {
 	at      map[string]int // identity -> index in entries
 	entries []sessions.TallyEntry
+	ids     []string       // the identity of each entry, as Compare orders them
+	order   []int          // scratch: entries in that order
 	own     int            // entries that count one key (not rests)
 	rests   map[string]int // kind -> index of its rest
 	overAt  map[uint64]struct{}
@@ -67,9 +70,19 @@ func (c *Counter) Changed() bool { return c.changed }
 func (c *Counter) Tally(id sessions.SessionID, part uint64) sessions.Tally {
 	c.changed = false
 	t := sessions.Tally{Session: id, Part: part, Over: c.over}
-	if len(c.entries) > 0 {
-		t.Entries = slices.Clone(c.entries)
-		slices.SortFunc(t.Entries, sessions.TallyEntry.Compare)
+	if len(c.entries) == 0 {
+		return t
+	}
+	// In the order of Compare, by the identities the Counter keeps:
+	// Compare makes each one again, for every comparison.
+	c.order = c.order[:0]
+	for i := range c.entries {
+		c.order = append(c.order, i)
+	}
+	slices.SortFunc(c.order, func(a, b int) int { return strings.Compare(c.ids[a], c.ids[b]) })
+	t.Entries = make([]sessions.TallyEntry, len(c.entries))
+	for i, j := range c.order {
+		t.Entries[i] = c.entries[j]
 	}
 	return t
 }
@@ -180,6 +193,7 @@ func (c *Counter) entry(kindLen, keyAt int) *sessions.TallyEntry {
 		c.own++
 		c.at[id] = len(c.entries)
 		c.entries = append(c.entries, e)
+		c.ids = append(c.ids, id)
 		return &c.entries[len(c.entries)-1]
 	}
 	c.countOver()
@@ -199,6 +213,7 @@ func (c *Counter) entry(kindLen, keyAt int) *sessions.TallyEntry {
 	c.size += entryFixed + len(k)
 	c.rests[k] = len(c.entries)
 	c.entries = append(c.entries, sessions.TallyEntry{Kind: k, Rest: true, Hist: make([]int64, 0, sessions.TallyBuckets)})
+	c.ids = append(c.ids, k+"\x00\x00\x01") // a rest's identity (sessions.TallyEntry.Compare)
 	return &c.entries[len(c.entries)-1]
 }
 

@@ -2,6 +2,7 @@ package tally_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,8 @@ func TestCounterRepeatsAllocateNothing(t *testing.T) {
 func TestCounterBounds(t *testing.T) {
 	c := tally.New()
 	const n = 10_000
+	c.AddMark("a mark", time.Second)
+	c.Add([]byte("ab"), encode(t, "z", time.Millisecond, nil))
 	for i := range n {
 		c.Add([]byte("cache"), encode(t, "lookup", time.Millisecond, sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue(fmt.Sprintf("key-%d-%s", i, strings.Repeat("x", 100)))}}))
 	}
@@ -85,7 +88,10 @@ func TestCounterBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own, rest := 0, 0
+	if !slices.IsSortedFunc(tl.Entries, sessions.TallyEntry.Compare) {
+		t.Error("entries not in Compare's order")
+	}
+	own, rest := -2, 0 // the mark's and "ab"'s are no cache keys
 	for _, e := range tl.Entries {
 		if e.Rest {
 			rest++
@@ -93,7 +99,7 @@ func TestCounterBounds(t *testing.T) {
 			own++
 		}
 	}
-	if len(b) > sessions.MaxTallyBytes || own > sessions.MaxTallyKeys || rest != 1 || tl.Count() != n || tl.Over != int64(n-own) {
+	if len(b) > sessions.MaxTallyBytes || own > sessions.MaxTallyKeys || rest != 1 || tl.Count() != n+2 || tl.Over != int64(n-own) {
 		t.Fatalf("%d bytes, %d keys, %d rests, count %d, over %d", len(b), own, rest, tl.Count(), tl.Over)
 	}
 	t.Logf("%d bytes, %d keys on their own", len(b), own)
