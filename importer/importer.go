@@ -407,7 +407,7 @@ func (im *Importer) flushAll(ctx context.Context) error {
 	im.mu.Lock()
 	var list []*remoteSession
 	for _, rs := range im.sessions {
-		if n, _ := rs.rec.Pending(); n > 0 {
+		if n, _ := rs.rec.Pending(); n > 0 || rs.rec.TallyDue() {
 			rs.inflight++
 			list = append(list, rs)
 		}

@@ -376,6 +376,12 @@ func (rs *remoteSession) idle() bool {
 	if rs.pendingSpans > 0 {
 		return false
 	}
+	if rs.rec.QueueTally() {
+		// What it let go since its tally was written waits now too: the
+		// round's flush writes it, and letting it go (park) closes a
+		// Recorder with nothing to write.
+		return false
+	}
 	n, _ := rs.rec.Pending()
 	return n == 0
 }

@@ -91,6 +91,21 @@ func (r *Recorder) TallyDue() bool {
 	return r.tallyDue(false)
 }
 
+// QueueTally queues the tally, for the next Flush, if the session is
+// kept and it changed since it was last queued (or was never queued),
+// and reports whether it did: an Importer lets a quiet session go only
+// once what it let go is written, so that Close, under its lock, has
+// nothing to write.
+func (r *Recorder) QueueTally() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || !r.tallyDue(true) {
+		return false
+	}
+	r.queueTallyDue(true)
+	return true
+}
+
 // tallyDue reports whether the tally is to be queued now; r.mu is held.
 func (r *Recorder) tallyDue(final bool) bool {
 	switch {
