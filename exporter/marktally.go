@@ -44,27 +44,33 @@ type markSum struct {
 // had counted nothing since the last hand-over: the caller wakes the
 // loop, so that a session whose spans are all let go still has them
 // handed over (once a shard per hand-over, not a wake a span).
-func (m *markTally) letGo(s sdktrace.ReadOnlySpan, rec *recorder.Recorder) (first bool) {
-	id := s.SpanContext().SpanID()
-	sh := &m.shards[int(id[7])%markShards]
+func (m *markTally) letGo(s sdktrace.ReadOnlySpan, k spanKey, rec *recorder.Recorder) (first bool) {
+	sh := &m.shards[int(k.span[7])%markShards]
 	name, d := s.Name(), s.EndTime().Sub(s.StartTime())
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	i, ok := sh.at[name]
 	if !ok {
-		if len(sh.sums) >= maxMarkNames {
-			sh.handOver(rec, true)
-		}
-		if sh.at == nil {
-			sh.at = make(map[string]int)
-		}
-		i = len(sh.sums)
-		sh.at[name] = i
-		sh.sums = append(sh.sums, markSum{name: name, e: sessions.TallyEntry{Hist: make([]int64, 0, sessions.TallyBuckets)}})
+		i = sh.add(name, rec)
 	}
 	sh.sums[i].e.Add(d, "")
 	first, sh.dirty = !sh.dirty, true
+	sh.mu.Unlock()
 	return first
+}
+
+// add starts the sum of a name, handing the shard over first when it
+// holds maxMarkNames; sh.mu is held.
+func (sh *markShard) add(name string, rec *recorder.Recorder) int {
+	if len(sh.sums) >= maxMarkNames {
+		sh.handOver(rec, true)
+	}
+	if sh.at == nil {
+		sh.at = make(map[string]int)
+	}
+	i := len(sh.sums)
+	sh.at[name] = i
+	sh.sums = append(sh.sums, markSum{name: name, e: sessions.TallyEntry{Hist: make([]int64, 0, sessions.TallyBuckets)}})
+	return i
 }
 
 // handOver gives the Recorder every shard's sums.
