@@ -31,7 +31,9 @@
 // depth, changed anything; an observed lookup inside which a compile
 // changed something is a miss, which is work. A lookup that changed
 // something (it filled the cache) and the lookups after it that found
-// the key are work, then hits.
+// the key are work, then hits. What a kept session let go is a hit too,
+// counted in its tally: Rework.Tally adds it (package explain/tallied sums
+// tallies for the other views).
 //
 // Why work was done is one rule too (Cause), which Why tells record by
 // record and Rework counts: new, the first of its key in the store; new

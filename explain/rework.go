@@ -76,8 +76,8 @@ type childTally struct {
 // session counts once.
 type keyTally struct {
 	KeyWork
-	index int32 // in Rework.list
-	add   int
+	index int32  // in Rework.list
+	seen  uint64 // 1 + the id of the session that last counted it
 	h     keyhistory.History[struct{}]
 }
 
@@ -119,7 +119,7 @@ type KeyWork struct {
 	Key sessions.Attrs
 	// Records is how many times it was recorded, work and hits.
 	Records int
-	// Sessions is how many sessions recorded it.
+	// Sessions is how many sessions recorded it, or tallied it.
 	Sessions int
 	// Wall is the sum of its records' walls.
 	Wall time.Duration
@@ -146,6 +146,10 @@ type KeyWork struct {
 	// their walls. A hit is never redone work.
 	Hits    int
 	HitWall time.Duration
+	// Tallied is how many of Hits are tallied (Rework.Tally: let go, so
+	// counted, not kept), TalliedWall their walls: in Records and Wall too.
+	Tallied     int
+	TalliedWall time.Duration
 	// Misses is how many of its records were not hits: the work was not
 	// found done, and was done — by the record (it changed something: a
 	// lookup that filled the cache), inside it (a lookup inside which a
@@ -172,25 +176,48 @@ func (w *Rework) Add(kr sessions.KindRecord) error {
 	if w.open && kr.Stamp.Session != w.b.t.ID {
 		w.count()
 	}
-	if w.keys == nil {
-		w.children = map[[2]string]*childTally{}
-		w.keys = map[string]*keyTally{}
-	}
 	w.b.Body = w.Body
 	if err := w.b.Add(kr); err != nil {
 		return err
 	}
 	w.open = true
-	key := Match{Keys: w.Keys}.KeyOf(kr.Record.Attributes)
-	id := identity(kr.Kind, kr.Record.Name, key)
+	*w.ids.Add() = w.key(kr.Kind, kr.Record.Name, kr.Record.Attributes).index
+	return nil
+}
+
+// key returns the tally of a kind, name and attributes' key, new if need be.
+func (w *Rework) key(kind, name string, attrs sessions.Attrs) *keyTally {
+	if w.keys == nil {
+		w.children, w.keys = map[[2]string]*childTally{}, map[string]*keyTally{}
+	}
+	key := Match{Keys: w.Keys}.KeyOf(attrs)
+	id := identity(kind, name, key)
 	k := w.keys[id]
 	if k == nil {
-		k = &keyTally{KeyWork: KeyWork{Kind: strings.Clone(kr.Kind), Name: strings.Clone(kr.Record.Name), Key: heldAttrs(key)}, index: int32(len(w.list))}
+		k = &keyTally{KeyWork: KeyWork{Kind: strings.Clone(kind), Name: strings.Clone(name), Key: heldAttrs(key)}, index: int32(len(w.list))}
 		w.keys[id] = k
 		w.list = append(w.list, k)
 	}
-	*w.ids.Add() = k.index
-	return nil
+	return k
+}
+
+// Tally counts t, a session's tally (sessions.Tally), after its Begin: each
+// entry's records as hits (not judged by instance) of its kind, name and
+// key — among the entry's key attributes, those Keys names — and a kind's
+// rest (keys past the tally's bound) under its kind alone, with no name.
+func (w *Rework) Tally(t sessions.Tally) {
+	if w.open && t.Session != w.b.t.ID {
+		w.count() // the session read so far, first
+	}
+	for _, e := range t.Entries {
+		k, n := w.key(e.Kind, e.Name, e.Key), int(e.Count)
+		k.Records, k.Hits, k.Tallied = k.Records+n, k.Hits+n, k.Tallied+n
+		k.Wall, k.HitWall, k.TalliedWall = addSat(k.Wall, e.Wall), addSat(k.HitWall, e.Wall), addSat(k.TalliedWall, e.Wall)
+		if k.seen != uint64(t.Session)+1 {
+			k.seen = uint64(t.Session) + 1
+			k.Sessions++
+		}
+	}
 }
 
 // count counts the session read so far.
@@ -229,8 +256,8 @@ func (w *Rework) count() {
 		}
 		k.Records++
 		k.Wall = addSat(k.Wall, wall)
-		if k.add != w.adds {
-			k.add = w.adds
+		if k.seen != uint64(t.ID)+1 {
+			k.seen = uint64(t.ID) + 1
 			k.Sessions++
 		}
 

@@ -224,3 +224,46 @@ func ExampleRework_Redone() {
 	// Output:
 	// compile [{compile.key k1}]: 4 records; redone 1 (40ms); hits 2 (2ms)
 }
+
+// A session's tally adds its records let go as hits of their key, in
+// Records, Hits and Tallied, the session counted once with its records;
+// a rest is counted under its kind alone.
+func TestReworkTally(t *testing.T) {
+	store := sessions.NewMemStore()
+	ms := time.Millisecond
+	id := recordAt(testsupport.NoClose{Store: store}, epoch, []span{
+		{kind: "lookup", name: "lookup", wall: 20 * ms, id: 1, attrs: sessions.Attrs{str("lookup.key", "a")}}})
+	r := sessions.NewRecords(store.Reopen())
+	entry := func(key string, n int, rest bool) sessions.TallyEntry {
+		e := sessions.TallyEntry{Kind: "lookup", Name: "lookup", Rest: rest}
+		if rest {
+			e.Name = ""
+		} else {
+			e.Key = sessions.Attrs{str("lookup.key", key)}
+		}
+		for range n {
+			e.Add(ms, "hit")
+		}
+		return e
+	}
+	var w explain.Rework
+	w.Begin(sessions.Session{ID: id})
+	w.Tally(sessions.Tally{Session: id, Entries: []sessions.TallyEntry{entry("a", 4, false), entry("b", 2, false), entry("", 3, true)}})
+	if err := addSessions(&w, r, id); err != nil {
+		t.Fatal(err)
+	}
+	w.Tally(sessions.Tally{Session: id + 1, Entries: []sessions.TallyEntry{entry("a", 1, false)}})
+	var got []string
+	for _, k := range w.Redone() {
+		got = append(got, fmt.Sprintf("%q %v: %d records in %d sessions, %d hits (%d tallied, %v), %d misses",
+			k.Name, k.Key, k.Records, k.Sessions, k.Hits, k.Tallied, k.TalliedWall, k.Misses))
+	}
+	want := []string{
+		`"lookup" [{lookup.key a}]: 6 records in 2 sessions, 5 hits (5 tallied, 5ms), 1 misses`,
+		`"" []: 3 records in 1 sessions, 3 hits (3 tallied, 3ms), 0 misses`,
+		`"lookup" [{lookup.key b}]: 2 records in 1 sessions, 2 hits (2 tallied, 2ms), 0 misses`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("redone:\n%q\nwant\n%q", got, want)
+	}
+}

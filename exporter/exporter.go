@@ -240,8 +240,8 @@ func (e *Exporter) OnEnd(s sdktrace.ReadOnlySpan) {
 		e.resourceOnce.Do(func() { e.useResource(s) })
 	}
 	record, forward := e.recorded(s, o.encloses), e.fwd != nil
-	if !record {
-		e.letGo.letGo(s, e.rec) // counted for the session's tally
+	if !record && e.letGo.letGo(s, k, e.rec) { // counted for the session's tally
+		e.signal() // for the loop to hand the counts over
 	}
 	// Under KeepByTrace a local root's end starts its trace's grace, even
 	// when the root itself is let go — unless, under MarksEnclosing, no

@@ -28,10 +28,11 @@ type markTally struct {
 }
 
 type markShard struct {
-	mu   sync.Mutex
-	at   map[string]int
-	sums []markSum
-	_    [64]byte // a shard to a cache line or more
+	mu    sync.Mutex
+	at    map[string]int
+	sums  []markSum
+	dirty bool     // counted since the last hand-over
+	_     [64]byte // a shard to a cache line or more
 }
 
 type markSum struct {
@@ -39,26 +40,37 @@ type markSum struct {
 	e    sessions.TallyEntry
 }
 
-// letGo counts the implicit mark s, let go.
-func (m *markTally) letGo(s sdktrace.ReadOnlySpan, rec *recorder.Recorder) {
-	id := s.SpanContext().SpanID()
-	sh := &m.shards[int(id[7])%markShards]
+// letGo counts the implicit mark s, let go. It reports whether its shard
+// had counted nothing since the last hand-over: the caller wakes the
+// loop, so that a session whose spans are all let go still has them
+// handed over (once a shard per hand-over, not a wake a span).
+func (m *markTally) letGo(s sdktrace.ReadOnlySpan, k spanKey, rec *recorder.Recorder) (first bool) {
+	sh := &m.shards[int(k.span[7])%markShards]
 	name, d := s.Name(), s.EndTime().Sub(s.StartTime())
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	i, ok := sh.at[name]
 	if !ok {
-		if len(sh.sums) >= maxMarkNames {
-			sh.handOver(rec, true)
-		}
-		if sh.at == nil {
-			sh.at = make(map[string]int)
-		}
-		i = len(sh.sums)
-		sh.at[name] = i
-		sh.sums = append(sh.sums, markSum{name: name, e: sessions.TallyEntry{Hist: make([]int64, 0, sessions.TallyBuckets)}})
+		i = sh.add(name, rec)
 	}
 	sh.sums[i].e.Add(d, "")
+	first, sh.dirty = !sh.dirty, true
+	sh.mu.Unlock()
+	return first
+}
+
+// add starts the sum of a name, handing the shard over first when it
+// holds maxMarkNames; sh.mu is held.
+func (sh *markShard) add(name string, rec *recorder.Recorder) int {
+	if len(sh.sums) >= maxMarkNames {
+		sh.handOver(rec, true)
+	}
+	if sh.at == nil {
+		sh.at = make(map[string]int)
+	}
+	i := len(sh.sums)
+	sh.at[name] = i
+	sh.sums = append(sh.sums, markSum{name: name, e: sessions.TallyEntry{Hist: make([]int64, 0, sessions.TallyBuckets)}})
+	return i
 }
 
 // handOver gives the Recorder every shard's sums.
@@ -74,6 +86,7 @@ func (m *markTally) handOver(rec *recorder.Recorder) {
 // handOver gives the Recorder the shard's sums and empties them; all
 // forgets the names too. sh.mu is held.
 func (sh *markShard) handOver(rec *recorder.Recorder, all bool) {
+	sh.dirty = false
 	for i := range sh.sums {
 		s := &sh.sums[i]
 		if s.e.Count == 0 {

@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/exporter"
+	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -227,5 +229,51 @@ func TestTallyGoesWithItsSessionAtAPrune(t *testing.T) {
 	}
 	if _, ok, _ := r.Tally(ids[1]); !ok {
 		t.Error("the kept session's tally went")
+	}
+}
+
+// A kept session whose spans are all implicit marks let go still has
+// them written within TallyEvery: the loop is woken to hand the counts
+// over, though no span reaches it.
+func TestTallyOfMarksLetGoIsWrittenWhileRunning(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	mem := sessions.NewMemStore()
+	exp, err := exporter.New("", exporter.WithStore(mem), exporter.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(exp))
+	defer tp.Shutdown(context.Background())
+	tracer := tp.Tracer("t")
+	_, s := tracer.Start(context.Background(), "fill", spanbridge.Record("cache", spanbridge.Changed())...)
+	s.End()
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the loop's timer, armed by the fill, has fired
+	mu.Lock()
+	now = now.Add(recorder.DefaultTallyEvery + time.Second)
+	mu.Unlock()
+	for range 50 {
+		_, s := tracer.Start(context.Background(), "GET /")
+		s.End()
+	}
+	r := sessions.NewRecords(mem)
+	id := onlySession(t, r)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tl, _, err := r.Tally(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tl.Count() == 50 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tally %+v: the 50 marks let go not written without a flush", tl)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"errors"
-	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
-	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
-	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/views"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -57,7 +53,9 @@ a row can be checked against the cache's own hit and miss counters:
                instance had done it: a cache of its own, never redone
   HITS         records that changed nothing, and inside which nothing
                changed: the work found done (a cache hit, a lookup that
-               finds what an earlier lookup filled); HIT TIME their time
+               finds what an earlier lookup filled); HIT TIME their time.
+               "390 (389 tallied)": 389 of them were let go, not kept,
+               and counted in the session's tally (not judged by instance)
   MISSES       every record that was not a hit: the work was done, by the
                record (it changed something: a lookup that filled the
                cache, a compile) or inside it (an observed lookup inside
@@ -73,13 +71,20 @@ and in the second shape each compute is a row of its own, every record
 of it a miss. Marks are left out: they are phases a program names,
 which every run has again.
 
+A kept session's tally counts the records keep-what-changed let go,
+all hits, by kind, name and key: they are in TIMES, HITS and TIME. A
+session of a store written before tallies has none, and cost says its
+hits are of kept records only.
+
 Each table lists the --top rows with the most time, 20 by default (0 for
 all). With --json, one JSON object per row and line: for children, table
 "children", parent, child, parents, children, wall_ns and
 changed_nothing_ns (null when not known); for work, table "redone", kind,
 name, key (the key attributes), records (TIMES), sessions, wall_ns,
-redone, redone_ns, raced, raced_ns, new_here, hits, hit_ns and misses, as
-the columns above (docs/FORMAT.md §8.4).`,
+redone, redone_ns, raced, raced_ns, new_here, hits, hit_ns, tallied,
+tallied_ns (of hits and hit_ns, the tallied) and misses, as the columns
+above; last, table "tallies": sessions, untallied (those with no tally)
+and over (keys counted under their kind alone) (docs/FORMAT.md §8.4).`,
 		Example: `  records cost
   records cost --top 0 --json | jq -c 'select(.table == "redone")'`,
 		Args: cobra.NoArgs,
@@ -88,55 +93,15 @@ the columns above (docs/FORMAT.md §8.4).`,
 				return usageError{Err: errors.New("--top must not be negative")}
 			}
 			return a.read(cmd, func(r *sessions.Records) error {
-				w, err := rework(r)
+				w, sum, err := views.Rework(r)
 				if err != nil {
 					return err
 				}
-				return printCost(cmd, w, top, asJSON)
+				return views.Cost(cmd.OutOrStdout(), w, sum, top, asJSON)
 			})
 		},
 	}
 	cmd.Flags().IntVar(&top, "top", defaultCostTop, "list at most `N` rows of each table (0 for all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per row, one per line")
 	return cmd
-}
-
-// rework adds up every session of the store, one tree at a time.
-func rework(r *sessions.Records) (*explain.Rework, error) {
-	var w explain.Rework
-	err := explain.Walk(r, explain.Visitor{
-		Begin:  func(s sessions.Session) error { w.Begin(s); return nil },
-		Record: w.Add,
-	})
-	return &w, err
-}
-
-func printCost(cmd *cobra.Command, w *explain.Rework, top int, asJSON bool) error {
-	children, redone := w.Children(), w.Redone()
-	// Marks are phases a program names: every run has them again.
-	redone = slices.DeleteFunc(redone, func(k explain.KeyWork) bool { return k.Kind == sessions.MarksKind })
-	leftChildren, leftRedone := 0, 0
-	if top > 0 {
-		leftChildren, leftRedone = max(len(children)-top, 0), max(len(redone)-top, 0)
-		children, redone = children[:min(top, len(children))], redone[:min(top, len(redone))]
-	}
-	out := bufio.NewWriter(cmd.OutOrStdout())
-	if !asJSON {
-		if err := render.Cost(out, children, redone, leftChildren, leftRedone); err != nil {
-			return err
-		}
-		return out.Flush()
-	}
-	enc := api.NewEncoder(out)
-	for _, c := range children {
-		if err := enc.Encode(api.NewChildCost(c)); err != nil {
-			return err
-		}
-	}
-	for _, k := range redone {
-		if err := enc.Encode(api.NewRedone(k)); err != nil {
-			return err
-		}
-	}
-	return out.Flush()
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math"
@@ -10,9 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/views"
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/explain/tallied"
 	recordkeys "github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -52,8 +52,21 @@ side is compared, attribute by attribute, and a difference is shown:
      different winner: winner: tiled → simd)
   -  recorded only in A (removed)
   +  recorded only in B (added)
+  =  hits kept on one side, only tallied on the other: no difference
 
-The counts say how many records of the match each side holds.
+The counts say how many records of the match each side holds. A kept
+session's tally counts the records it let go (every one a hit) by kind,
+name and key: a match only one side recorded says, of the other side,
+"only hit it: 12 hits, tallied" when that side's tally counted the key,
+and "not done or looked up" when it neither recorded nor tallied it. Below the
+times, each key that hit on either side: its hits of its lookups on each
+side ("12/13 92%, 12 tallied": kept and tallied hits, against its kept
+records that were not hits), and the median and the mean time of a hit
+(the median from the tallies' histograms). A side whose sessions keep
+no tally (a store written before tallies) is said to count kept records
+only. Tallies keep the attributes key and *.key: with --key, a tallied
+hit is matched on those of them --key names, and under its kind and
+name alone when it has none.
 
 Attributes that name a connection or a listener rather than the work are
 left out, and the output says which it left out: those OpenTelemetry's
@@ -91,7 +104,11 @@ wall_ns}: wall_ns is the median; count 0 where that side has none) and
 differences ([{key, a, b}], a value or null where that side has no such
 attribute); then one per time, {total: "duration" or "kind", kind, a:
 {wall_ns}, b: {wall_ns}}; then, when attributes were left out by default,
-{left_out: [the keys]}. Both stores are only read.`,
+{left_out: [the keys]}. Each match also has tallied_a and tallied_b (the
+hits each side tallied of its key), each key that hit is an object
+{hit_rate, kind, name, key, a, b}, and the last line is {tallies:
+"sessions", a, b}: how many sessions of each side keep no tally
+(docs/FORMAT.md §8.5). Both stores are only read.`,
 		Example: `  records diff --dir ./ci-store --against ~/.cache/otelrecords/default
   records diff --session 1735787045006000000 --against-session 1735790645006000000 --fail-slower 10
   records diff --dir A --against B --kind autotune --ignore tried
@@ -142,7 +159,10 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 						sides[i].Session = &id
 					}
 					var err error
-					sides[i].Side, err = m.Read(r, kinds, side.session.readOptions()...)
+					if sides[i].Side, err = m.Read(r, kinds, side.session.readOptions()...); err != nil {
+						return err
+					}
+					sides[i].Tally, err = tallied.Read(r, m.KeyOf, kinds, false, side.session.readOptions()...)
 					return err
 				})
 				if err != nil {
@@ -150,7 +170,7 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 				}
 			}
 			c := explain.Diff(sides[0].Side, sides[1].Side)
-			if err := printDiff(cmd, sides, c, asJSON); err != nil {
+			if err := views.Diff(cmd.OutOrStdout(), sides, c, keys != nil, asJSON); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("fail-slower") {
@@ -170,34 +190,6 @@ attribute); then one per time, {total: "duration" or "kind", kind, a:
 	cmd.Flags().BoolVar(&allAttrs, "all-attributes", false, "compare the attributes of a connection (network.peer.*, client.*...) and a server span's server.port too")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per key and per time, one per line")
 	return cmd
-}
-
-// printDiff prints the comparison, as JSON Lines or as text.
-func printDiff(cmd *cobra.Command, sides [2]render.DiffSide, c explain.Comparison, asJSON bool) error {
-	out := bufio.NewWriter(cmd.OutOrStdout())
-	if !asJSON {
-		if err := render.Diff(out, sides, c); err != nil {
-			return err
-		}
-		return out.Flush()
-	}
-	enc := api.NewEncoder(out)
-	for _, k := range c.Keys {
-		if err := enc.Encode(api.NewDiffKey(k)); err != nil {
-			return err
-		}
-	}
-	for _, t := range api.NewDiffTotals(c) {
-		if err := enc.Encode(t); err != nil {
-			return err
-		}
-	}
-	if len(c.LeftOut) > 0 {
-		if err := enc.Encode(api.LeftOut{LeftOut: c.LeftOut}); err != nil {
-			return err
-		}
-	}
-	return out.Flush()
 }
 
 // splitList splits each of values at commas, leaving out empty items and

@@ -20,8 +20,10 @@ func (a *app) reportCommand() *cobra.Command {
 that any browser opens offline: no network, no external script or style.
 
 It shows the session (id, label, start, process, duration, Resource), a
-summary per kind (records; time, counted once however its records nest or
-overlap; mean and longest wall time), the critical path (the chain of
+summary per kind (records; what they did: changed, missed, hits, and the
+hits the session's tally counted, let go and not kept, with the kind's hit
+rate; time, counted once however its records nest or overlap; mean and
+longest wall time), the critical path (the chain of
 records that bounded its longest request: the roots of one trace), the
 slowest records, the timeline drawn as bars (one per record, under the
 record of its parent span, records that ran at once on rows of their own,

@@ -28,8 +28,12 @@ func (a *app) summaryCommand() *cobra.Command {
 start (UTC), label, process id and duration (from its first stamp, where its
 clock starts, to the end of its last record); for each kind, how many
 records it left and how long at least one of them was open, with that
-time's share of the session (kind=count/time(share)); and its slowest
-records (name=wall, slowest first).
+time's share of the session (kind=count/time(share)); the hit rate of
+each kind with a hit (kind=hits/lookups(share)): its kept hits and the
+hits its tally counted (records let go, not kept), against its kept
+records that were not hits, "no tally" for a session written before
+tallies (its hits are of kept records only); and its slowest records
+(name=wall, slowest first).
 
 Time is counted once: a record inside another of its kind, or running
 beside one, adds only the time the other did not cover, so no kind claims
@@ -49,7 +53,8 @@ label, process, duration_ns, records (kind -> {count, wall_ns}, the time
 counted once), slowest ([{kind, seq, offset_ns, name, wall_ns}]) and
 critical_path ({root_seq, seqs}: the root it starts from, null for a
 session with no records, and the seqs of the records on it in pre-order,
-a record before the records on the path inside it). Records whose session row is
+a record before the records on the path inside it), hits (kind -> {hits,
+tallied, tallied_ns, misses}) and tallied (false without a tally). Records whose session row is
 gone (another process pruned it while it ran) are summarised under their
 session's id, with an empty label and process 0.`,
 		Example: `  records summary

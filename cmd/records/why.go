@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
-	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
-	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/views"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -69,6 +65,11 @@ what it came out as, before and after: "came out differently: winner:
 tiled → simd" when an outcome differs (the work was not redundant: the
 answer changed), "came out the same: winner=tiled" when none does.
 
+After a session's records, a line says how often the session hit the key
+without keeping a record of it: the records its tally counted (let go,
+every one a hit; only for KEY "key" or a name ending in ".key", which a
+tally keeps), how long they took (median, mean, shortest to longest).
+
 With --json, one JSON object per record and line: session (a string, as
 every session id the JSON output prints), seq, kind, name, wall_ns, effect
 ("changed", "observed", or null for a record that does not say), verdict
@@ -81,7 +82,9 @@ one included; 0 otherwise), differences ([{key, before, after}], a value
 or null where that side has none: inputs, environment, or for new_here
 the instance keys), outcome (for work done again with the same inputs,
 every outcome attribute as [{key, before, after}]; [] otherwise) and
-outcome_changed (whether one of them differs).`,
+outcome_changed (whether one of them differs); and per session's tally of
+the key, {session, kind, name, key, tallied, wall_ns, min_ns, max_ns,
+median_ns, mean_ns, outcomes} (docs/FORMAT.md §8.5).`,
 		Example: `  records why autotune autotune.key=matmul_1024
   records why compile kernel=softmax_f16 --json | jq -r .reason`,
 		Args: cobra.ExactArgs(2),
@@ -98,54 +101,10 @@ outcome_changed (whether one of them differs).`,
 				if err := needKind(r, kind); err != nil {
 					return err
 				}
-				return why(cmd, r, kind, key, value, asJSON)
+				return views.Why(cmd.OutOrStdout(), r, kind, key, value, asJSON)
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per record, one per line")
 	return cmd
-}
-
-func why(cmd *cobra.Command, r *sessions.Records, kind, key, value string, asJSON bool) error {
-	out := bufio.NewWriter(cmd.OutOrStdout())
-	enc := api.NewEncoder(out)
-	t := render.NewTable(out)
-	n := 0
-	for reason, err := range explain.Why(r, kind, key, sessions.StringValue(value)) {
-		if err != nil {
-			t.Flush()
-			out.Flush() // show what was read before the error
-			return err
-		}
-		if n++; asJSON {
-			if err := enc.Encode(api.NewWhy(reason)); err != nil {
-				return err
-			}
-			continue
-		}
-		if n == 1 {
-			if err := t.Row("SESSION", "SEQ", "WALL", "WHY"); err != nil {
-				return err
-			}
-		}
-		if err := t.Row(reason.Stamp.Session.String(), strconv.FormatUint(reason.Stamp.Seq, 10),
-			render.Duration(reason.Record.Wall), render.Why(reason, key, value)); err != nil {
-			return err
-		}
-		if n%render.FlushEvery == 0 {
-			if err := t.Flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := t.Flush(); err != nil {
-		return err
-	}
-	if err := out.Flush(); err != nil {
-		return err
-	}
-	if n == 0 {
-		return fmt.Errorf("no record of kind %s has %s=%s", render.String(kind), render.String(key), render.String(value))
-	}
-	return nil
 }

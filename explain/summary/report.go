@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -70,8 +71,13 @@ type Report struct {
 	Summary explain.Summary
 	// Total is how many records the session holds.
 	Total int
-	// Kinds are its kinds, in kind order.
+	// Kinds are its kinds, in kind order: those its tally counted too,
+	// with no kept record (Count 0).
 	Kinds []*Kind
+	// Tallied says whether the session has a tally (sessions.Tally):
+	// false for a session kept by a writer that did not count what it let
+	// go, whose hits are of kept records only.
+	Tallied bool
 	// Slowest are the seqs of its slowest records, slowest first (equal
 	// walls in stamp order).
 	Slowest []uint64
@@ -112,6 +118,9 @@ type Kind struct {
 	Wall, Longest, Sum time.Duration
 	// Verdicts counts its records by what they did (explain.Verdict).
 	Verdicts [4]int
+	// Tallied is what the session's tally counted of the kind: records
+	// let go, not kept, every one a hit (zero without a tally).
+	Tallied sessions.TallyEntry
 	// Rows are the seqs of its first MaxRows records, in stamp order.
 	Rows []uint64
 }
@@ -179,6 +188,19 @@ func NewReport(r *sessions.Records, s sessions.Session, o ReportOptions) (*Repor
 	// a compile changed something missed, though it changed nothing.
 	for n := range t.Nodes() {
 		byKind[t.Kind(n)].Verdicts[n.Verdict()]++
+	}
+	tally, ok, err := r.Tally(s.ID)
+	if err != nil {
+		return nil, err
+	}
+	rep.Tallied = ok
+	sum := tallied.New(nil)
+	sum.Add(tally, ok)
+	for _, e := range sum.Kinds() {
+		if byKind[e.Kind] == nil {
+			byKind[e.Kind] = &Kind{Kind: e.Kind}
+		}
+		byKind[e.Kind].Tallied = e
 	}
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
 		for k := range byKind {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -40,6 +41,13 @@ type Session struct {
 	// Named are the records of the path that held the session up most,
 	// at most Options.Named, in path order, named.
 	Named []Step
+	// Hits are the hit rates of its kinds with a hit (tallied.KindRates):
+	// kept hits and, when Tallied, the hits its tally counted (records
+	// let go), against its kept records that were not hits. Tallied is
+	// false for a session kept by a writer that did not count what it
+	// let go: its hits are of kept records only.
+	Hits    []tallied.KindRate
+	Tallied bool
 }
 
 // Step is a record on a critical path, with what a reader is shown of it.
@@ -84,6 +92,9 @@ func Sessions(r *sessions.Records, o Options, opts ...sessions.ReadOption) ([]*S
 			cur.Path = t.CriticalPath()
 			cur.Requests = t.Requests()
 			var err error
+			if cur.Hits, cur.Tallied, err = hitRates(r, t, cur.ID); err != nil {
+				return err
+			}
 			if cur.Named, err = NameSteps(r, t, MostCritical(cur.Path, o.Named)); err != nil {
 				return err
 			}
@@ -92,6 +103,29 @@ func Sessions(r *sessions.Records, o Options, opts ...sessions.ReadOption) ([]*S
 		},
 	}, opts...)
 	return sums, err
+}
+
+// hitRates returns the hit rates of a session's kinds but marks (phases a
+// program names, as records cost leaves them out), from its tree and its
+// tally, and whether it has a tally.
+func hitRates(r *sessions.Records, t *explain.SessionTree, id sessions.SessionID) ([]tallied.KindRate, bool, error) {
+	hits, misses := map[string]int64{}, map[string]int64{}
+	for n := range t.Nodes() {
+		if t.Kind(n) == sessions.MarksKind { // phases a program names, not lookups
+			continue
+		}
+		if n.Verdict() == explain.Hit {
+			hits[t.Kind(n)]++
+		} else {
+			misses[t.Kind(n)]++
+		}
+	}
+	tally, ok, err := r.Tally(id)
+	sum := tallied.New(nil)
+	sum.Add(tally, ok)
+	rates := tallied.KindRates(hits, misses, sum)
+	rates = slices.DeleteFunc(rates, func(k tallied.KindRate) bool { return k.Kind == sessions.MarksKind })
+	return rates, ok, err
 }
 
 // keepSlowest adds kr to the slowest records, slowest first, if it is

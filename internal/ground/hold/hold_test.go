@@ -100,3 +100,40 @@ func TestDroppedValuesAreReleased(t *testing.T) {
 		t.Fatalf("%d values referenced, %d held; want 3", live, b.Len())
 	}
 }
+
+// OnDrop sees every entry Hold and Trim drop, oldest first, with its
+// payload whole however it wraps in the ring — one too large for the
+// budget included — and Reset calls it for none.
+func TestOnDropSeesEveryDroppedEntry(t *testing.T) {
+	b := New[int](1000)
+	var seen []int
+	b.OnDrop(func(v int, p []byte) {
+		if len(p) != v%300 || (len(p) > 0 && (p[0] != byte(v) || p[len(p)-1] != byte(v))) {
+			t.Fatalf("entry %d dropped with payload of %d bytes %v", v, len(p), p[:min(len(p), 4)])
+		}
+		seen = append(seen, v)
+	})
+	held := 0
+	for i := range 3000 {
+		p := bytes.Repeat([]byte{byte(i)}, i%300)
+		counted := len(p) + header
+		if i == 2000 {
+			counted = 5000 // alone past the budget: everything goes, itself too
+		}
+		held += 1 - b.Hold(i, counted, p[:len(p)/2], p[len(p)/2:])
+	}
+	held -= b.Trim(0)
+	if held != 0 || b.Len() != 0 || len(seen) != 3000 {
+		t.Fatalf("%d held, %d dropped; want all 3000 dropped", b.Len(), len(seen))
+	}
+	for i, v := range seen {
+		if v != i {
+			t.Fatalf("dropped %d in place %d: not oldest first", v, i)
+		}
+	}
+	b.Hold(1, 9, []byte{1})
+	b.Reset()
+	if len(seen) != 3000 {
+		t.Fatal("Reset called OnDrop")
+	}
+}

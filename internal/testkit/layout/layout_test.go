@@ -114,7 +114,7 @@ var layers = []layer{
 	{"import rooms", 5, []string{"importer/internal/..."}, []string{badger}},
 	// The rules the answers share, each a room of its own beneath them.
 	{"reading rules", 4, []string{"explain/internal/..."}, []string{otel, badger}},
-	{"reading", 5, []string{"explain", "replay", "pull"}, []string{badger}},
+	{"reading", 5, []string{"explain", "replay", "pull", "explain/tallied"}, []string{badger}},
 	// What a reader shows of a store, composed of the answers: sessions
 	// summed up and laid out for a page, and written as trace files.
 	{"views", 6, []string{"explain/summary", "tracefile"}, []string{badger}},
@@ -123,7 +123,7 @@ var layers = []layer{
 	// the OTLP environment; and above them, using its text, its rooms: the
 	// HTML report, and how it opens and follows stores.
 	{"command parts", 7, []string{"cmd/records/internal/..."}, []string{badger}},
-	{"command rooms", 8, []string{"cmd/records/internal/report", "cmd/records/internal/stores"}, []string{badger}},
+	{"command rooms", 8, []string{"cmd/records/internal/report", "cmd/records/internal/stores", "cmd/records/internal/views"}, []string{badger}},
 	// The web app: the rooms' pages and stores, served.
 	{"web app", 9, []string{"cmd/records/internal/serve"}, []string{badger}},
 	// Tests' and benchmarks' helpers may stand on everything beneath;

@@ -441,8 +441,17 @@ func skip(b []byte, i int) int {
 }
 
 // mapAt reads the head of a map at b[i]: its pairs and where they
-// start; 0 pairs for anything else.
+// start; 0 pairs for anything else. A map of fewer than 24 pairs, the
+// usual, is read inline.
 func mapAt(b []byte, i int) (int, int) {
+	if i >= 0 && i < len(b) && b[i]>>5 == byte(cw.MajorMap) && b[i]&0x1f < 24 {
+		return int(b[i] & 0x1f), i + 1
+	}
+	return mapLong(b, i)
+}
+
+// mapLong is mapAt of any map.
+func mapLong(b []byte, i int) (int, int) {
 	if i < 0 || i >= len(b) || b[i]>>5 != byte(cw.MajorMap) {
 		return 0, -1
 	}
@@ -454,8 +463,18 @@ func mapAt(b []byte, i int) (int, int) {
 }
 
 // textAt reads a text string at b[i]: its bytes and where it ends, or
-// -1.
+// -1. One of fewer than 24 bytes (a key, a short name) is read inline.
 func textAt(b []byte, i int) ([]byte, int) {
+	if i >= 0 && i < len(b) && b[i]>>5 == byte(cw.MajorText) && b[i]&0x1f < 24 {
+		if n, j := int(b[i]&0x1f), i+1; n <= len(b)-j {
+			return b[j : j+n], j + n
+		}
+	}
+	return textLong(b, i)
+}
+
+// textLong is textAt of any text string.
+func textLong(b []byte, i int) ([]byte, int) {
 	if i < 0 || i >= len(b) || b[i]>>5 != byte(cw.MajorText) {
 		return nil, -1
 	}

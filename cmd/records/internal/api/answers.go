@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/explain/summary"
+	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -16,6 +17,21 @@ type Summary struct {
 	Records       map[string]KindTotal `json:"records"`
 	Slowest       []Slow               `json:"slowest"`
 	CriticalPath  Path                 `json:"critical_path"`
+	// Hits are the hit rates of its kinds with a hit, kept and tallied;
+	// Tallied false for a session without a tally (hits of kept records
+	// only).
+	Hits    map[string]KindHits `json:"hits"`
+	Tallied bool                `json:"tallied"`
+}
+
+// KindHits is a kind's hit rate in a session: hits (kept and tallied),
+// how many of them were tallied (let go, counted, not kept) and their
+// time, and misses (kept records that were not hits).
+type KindHits struct {
+	Hits      int64 `json:"hits"`
+	Tallied   int64 `json:"tallied"`
+	TalliedNs int64 `json:"tallied_ns"`
+	Misses    int64 `json:"misses"`
 }
 
 // Path is a session's critical path: the root it starts from (null for a
@@ -51,6 +67,10 @@ func NewSummary(s *summary.Session) Summary {
 	for _, k := range s.Summary.Kinds {
 		kinds[k.Kind] = KindTotal{k.Records, int64(k.Wall)}
 	}
+	hits := make(map[string]KindHits, len(s.Hits))
+	for _, k := range s.Hits {
+		hits[k.Kind] = KindHits{k.Hits, k.Tallied, int64(k.TalliedWall), k.Misses}
+	}
 	path := Path{Seqs: make([]uint64, len(s.Path))}
 	for i, st := range s.Path {
 		path.Seqs[i] = st.Seq
@@ -67,6 +87,8 @@ func NewSummary(s *summary.Session) Summary {
 		Records:       kinds,
 		Slowest:       slow,
 		CriticalPath:  path,
+		Hits:          hits,
+		Tallied:       s.Tallied,
 	}
 }
 
@@ -141,7 +163,11 @@ type Redone struct {
 	NewHere  int            `json:"new_here"`
 	Hits     int            `json:"hits"`
 	HitNs    int64          `json:"hit_ns"`
-	Misses   int            `json:"misses"`
+	// Tallied of Hits (and TalliedNs of HitNs) are tallied hits: let go,
+	// counted, not kept.
+	Tallied   int   `json:"tallied"`
+	TalliedNs int64 `json:"tallied_ns"`
+	Misses    int   `json:"misses"`
 }
 
 // NewRedone returns a row of the table "redone".
@@ -151,5 +177,15 @@ func NewRedone(k explain.KeyWork) Redone {
 		key = sessions.Attrs{}
 	}
 	return Redone{"redone", k.Kind, k.Name, key, k.Records, k.Sessions, int64(k.Wall),
-		k.Redos, int64(k.Redone), k.Raced, int64(k.RacedWall), k.NewHere, k.Hits, int64(k.HitWall), k.Misses}
+		k.Redos, int64(k.Redone), k.Raced, int64(k.RacedWall), k.NewHere, k.Hits, int64(k.HitWall), k.Tallied, int64(k.TalliedWall), k.Misses}
 }
+
+// Tallies is the last row of records cost --json, table "tallies" (Tally)
+// (FORMAT.md §8.4).
+type Tallies struct {
+	Table string `json:"table"`
+	Tally
+}
+
+// NewTallies returns the row of the table "tallies".
+func NewTallies(s *tallied.Sum) Tallies { return Tallies{"tallies", NewTally(s)} }

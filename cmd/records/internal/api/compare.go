@@ -22,6 +22,10 @@ type DiffKey struct {
 	A           DiffSide       `json:"a"`
 	B           DiffSide       `json:"b"`
 	Differences []AttrDiff     `json:"differences"`
+	// TalliedA and TalliedB are the hits each side tallied of the key
+	// (let go, counted, not kept), whatever the match's verdict.
+	TalliedA int64 `json:"tallied_a"`
+	TalliedB int64 `json:"tallied_b"`
 }
 
 // DiffSide is what one side holds of a match: wall_ns is its records'

@@ -52,7 +52,7 @@ func Cost(out io.Writer, children []explain.ChildWork, redone []explain.KeyWork,
 			}
 			if err := t.Row(k.Kind, name, strconv.Itoa(k.Records), strconv.Itoa(k.Sessions),
 				Duration(k.Wall), strconv.Itoa(k.Redos), Duration(k.Redone), strconv.Itoa(k.Raced), strconv.Itoa(k.NewHere),
-				strconv.Itoa(k.Hits), Duration(k.HitWall),
+				Hits(k.Hits, k.Tallied), Duration(k.HitWall),
 				strconv.Itoa(k.Misses)); err != nil {
 				return err
 			}
@@ -65,6 +65,16 @@ func Cost(out io.Writer, children []explain.ChildWork, redone []explain.KeyWork,
 		}
 	}
 	return nil
+}
+
+// Hits says how many hits, and how many of them were tallied (let go,
+// counted, not kept): "390 (389 tallied)".
+func Hits[N int | int64](hits, tallied N) string {
+	s := strconv.FormatInt(int64(hits), 10)
+	if tallied > 0 {
+		s += " (" + strconv.FormatInt(int64(tallied), 10) + " tallied)"
+	}
+	return s
 }
 
 // ChildCount says how many children, in English.

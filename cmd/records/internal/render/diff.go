@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -18,6 +19,9 @@ type DiffSide struct {
 	Store string
 	// Session is the session compared, when one is; nil for the store.
 	Session *sessions.SessionID
+	// Tally is what the side's sessions let go, counted (tallied.Read,
+	// keyed as the diff matches); nil when not read.
+	Tally *tallied.Sum
 }
 
 // describe names the side: its store, or its session of the store.
@@ -72,9 +76,9 @@ func Diff(out io.Writer, sides [2]DiffSide, c explain.Comparison) error {
 			var what string
 			switch k.Change {
 			case explain.OnlyInA:
-				what = "removed: only in A"
+				what = Absent(c, e, sides[1], "B", "removed: only in A")
 			case explain.OnlyInB:
-				what = "added: only in B"
+				what = Absent(c, e, sides[0], "A", "added: only in B")
 			default:
 				parts := make([]string, len(k.Differences))
 				for i, d := range k.Differences {
@@ -82,7 +86,11 @@ func Diff(out io.Writer, sides [2]DiffSide, c explain.Comparison) error {
 				}
 				what = strings.Join(parts, ", ")
 			}
-			if err := t.Row(changeSigns[k.Change], e.Kind, RecordName(e), countOf(k.A), countOf(k.B), what); err != nil {
+			sign := changeSigns[k.Change]
+			if strings.HasPrefix(what, bothHit) {
+				sign = changeSigns[explain.Same] // a hit on both sides, one side's tallied
+			}
+			if err := t.Row(sign, e.Kind, RecordName(e), countOf(k.A), countOf(k.B), what); err != nil {
 				return err
 			}
 		}

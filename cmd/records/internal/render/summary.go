@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +28,7 @@ const PathNamed = 20
 // a row each, then each one's critical path.
 func Summaries(w io.Writer, sums []*summary.Session) error {
 	t := NewTable(w)
-	if err := t.Row("ID", "STARTED", "LABEL", "PID", "DURATION", "RECORDS", "SLOWEST"); err != nil {
+	if err := t.Row("ID", "STARTED", "LABEL", "PID", "DURATION", "RECORDS", "HITS", "SLOWEST"); err != nil {
 		return err
 	}
 	for _, s := range sums {
@@ -38,6 +39,7 @@ func Summaries(w io.Writer, sums []*summary.Session) error {
 			PID(s.Process),
 			Duration(s.Summary.End),
 			OrDash(totals(s.Summary)),
+			hitRates(s),
 			OrDash(slowest(s.Slowest)),
 		); err != nil {
 			return err
@@ -46,12 +48,32 @@ func Summaries(w io.Writer, sums []*summary.Session) error {
 	if err := t.Flush(); err != nil {
 		return err
 	}
+	if slices.ContainsFunc(sums, func(s *summary.Session) bool { return !s.Tallied }) {
+		fmt.Fprintln(w, "HITS: kind=hits/lookups(share), kept hits and tallied ones (let go, counted, not kept); \"no tally\": kept by a writer that did not count what it let go, hits of kept records only.")
+	}
 	for _, s := range sums {
 		if err := path(w, s); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// hitRates says how often a session's kinds hit: "cache=12/13(92%)",
+// with ", no tally" when it has no tally.
+func hitRates(s *summary.Session) string {
+	parts := make([]string, 0, len(s.Hits))
+	for _, k := range s.Hits {
+		parts = append(parts, fmt.Sprintf("%s=%d/%d(%.0f%%)", Clean(k.Kind), k.Hits, k.Lookups(), 100*k.Share()))
+	}
+	out := strings.Join(parts, " ")
+	switch {
+	case !s.Tallied && out == "":
+		return "no tally"
+	case !s.Tallied:
+		return out + ", no tally"
+	}
+	return OrDash(out)
 }
 
 // path writes the critical path of a session: the records that bounded

@@ -52,12 +52,14 @@ func Build(r *sessions.Records, rep *summary.Report, progress func(read int64)) 
 		Started:  render.Time(time.UnixMilli(s.StartedUnixMs)),
 		Duration: dur(rep.Summary.End),
 		Total:    rep.Total,
+		Tallied:  rep.Tallied,
 	}
 	classes := map[string]string{} // by kind
 	rowOf := map[uint64]*record{}  // the rows of the kinds' tables, by seq
 	for i, k := range rep.Kinds {
 		pk := &kind{Name: render.Clean(k.Kind), Class: "k" + strconv.Itoa(i%8), Count: k.Count, Wall: dur(k.Wall),
-			Longest: dur(k.Longest), sum: k.Sum, did: k.Verdicts, Rows: make([]record, len(k.Rows))}
+			Longest: dur(k.Longest), sum: k.Sum, did: k.Verdicts, Rows: make([]record, len(k.Rows)),
+			Tallied: k.Tallied.Count, TalliedMedian: dur(k.Tallied.Quantile(0.5))}
 		if k.Kind == sessions.MarksKind {
 			pk.Class = "mark"
 		}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"html/template"
 	"io"
 	"time"
@@ -25,6 +26,9 @@ type Page struct {
 	Duration dur
 	Total    int
 	Kinds    []*kind
+	// Tallied says whether the session has a tally of what it let go
+	// (explain/summary.Report.Tallied).
+	Tallied  bool
 	Slowest  []record
 	Critical path
 	Timeline timeline
@@ -110,6 +114,23 @@ type kind struct {
 	Rows    []record
 	sum     time.Duration // of its records' walls, for the mean
 	did     [4]int        // its records by verdict (explain.Verdict)
+	// Tallied is how many of its records the session let go, counted in
+	// its tally (every one a hit), and TalliedMedian their median wall.
+	Tallied       int64
+	TalliedMedian dur
+}
+
+// AllHits is its hits, kept and tallied.
+func (k *kind) AllHits() int64 { return int64(k.Hits()) + k.Tallied }
+
+// HitRate says how many of the kind's lookups hit, kept and tallied hits
+// against its kept records that did not: "12/13 (92%)"; "" with no hit.
+func (k *kind) HitRate() string {
+	if k.AllHits() == 0 || k.Name == sessions.MarksKind { // marks are phases, not lookups
+		return ""
+	}
+	n := int64(k.Count) + k.Tallied
+	return fmt.Sprintf("%d/%d (%.0f%%)", k.AllHits(), n, 100*float64(k.AllHits())/float64(n))
 }
 
 // Changed, Missed and Hits return how many of the kind's records changed
@@ -119,7 +140,7 @@ type kind struct {
 func (k *kind) Changed() int { return k.did[explain.Done] }
 func (k *kind) Missed() int  { return k.did[explain.Miss] }
 func (k *kind) Hits() int    { return k.did[explain.Hit] }
-func (k *kind) Known() bool  { return k.did[explain.Unknown] < k.Count }
+func (k *kind) Known() bool  { return k.did[explain.Unknown] < k.Count || k.Tallied > 0 }
 
 // Mean returns the mean wall time of the kind's records.
 func (k *kind) Mean() dur {

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"strconv"
@@ -42,7 +43,8 @@ type workRow struct {
 	Redos             int
 	Redone            string
 	Raced, NewHere    int
-	Hits, Misses      int
+	Hits              string // "390 (389 tallied)"
+	Misses            int
 	HitTime           string
 }
 
@@ -66,7 +68,14 @@ func (s *Server) cost(w http.ResponseWriter, r *http.Request) {
 	err := s.cfg.Stores.Read(r.Context(), func(all *sessions.Records, _ []stores.Store) error {
 		var rw explain.Rework
 		err := explain.Walk(all, explain.Visitor{
-			Begin:  func(s sessions.Session) error { rw.Begin(s); return r.Context().Err() },
+			Begin: func(s sessions.Session) error {
+				rw.Begin(s)
+				t, ok, err := all.Tally(s.ID)
+				if ok {
+					rw.Tally(t) // its hits let go, counted
+				}
+				return cmp.Or(err, r.Context().Err())
+			},
 			Record: rw.Add,
 		})
 		children, redone = rw.Children(), rw.Redone()
@@ -103,7 +112,7 @@ func (s *Server) cost(w http.ResponseWriter, r *http.Request) {
 	for _, k := range redone {
 		row := workRow{Kind: render.Clean(k.Kind), Name: cut(k.Name), Key: cut(render.Attrs(k.Key)),
 			Records: k.Records, Sessions: k.Sessions, Wall: render.Duration(k.Wall), Redos: k.Redos, Redone: render.Duration(k.Redone),
-			Raced: k.Raced, NewHere: k.NewHere, Hits: k.Hits, Misses: k.Misses, HitTime: render.Duration(k.HitWall)}
+			Raced: k.Raced, NewHere: k.NewHere, Hits: render.Hits(k.Hits, k.Tallied), Misses: k.Misses, HitTime: render.Duration(k.HitWall)}
 		if len(k.Key) > 0 {
 			row.History = history(k.Kind, k.Key[0])
 		}

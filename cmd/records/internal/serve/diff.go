@@ -12,6 +12,8 @@ import (
 	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/stores"
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/explain/summary"
+	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -33,6 +35,17 @@ type diffPage struct {
 	ByDefault  bool // B is the session before A of its label
 	NoPrevious bool // A has no session before it of its label
 	Sessions   []sessionChoice
+	// Hits is how often each key hit on either side, kept and tallied
+	// hits together (records diff's table of hits).
+	Hits []hitRow
+}
+
+// hitRow is a key's hits on each side: "12/13 92%, 12 tallied", and how
+// long a hit took.
+type hitRow struct {
+	Kind, Name               string
+	A, B, MedianA, MedianB   string
+	MeanA, MeanB, MeanBVersA string
 }
 
 // diffSide is one side, as the page names it.
@@ -100,9 +113,10 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 		minDelta = d
 	}
 	var (
-		c      explain.Comparison
-		slower []explain.Slowdown
-		chosen bool
+		c       explain.Comparison
+		slower  []explain.Slowdown
+		chosen  bool
+		tallies [2]*tallied.Sum // what each side let go, counted
 	)
 	err := s.cfg.Stores.Read(r.Context(), func(all *sessions.Records, each []stores.Store) error {
 		if err := p.choices(all); err != nil {
@@ -119,6 +133,9 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 		var read [2]*explain.Side
 		for i, id := range ids {
 			if read[i], err = (explain.Match{}).Read(all, nil, sessions.InSession(id)); err != nil {
+				return err
+			}
+			if tallies[i], err = tallied.Read(all, explain.Match{}.KeyOf, nil, false, sessions.InSession(id)); err != nil {
 				return err
 			}
 			p.Sides[i].Records, p.Sides[i].Duration = read[i].Records, render.Duration(read[i].Duration)
@@ -138,11 +155,11 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, badRequest("diff needs a session a (and b, else the session before a of its label)"))
 			return
 		}
-		writeDiff(w, c, slower, p.Judged, p.Pct, minDelta)
+		writeDiff(w, c, tallies, slower, p.Judged, p.Pct, minDelta)
 		return
 	}
 	if chosen && !p.NoPrevious {
-		p.rows(c, slower)
+		p.rows(c, tallies, slower)
 	}
 	s.page(w, "diff", p)
 }
@@ -209,7 +226,7 @@ func (p *diffPage) sides(all *sessions.Records, each []stores.Store) ([2]session
 
 // rows lays out the comparison: the keys that got slower first (the
 // verdict's, when judged), then those that differ, then the same.
-func (p *diffPage) rows(c explain.Comparison, slower []explain.Slowdown) {
+func (p *diffPage) rows(c explain.Comparison, tallies [2]*tallied.Sum, slower []explain.Slowdown) {
 	isSlower := map[*explain.KeyDiff]bool{}
 	for _, sd := range slower {
 		isSlower[sd.Key] = true
@@ -244,10 +261,10 @@ func (p *diffPage) rows(c explain.Comparison, slower []explain.Slowdown) {
 			row.Sign = "~"
 			p.Changed = append(p.Changed, row)
 		case k.Change == explain.OnlyInA:
-			row.Sign = "−"
+			row.Sign, row.Differences = "−", render.Absent(c, e, render.DiffSide{Tally: tallies[1]}, "B", "")
 			p.Changed = append(p.Changed, row)
 		case k.Change == explain.OnlyInB:
-			row.Sign = "+"
+			row.Sign, row.Differences = "+", render.Absent(c, e, render.DiffSide{Tally: tallies[0]}, "A", "")
 			p.Changed = append(p.Changed, row)
 		default:
 			row.Sign = "="
@@ -259,6 +276,13 @@ func (p *diffPage) rows(c explain.Comparison, slower []explain.Slowdown) {
 		p.Durations = append(p.Durations, totalRow{render.Clean(k.Kind), render.Duration(k.A), render.Duration(k.B), render.Change(k.A, k.B)})
 	}
 	p.LeftOut = render.Clean(strings.Join(c.LeftOut, ", "))
+	for _, h := range summary.Hits(c, tallies[0], tallies[1]) {
+		p.Hits = append(p.Hits, hitRow{Kind: render.Clean(h.Kind), Name: cut(render.HitName(h)),
+			A: render.HitRate(h.A), B: render.HitRate(h.B),
+			MedianA: render.HitTime(h.A, h.A.Hit.Quantile(0.5)), MedianB: render.HitTime(h.B, h.B.Hit.Quantile(0.5)),
+			MeanA: render.HitTime(h.A, h.A.Hit.Mean()), MeanB: render.HitTime(h.B, h.B.Hit.Mean()),
+			MeanBVersA: render.Change(h.A.Hit.Mean(), h.B.Hit.Mean())})
+	}
 }
 
 // valueOr formats a value of a difference, "-" where that side has none.
@@ -288,17 +312,23 @@ type slowLine struct {
 
 // writeDiff writes the comparison as records diff --json does, and, when
 // judged, the verdict.
-func writeDiff(w http.ResponseWriter, c explain.Comparison, slower []explain.Slowdown, judged bool, pct float64, minDelta time.Duration) {
+func writeDiff(w http.ResponseWriter, c explain.Comparison, tallies [2]*tallied.Sum, slower []explain.Slowdown, judged bool, pct float64, minDelta time.Duration) {
 	lines := newLineWriter(w)
 	for _, k := range c.Keys {
-		lines.encode(api.NewDiffKey(k))
+		d, e := api.NewDiffKey(k), k.Entry()
+		d.TalliedA, d.TalliedB = tallies[0].Of(e.Kind, e.Name, e.Key).Count, tallies[1].Of(e.Kind, e.Name, e.Key).Count
+		lines.encode(d)
 	}
 	for _, t := range api.NewDiffTotals(c) {
 		lines.encode(t)
 	}
+	for _, h := range summary.Hits(c, tallies[0], tallies[1]) {
+		lines.encode(api.NewHitRate(h))
+	}
 	if len(c.LeftOut) > 0 {
 		lines.encode(api.LeftOut{LeftOut: c.LeftOut})
 	}
+	lines.encode(api.NewDiffTallies(tallies[0], tallies[1]))
 	if judged {
 		v := verdictLine{Slower: []slowLine{}, FailSlower: pct, MinDeltaNs: int64(minDelta), Passed: len(slower) == 0}
 		for _, sd := range slower {
