@@ -26,12 +26,50 @@ func compareAnswers(t *testing.T, a, b *fourPathAnswers) {
 		}
 	})
 	t.Run("cost", func(t *testing.T) { compareMaps(t, pair+": cost --json", a.cost, b.cost) })
-	t.Run("diff", func(t *testing.T) { compareDiffs(t, pair, a.diff, b.diff) })
+	t.Run("diff", func(t *testing.T) {
+		ad, am := splitMarksTallied(a.diff, func(k string) bool { return strings.HasPrefix(k, `[null,"marks",`) })
+		bd, bm := splitMarksTallied(b.diff, func(k string) bool { return strings.HasPrefix(k, `[null,"marks",`) })
+		compareDiffs(t, pair, ad, bd)
+		compareMarksTallied(t, pair+": diff --json: the hit rates of marks", am, bm)
+	})
 	t.Run("report", func(t *testing.T) {
 		for _, inst := range slices.Sorted(maps.Keys(a.reports)) {
-			compareMaps(t, pair+": the report of "+inst, toStrings(a.reports[inst]), toStrings(b.reports[inst]))
+			ar, am := splitMarksTallied(toStrings(a.reports[inst]), func(k string) bool { return k == "marks tallied" })
+			br, bm := splitMarksTallied(toStrings(b.reports[inst]), func(k string) bool { return k == "marks tallied" })
+			compareMaps(t, pair+": the report of "+inst, ar, br)
+			compareMarksTallied(t, pair+": the report of "+inst, am, bm)
 		}
 	})
+}
+
+// splitMarksTallied returns m without the entries that count implicit
+// marks let go (those marks says), and those entries.
+func splitMarksTallied(m map[string]string, marks func(string) bool) (rest, tallied map[string]string) {
+	rest, tallied = map[string]string{}, map[string]string{}
+	for k, v := range m {
+		if marks(k) {
+			tallied[k] = v
+		} else {
+			rest[k] = v
+		}
+	}
+	return rest, tallied
+}
+
+// compareMarksTallied holds what two paths tallied of the implicit marks
+// they let go to each other: a known-wrong check.
+func compareMarksTallied(t *testing.T, what string, a, b map[string]string) {
+	t.Helper()
+	for _, k := range slices.Sorted(maps.Keys(a)) {
+		if a[k] != b[k] {
+			knownWrong(t, "implicit marks tallied", "%s: %s\n  %s\n  %s", what, k, orNone(a[k]), orNone(b[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(b)) {
+		if _, ok := a[k]; !ok {
+			knownWrong(t, "implicit marks tallied", "%s: %s\n  (none)\n  %s", what, k, b[k])
+		}
+	}
 }
 
 // compareDumps holds b's sessions and records to a's: record for record
