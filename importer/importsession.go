@@ -450,13 +450,18 @@ func (im *Importer) detach(key string, rs *remoteSession) {
 }
 
 // leave takes the kept session key out of the Importer at Shutdown
-// without placing what waits: every waiting span is written ahead (and
-// the sender entry with it), not stamped, so that a parent coming after
-// the next start is still stamped before its children. A span that could
-// not be written ahead is placed. The caller closes its Recorder. im.mu
-// is held.
+// without placing what waits for its parent: every such span is written
+// ahead (and the sender entry with it), not stamped, so that a parent
+// coming after the next start is still stamped before its children. A
+// span that could not be written ahead is placed. What waits only for its
+// grace (an implicit mark, its parent placed) is placed first: recorded,
+// or let go and counted in the tally that Close writes, as the
+// SpanProcessor counts it by its Shutdown; written ahead, it would be
+// counted only by a restart that may never come. The caller closes its
+// Recorder. im.mu is held, and im.closed set.
 func (im *Importer) leave(key string, rs *remoteSession) {
 	now := im.now()
+	im.settleAll(rs, now)
 	im.writeAhead(rs, now)
 	for id, t := range rs.traces {
 		for _, p := range t.pending {
