@@ -57,7 +57,7 @@ func splitMarksTallied(m map[string]string, marks func(string) bool) (rest, tall
 }
 
 // compareMarksTallied holds what two paths tallied of the implicit marks
-// they let go to each other: a known-wrong check.
+// they let go to each other (the check "implicit marks tallied").
 func compareMarksTallied(t *testing.T, what string, a, b map[string]string) {
 	t.Helper()
 	for _, k := range slices.Sorted(maps.Keys(a)) {

@@ -40,12 +40,6 @@ const (
 // the fix lands, delete its entry here: the check then fails the test as
 // any other does.
 var knownWrongChecks = map[string]string{
-	// The implicit marks a path lets go, tallied: the SDK processor
-	// tallies every one (cache-1: 5 "compute" spans inside changed
-	// lookups, 1 "POST /evict"); the Collector's Importer fewer (2 and 0
-	// keeping by trace, none keeping by session). The hits of records
-	// agree on every path.
-	"implicit marks tallied": "the Importer tallies every implicit mark it lets go, as the SDK processor does (importer/importtraces.go, issue 46)",
 	// In process, a session's seqs follow the order its spans started.
 	// Through the Collector the importer (importer/importtraces.go)
 	// stamps a trace's spans by start only within one trace's settle;
