@@ -11,7 +11,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/importer/internal/ahead"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
-	"github.com/otelrecords/otelrecords/importer/internal/tallies"
+	"github.com/otelrecords/otelrecords/importer/internal/sent"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -67,7 +67,7 @@ type remoteSession struct {
 	evicted        int64           // waiting spans and held records the bound let go
 	problems       int64           // spans refused or mapped with a problem
 	cut            int64           // spans the sender's limits cut
-	tallies        tallies.Held    // parts of tallies sent as spans (importtally.go)
+	tallies        sent.Held       // parts of tallies sent as spans (importtally.go)
 }
 
 // parkedSession is a kept session let go while its sender was quiet, or
