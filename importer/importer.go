@@ -189,6 +189,7 @@ type Importer struct {
 	counts     importCounts
 	closed     bool
 	settling   settleScratch // settle's working space, reused under mu
+	freeTraces []*liveTrace  // settled traces, for the next ones (newTrace)
 
 	stopOnce sync.Once
 	stop     chan struct{}

@@ -3,6 +3,8 @@ package importer
 import (
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
 )
 
@@ -23,6 +25,18 @@ type lookAhead struct {
 	fps    []uint64     // each valid span's fingerprint, then its parent's (0: none)
 	states []seen.State // their states
 	at     int          // the next span's pair
+	// done is the traces take settled, emptied for each batch.
+	done map[trace.TraceID]bool
+}
+
+// settled returns the set of traces settled, empty.
+func (l *lookAhead) settled() map[trace.TraceID]bool {
+	if l.done == nil || len(l.done) > maxLookAhead/8 {
+		l.done = make(map[trace.TraceID]bool)
+	} else {
+		clear(l.done)
+	}
+	return l.done
 }
 
 // lookUp looks up spans, salt's (the first one valid), in t.

@@ -203,15 +203,15 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	if rs == nil {
 		return nil, res
 	}
-	seen := make(map[trace.TraceID]bool, len(touched))
+	settled := look.settled()
 	for _, id := range touched {
-		if t := rs.traces[id]; t != nil && !seen[id] {
-			seen[id] = true
+		if t := rs.traces[id]; t != nil && !settled[id] {
+			settled[id] = true
 			im.settle(rs, id, t, now, false)
 		}
 	}
 	// What still waits keeps nothing of the caller's batch (Import).
-	for id := range seen {
+	for id := range settled {
 		if t := rs.traces[id]; t != nil {
 			for _, p := range t.pending {
 				if p.order > before {

@@ -32,6 +32,41 @@ import (
 type liveTrace struct {
 	pending map[trace.SpanID]*pendingSpan
 	first   int64 // the arrival order of its first span waiting
+	most    int   // the most spans that waited in it at once
+}
+
+// maxFreeTraces is the most settled traces an Importer keeps for the
+// next ones (freeTraces), and maxFreeTraceSpans the most spans one may
+// have held to be kept: a kept sender's traces mostly wait no longer than
+// the request that brought them, and a trace's map, grown to its spans,
+// costs several allocations each time otherwise.
+const (
+	maxFreeTraces     = 1024
+	maxFreeTraceSpans = 64
+)
+
+// newTrace returns an empty trace whose first span waiting is the
+// order-th, one settled before when there is one. im.mu is held.
+func (im *Importer) newTrace(order int64) *liveTrace {
+	if n := len(im.freeTraces); n > 0 {
+		t := im.freeTraces[n-1]
+		im.freeTraces[n-1] = nil
+		im.freeTraces = im.freeTraces[:n-1]
+		t.first = order
+		return t
+	}
+	return &liveTrace{pending: make(map[trace.SpanID]*pendingSpan), first: order}
+}
+
+// settled lets trace id of rs go once nothing waits in it, keeping it
+// for the next trace when it stayed small. im.mu is held.
+func (im *Importer) settled(rs *remoteSession, id trace.TraceID, t *liveTrace) {
+	delete(rs.traces, id)
+	if t.most <= maxFreeTraceSpans && len(im.freeTraces) < maxFreeTraces {
+		clear(t.pending)
+		*t = liveTrace{pending: t.pending}
+		im.freeTraces = append(im.freeTraces, t)
+	}
 }
 
 // pendingSpan is a span waiting to be placed.
@@ -44,6 +79,13 @@ type pendingSpan struct {
 	// wanted says a record was placed below it before it came (its
 	// state in the seen set was seen.Wanted).
 	wanted bool
+	// settle's working links, valid only during one settle of its
+	// trace: its first child waiting, the next child of its parent, and
+	// whether a record lies below it (MarksEnclosing). Kept on the span
+	// rather than in maps of settle's, so that settling a trace of n
+	// spans costs no map of its own and no slice a parent.
+	kid, sibling *pendingSpan
+	encloses     bool
 }
 
 // A scratchSpace is what recording an imported span uses and gives
@@ -73,24 +115,13 @@ var pendingSpans = sync.Pool{New: func() any { return new(pendingSpan) }}
 // nest: settle calls only into the session's Recorder, which never calls
 // back into the Importer.
 type settleScratch struct {
-	kids     map[trace.SpanID][]*pendingSpan
-	encloses map[trace.SpanID]bool
-	ready    readyHeap
-	placed   []*pendingSpan
+	ready  readyHeap
+	placed []*pendingSpan
 }
 
 // maxSettleScratch is the most spans of a trace whose working space
 // settle keeps for the next.
 const maxSettleScratch = 256
-
-// take returns the scratch space, empty.
-func (sc *settleScratch) take() *settleScratch {
-	if sc.kids == nil {
-		sc.kids = map[trace.SpanID][]*pendingSpan{}
-		sc.encloses = map[trace.SpanID]bool{}
-	}
-	return sc
-}
 
 // done recycles the spans placed and empties the space, letting go of
 // what a trace of more than maxSettleScratch spans made it grow.
@@ -99,12 +130,10 @@ func (sc *settleScratch) done() {
 		*p = pendingSpan{}
 		pendingSpans.Put(p)
 	}
-	if len(sc.kids) > maxSettleScratch || len(sc.encloses) > maxSettleScratch || cap(sc.placed) > maxSettleScratch {
+	if cap(sc.ready) > maxSettleScratch || cap(sc.placed) > maxSettleScratch {
 		*sc = settleScratch{}
 		return
 	}
-	clear(sc.kids)
-	clear(sc.encloses)
 	clear(sc.ready[:cap(sc.ready)])
 	clear(sc.placed[:cap(sc.placed)])
 	sc.ready, sc.placed = sc.ready[:0], sc.placed[:0]
@@ -155,10 +184,11 @@ func (im *Importer) arrivals() int64 {
 func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
 	t := rs.traces[p.span.TraceID]
 	if t == nil {
-		t = &liveTrace{pending: make(map[trace.SpanID]*pendingSpan), first: p.order}
+		t = im.newTrace(p.order)
 		rs.traces[p.span.TraceID] = t
 	}
 	t.pending[p.span.SpanID] = p
+	t.most = max(t.most, len(t.pending))
 	if p.entry != 0 {
 		rs.pendingEntries[p.entry]++ // written ahead by a run before this one
 	}
@@ -213,34 +243,34 @@ func (im *Importer) settleDue(rs *remoteSession, now time.Time) { im.settleAll(r
 // start, then arrival. im.mu is held.
 func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, now time.Time, force bool) {
 	grace := min(DefaultDecisionGrace, im.cfg.DecisionWait)
-	sc := im.settling.take()
+	sc := &im.settling
 	defer sc.done()
-	kids := sc.kids
 	for _, p := range t.pending {
-		if par := p.span.ParentSpanID; par.IsValid() && !p.span.ParentRemote {
-			if _, ok := t.pending[par]; ok && par != p.span.SpanID {
-				kids[par] = append(kids[par], p)
+		p.kid, p.sibling, p.encloses = nil, nil, false
+	}
+	// Each span waiting below a parent that waits too is linked into its
+	// parent's children.
+	for _, p := range t.pending {
+		if par := p.span.ParentSpanID; par.IsValid() && !p.span.ParentRemote && par != p.span.SpanID {
+			if q := t.pending[par]; q != nil {
+				p.sibling, q.kid = q.kid, p
 			}
 		}
 	}
 	// Under MarksEnclosing, which spans have a record below them (or had
 	// one placed below them before they came): an implicit mark is
-	// recorded when it does.
-	encloses := sc.encloses
+	// recorded when it does. Only a waiting span's mark is read: the walk
+	// up stops at a parent that does not wait, or is marked already.
 	if im.marks == MarksEnclosing {
 		for _, p := range t.pending {
 			if !intake.SpeaksRecords(p.span.Attributes) && !p.wanted {
 				continue
 			}
-			for q, n := p, 0; n < intake.MaxEnclosingDepth; n++ {
-				par := q.span.ParentSpanID
-				if q.span.isRoot() || encloses[par] {
+			for q, n := p, 0; n < intake.MaxEnclosingDepth && !q.span.isRoot(); n++ {
+				if q = t.pending[q.span.ParentSpanID]; q == nil || q.encloses {
 					break
 				}
-				encloses[par] = true
-				if q = t.pending[par]; q == nil {
-					break
-				}
+				q.encloses = true
 			}
 		}
 	}
@@ -249,7 +279,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	// for a record inside it.
 	may := func(p *pendingSpan) bool {
 		return force || im.marks != MarksEnclosing || intake.SpeaksRecords(p.span.Attributes) ||
-			encloses[p.span.SpanID] || now.Sub(p.arrived) >= grace
+			p.encloses || now.Sub(p.arrived) >= grace
 	}
 	ready := &sc.ready
 	for _, p := range t.pending {
@@ -270,10 +300,10 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 			if _, ok := t.pending[p.span.SpanID]; !ok {
 				continue // placed already (pushed twice in a cycle)
 			}
-			im.place(rs, id, t, p, encloses[p.span.SpanID], now)
+			im.place(rs, id, t, p, p.encloses, now)
 			sc.placed = append(sc.placed, p)
 			placedAny = true
-			for _, kid := range kids[p.span.SpanID] {
+			for kid := p.kid; kid != nil; kid = kid.sibling {
 				if may(kid) {
 					heap.Push(ready, kid)
 				}
@@ -299,14 +329,17 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 		heap.Push(ready, q)
 		drain()
 	}
-	if len(t.pending) == 0 {
-		delete(rs.traces, id)
+	for _, p := range t.pending {
+		p.kid, p.sibling = nil, nil // nothing of settle's links outlives it
 	}
 	if placedAny {
 		// The trace's root is in (or will not come): under KeepByTrace
 		// the Recorder decides it after its own grace, for spans arriving
 		// late.
 		rs.rec.EndTrace(recorder.Trace(id))
+	}
+	if len(t.pending) == 0 {
+		im.settled(rs, id, t)
 	}
 }
 
