@@ -25,12 +25,17 @@ type lookAhead struct {
 	fps    []uint64     // each valid span's fingerprint, then its parent's (0: none)
 	states []seen.State // their states
 	at     int          // the next span's pair
-	// done is the traces take settled, emptied for each batch.
-	done map[trace.TraceID]bool
+	// done is the traces take settled, emptied for each batch; touched
+	// the traces it added spans to, in order.
+	done    map[trace.TraceID]bool
+	touched []trace.TraceID
 }
 
 // settled returns the set of traces settled, empty.
 func (l *lookAhead) settled() map[trace.TraceID]bool {
+	if cap(l.touched) > maxLookAhead {
+		l.touched = nil // what a huge batch grew goes
+	}
 	if l.done == nil || len(l.done) > maxLookAhead/8 {
 		l.done = make(map[trace.TraceID]bool)
 	} else {

@@ -154,9 +154,10 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	var key string
 	var salt uint64
 	keyed := false
-	var touched []trace.TraceID  // in the order they came: only these can have become placeable
+	keptTrace := false           // the last span added kept its trace, touched's last
 	before := im.counts.arrivals // the spans this batch adds are numbered after it
 	look := &im.looking
+	touched := look.touched[:0] // in the order they came: only these can have become placeable
 	for j := range b.Spans {
 		s := &b.Spans[j]
 		if !s.TraceID.IsValid() || !s.SpanID.IsValid() {
@@ -189,8 +190,10 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 		if parent == seen.Placed {
 			im.counts.late++
 		}
-		im.add(rs, s, st == seen.Wanted, now)
-		if n := len(touched); n == 0 || touched[n-1] != s.TraceID {
+		n := len(touched)
+		same := n > 0 && touched[n-1] == s.TraceID
+		keptTrace = im.add(rs, s, st == seen.Wanted, same && keptTrace, now)
+		if !same {
 			touched = append(touched, s.TraceID)
 		}
 	}
@@ -203,6 +206,7 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	if rs == nil {
 		return nil, res
 	}
+	look.touched = touched
 	settled := look.settled()
 	for _, id := range touched {
 		if t := rs.traces[id]; t != nil && !settled[id] {

@@ -153,16 +153,22 @@ func (s *Span) likelyRemoteChild() bool {
 
 // add takes one span of session rs, that the caller found new (not
 // taken before, not waiting); wanted says a record was placed below it
-// before it came. im.mu is held.
-func (im *Importer) add(rs *remoteSession, s *Span, wanted bool, now time.Time) {
+// before it came. kept says the span before it in its batch kept its
+// trace already; add reports whether this one keeps it. im.mu is held.
+func (im *Importer) add(rs *remoteSession, s *Span, wanted, kept bool, now time.Time) (keeps bool) {
 	p := pendingSpans.Get().(*pendingSpan)
 	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals(), wanted: wanted}
 	im.hold(rs, p)
-	if changes(s) {
-		// It keeps its session (or its trace) whenever it is placed:
-		// keep it now, so that it is written ahead while it waits.
+	if !changes(s) {
+		return false
+	}
+	// It keeps its session (or its trace) whenever it is placed: keep it
+	// now, so that it is written ahead while it waits. A trace kept by
+	// the span before it stays kept (nothing decides between them).
+	if !kept {
 		rs.rec.KeepNow(recorder.Trace(s.TraceID))
 	}
+	return true
 }
 
 // waiting reports whether span id of trace tid waits in rs to be placed.
