@@ -71,14 +71,15 @@ func (l *lookAhead) lookUp(t *seen.Table, salt uint64, spans []Span) {
 	}
 }
 
-// next returns the next valid span's state and its parent's.
-func (l *lookAhead) next() (span, parent seen.State) {
+// next returns the next valid span's fingerprint, its state and its
+// parent's.
+func (l *lookAhead) next() (fp uint64, span, parent seen.State) {
 	if l.at+1 >= len(l.states) {
-		return seen.None, seen.None
+		return 0, seen.None, seen.None
 	}
-	span, parent = l.states[l.at], l.states[l.at+1]
+	fp, span, parent = l.fps[l.at], l.states[l.at], l.states[l.at+1]
 	l.at += 2
-	return span, parent
+	return fp, span, parent
 }
 
 // second is now as the seen table counts it: seconds from the Importer's

@@ -173,7 +173,7 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 			look.lookUp(&im.seen, salt, b.Spans[j:])
 		}
 		res.Accepted++
-		st, parent := look.next()
+		fp, st, parent := look.next()
 		if st == seen.Placed {
 			res.Duplicates++
 			continue
@@ -192,7 +192,7 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 		}
 		n := len(touched)
 		same := n > 0 && touched[n-1] == s.TraceID
-		keptTrace = im.add(rs, s, st == seen.Wanted, same && keptTrace, now)
+		keptTrace = im.add(rs, s, fp, st == seen.Wanted, same && keptTrace, now)
 		if !same {
 			touched = append(touched, s.TraceID)
 		}

@@ -86,21 +86,22 @@ type pendingSpan struct {
 	// spans costs no map of its own and no slice a parent.
 	kid, sibling *pendingSpan
 	encloses     bool
+	// underPlaced says its parent was placed in this settle before it.
+	underPlaced bool
+	// fp is its fingerprint in the seen table, as take found it; 0 for a
+	// span read back from a pending entry (computed when placed).
+	fp uint64
 }
 
 // A scratchSpace is what recording an imported span uses and gives
 // back: the encoding's (intake.Scratch), and the Importer's view of the
 // span (record), kept here so that each imported span's view is not an
-// allocation of its own; it is emptied before the space goes back to the
-// pool.
+// allocation of its own. An Importer keeps one (Importer.recording),
+// emptied of the span after each record.
 type scratchSpace struct {
 	intake.Scratch
 	view importedView
 }
-
-// scratch recycles scratch spaces, so that recording a span allocates
-// nothing of its own.
-var scratch = sync.Pool{New: func() any { return &scratchSpace{Scratch: *intake.NewScratch()} }}
 
 // pendingSpans recycles the spans settle placed: a kept sender's spans
 // mostly wait no longer than the request that brought them, and each is a
@@ -152,12 +153,12 @@ func (s *Span) likelyRemoteChild() bool {
 }
 
 // add takes one span of session rs, that the caller found new (not
-// taken before, not waiting); wanted says a record was placed below it
-// before it came. kept says the span before it in its batch kept its
+// taken before, not waiting), whose fingerprint is fp; wanted says a
+// record was placed below it before it came. kept says the span before it in its batch kept its
 // trace already; add reports whether this one keeps it. im.mu is held.
-func (im *Importer) add(rs *remoteSession, s *Span, wanted, kept bool, now time.Time) (keeps bool) {
+func (im *Importer) add(rs *remoteSession, s *Span, fp uint64, wanted, kept bool, now time.Time) (keeps bool) {
 	p := pendingSpans.Get().(*pendingSpan)
-	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals(), wanted: wanted}
+	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals(), wanted: wanted, fp: fp}
 	im.hold(rs, p)
 	if !changes(s) {
 		return false
@@ -252,7 +253,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	sc := &im.settling
 	defer sc.done()
 	for _, p := range t.pending {
-		p.kid, p.sibling, p.encloses = nil, nil, false
+		p.kid, p.sibling, p.encloses, p.underPlaced = nil, nil, false, false
 	}
 	// Each span waiting below a parent that waits too is linked into its
 	// parent's children.
@@ -310,6 +311,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 			sc.placed = append(sc.placed, p)
 			placedAny = true
 			for kid := p.kid; kid != nil; kid = kid.sibling {
+				kid.underPlaced = true
 				if may(kid) {
 					heap.Push(ready, kid)
 				}
@@ -357,15 +359,20 @@ func (im *Importer) place(rs *remoteSession, id trace.TraceID, t *liveTrace, p *
 	delete(t.pending, p.span.SpanID)
 	rs.pendingSpans--
 	rs.pendingBytes -= p.size
-	im.remember(rs, spanRef{Trace: id, Span: p.span.SpanID}, seen.Placed, now)
+	fp := p.fp
+	if fp == 0 {
+		fp = im.fp(rs.salt, spanRef{Trace: id, Span: p.span.SpanID})
+	}
+	im.seen.Set(fp, seen.Placed, im.second(now))
 	if p.entry != 0 {
 		im.placedPending(rs, p.entry)
 	}
 	recorded := im.record(rs, &p.span, encloses || p.wanted, p.arrived)
 	if recorded {
-		im.tookRecord(rs, spanRef{Trace: id, Span: p.span.SpanID})
+		im.tookRecord(rs, fp)
 	}
-	if par := p.span.ParentSpanID; recorded && !p.span.isRoot() && im.marks == MarksEnclosing {
+	// A parent placed in this settle is known placed: no lookup.
+	if par := p.span.ParentSpanID; recorded && !p.span.isRoot() && !p.underPlaced && im.marks == MarksEnclosing {
 		pk := spanRef{Trace: id, Span: par}
 		if _, ok := t.pending[par]; !ok && im.seenState(rs, pk) == seen.None {
 			im.remember(rs, pk, seen.Wanted, now)
@@ -411,11 +418,15 @@ func (im *Importer) record(rs *remoteSession, s *Span, encloses bool, arrived ti
 			im.reports.Once("panic", fmt.Errorf("otelrecords: recording imported span %q failed: %v", cut(s.Name, 64), p))
 		}
 	}()
-	w := scratch.Get().(*scratchSpace)
+	w := im.recording
+	if w == nil {
+		w = &scratchSpace{Scratch: *intake.NewScratch()}
+		im.recording = w
+	}
 	defer func() {
 		w.view = importedView{} // holds nothing of the span past the call
-		if cap(w.Buf) <= intake.MaxScratch {
-			scratch.Put(w)
+		if cap(w.Buf) > intake.MaxScratch {
+			im.recording = nil // what a huge span grew goes
 		}
 	}()
 	inputs := -1 // an imported span does not say which attributes it started with
