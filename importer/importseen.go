@@ -25,8 +25,7 @@ type lookAhead struct {
 	fps    []uint64     // each valid span's fingerprint, then its parent's (0: none)
 	states []seen.State // their states
 	at     int          // the next span's pair
-	// done is the traces take settled, emptied for each batch; touched
-	// the traces it added spans to, in order.
+	// take's traces settled and (in order) touched, emptied each batch.
 	done    map[trace.TraceID]bool
 	touched []trace.TraceID
 }

@@ -36,10 +36,8 @@ type liveTrace struct {
 }
 
 // maxFreeTraces is the most settled traces an Importer keeps for the
-// next ones (freeTraces), and maxFreeTraceSpans the most spans one may
-// have held to be kept: a kept sender's traces mostly wait no longer than
-// the request that brought them, and a trace's map, grown to its spans,
-// costs several allocations each time otherwise.
+// next (freeTraces), and maxFreeTraceSpans the most spans one may have
+// held: a trace's map, grown anew, costs several allocations each time.
 const (
 	maxFreeTraces     = 1024
 	maxFreeTraceSpans = 64
@@ -79,11 +77,9 @@ type pendingSpan struct {
 	// wanted says a record was placed below it before it came (its
 	// state in the seen set was seen.Wanted).
 	wanted bool
-	// settle's working links, valid only during one settle of its
-	// trace: its first child waiting, the next child of its parent, and
-	// whether a record lies below it (MarksEnclosing). Kept on the span
-	// rather than in maps of settle's, so that settling a trace of n
-	// spans costs no map of its own and no slice a parent.
+	// settle's working links, valid during one settle of its trace (no
+	// map or slice of settle's): its first child waiting, its parent's
+	// next child, whether a record lies below it (MarksEnclosing).
 	kid, sibling *pendingSpan
 	encloses     bool
 	// underPlaced says its parent was placed in this settle before it.
