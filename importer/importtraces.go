@@ -38,9 +38,10 @@ type liveTrace struct {
 // maxFreeTraces is the most settled traces an Importer keeps for the
 // next (freeTraces), and maxFreeTraceSpans the most spans one may have
 // held: a trace's map, grown anew, costs several allocations each time.
+// Together under 400 KiB, outside HeldBytes as the Importer's own.
 const (
-	maxFreeTraces     = 1024
-	maxFreeTraceSpans = 64
+	maxFreeTraces     = 512
+	maxFreeTraceSpans = 32
 )
 
 // newTrace returns an empty trace whose first span waiting is the
