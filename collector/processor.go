@@ -22,6 +22,7 @@ import (
 	"github.com/otelrecords/otelrecords/importer"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // The records processor: keep-what-changed in any Collector pipeline. It
@@ -231,7 +232,7 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 		case errors.Is(err, sessions.ErrNotRecord):
 			// A part of a kept session's tally goes on as a span of its
 			// own (docs/MAPPING.md §8.6); the rest is the Importer's.
-			t, ok, err := sessions.TallyEntryOf(e)
+			t, ok, err := tallies.Of(e)
 			switch {
 			case ok && err != nil:
 				f.logger.Warn("a tally the processor wrote does not decode; not handed on", zap.Error(err))

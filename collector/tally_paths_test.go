@@ -19,6 +19,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // tallyWorkload is the server's requests: the first lookup of each of 7
@@ -142,7 +143,7 @@ func keyCountsIn(t *testing.T, dir string) map[string]keyCounts {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tl, ok, err := r.Tally(s.ID)
+		tl, ok, err := tallies.Read(r, s.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func tallyParts(t *testing.T, dirs []string) map[string]string {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for p, err := range r.TallyParts(s.ID) {
+			for p, err := range tallies.Parts(r, s.ID) {
 				if err != nil {
 					t.Fatal(err)
 				}

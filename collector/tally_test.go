@@ -11,24 +11,25 @@ import (
 
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // handMadeTally is a part of a tally of session id: hits hits of one
 // key, and a rest.
-func handMadeTally(id sessions.SessionID, part uint64, hits int) sessions.Tally {
-	e := sessions.TallyEntry{Kind: "cache", Name: "lookup", Key: sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue("k1")}}}
+func handMadeTally(id sessions.SessionID, part uint64, hits int) tallies.Tally {
+	e := tallies.Entry{Kind: "cache", Name: "lookup", Key: sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue("k1")}}}
 	for i := range hits {
 		e.Add(time.Duration(i+1)*time.Microsecond, "hit")
 	}
-	rest := sessions.TallyEntry{Kind: "cache", Rest: true}
+	rest := tallies.Entry{Kind: "cache", Rest: true}
 	rest.Add(time.Millisecond, "")
-	return sessions.Tally{Session: id, Part: part, Entries: []sessions.TallyEntry{e, rest}, Over: 1}
+	return tallies.Tally{Session: id, Part: part, Entries: []tallies.Entry{e, rest}, Over: 1}
 }
 
 // tallyEntries is what a Recorder of the processor writes of a kept
 // session: its row, a changed record, and parts of its tally, as
 // entries.
-func tallyEntries(t *testing.T, id sessions.SessionID, parts ...sessions.Tally) []sessions.Entry {
+func tallyEntries(t *testing.T, id sessions.SessionID, parts ...tallies.Tally) []sessions.Entry {
 	t.Helper()
 	mem := sessions.NewMemStore()
 	r := sessions.NewRecords(mem)
@@ -42,7 +43,7 @@ func tallyEntries(t *testing.T, id sessions.SessionID, parts ...sessions.Tally) 
 		t.Fatal(err)
 	}
 	for _, p := range parts {
-		if err := r.PutTally(p); err != nil {
+		if err := tallies.Put(r, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,7 +79,7 @@ func TestTallyHandedOnAndTakenBack(t *testing.T) {
 	}
 	// A later version of part 1, then the first again, late.
 	newer := handMadeTally(id, 1, 4)
-	for _, p := range []sessions.Tally{newer, p1} {
+	for _, p := range []tallies.Tally{newer, p1} {
 		if err := f.forward(tallyEntries(t, id, p)[2:]); err != nil { // the tally alone
 			t.Fatal(err)
 		}
@@ -86,7 +87,7 @@ func TestTallyHandedOnAndTakenBack(t *testing.T) {
 
 	// In pdata: a span per part and version, under the session's Resource,
 	// that carries the part as it was.
-	got := map[uint64][]sessions.Tally{}
+	got := map[uint64][]tallies.Tally{}
 	records := 0
 	for _, td := range sink.AllTraces() {
 		c := batches(td)
@@ -115,7 +116,7 @@ func TestTallyHandedOnAndTakenBack(t *testing.T) {
 	if records != 1 {
 		t.Errorf("%d records handed on, want 1", records)
 	}
-	if want := map[uint64][]sessions.Tally{1: {p1, newer, p1}, 99: {p2}}; !reflect.DeepEqual(got, want) {
+	if want := map[uint64][]tallies.Tally{1: {p1, newer, p1}, 99: {p2}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("tallies handed on:\n%+v\nwant\n%+v", got, want)
 	}
 
@@ -132,11 +133,11 @@ func TestTallyHandedOnAndTakenBack(t *testing.T) {
 	if len(ids) != 1 {
 		t.Fatalf("sessions %v, want 1", ids)
 	}
-	sum, ok, err := r.Tally(ids[0])
+	sum, ok, err := tallies.Read(r, ids[0])
 	if err != nil || !ok {
 		t.Fatalf("no tally of the exporter's session (%v)", err)
 	}
-	want := sessions.Tally{Session: ids[0]}
+	want := tallies.Tally{Session: ids[0]}
 	want.Merge(newer)
 	want.Merge(p2)
 	want.Part = 0
@@ -144,7 +145,7 @@ func TestTallyHandedOnAndTakenBack(t *testing.T) {
 		t.Errorf("the exporter's tally:\n%+v\nwant\n%+v", sum, want)
 	}
 	parts := 0
-	for p, err := range r.TallyParts(ids[0]) {
+	for p, err := range tallies.Parts(r, ids[0]) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +189,7 @@ func TestTallyThroughTwoProcessors(t *testing.T) {
 	p1, newer := handMadeTally(id, 1, 3), handMadeTally(id, 1, 4)
 	up := new(consumertest.TracesSink)
 	f := &forwarder{next: up, logger: zap.NewNop()}
-	for i, p := range []sessions.Tally{p1, newer, p1} {
+	for i, p := range []tallies.Tally{p1, newer, p1} {
 		es := tallyEntries(t, id, p)
 		if i > 0 {
 			es = es[2:]

@@ -9,6 +9,7 @@ import (
 	"github.com/otelrecords/otelrecords/explain/internal/chunks"
 	"github.com/otelrecords/otelrecords/explain/internal/keyhistory"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // Rework adds up, across sessions, work that may have been wasted: what
@@ -201,11 +202,11 @@ func (w *Rework) key(kind, name string, attrs sessions.Attrs) *keyTally {
 	return k
 }
 
-// Tally counts t, a session's tally (sessions.Tally), after its Begin: each
+// Tally counts t, a session's tally (tallies.Tally), after its Begin: each
 // entry's records as hits (not judged by instance) of its kind, name and
 // key — among the entry's key attributes, those Keys names — and a kind's
 // rest (keys past the tally's bound) under its kind alone, with no name.
-func (w *Rework) Tally(t sessions.Tally) {
+func (w *Rework) Tally(t tallies.Tally) {
 	if w.open && t.Session != w.b.t.ID {
 		w.count() // the session read so far, first
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // Two sessions tune keys, two at a time, their candidates interleaved;
@@ -234,8 +235,8 @@ func TestReworkTally(t *testing.T) {
 	id := recordAt(testsupport.NoClose{Store: store}, epoch, []span{
 		{kind: "lookup", name: "lookup", wall: 20 * ms, id: 1, attrs: sessions.Attrs{str("lookup.key", "a")}}})
 	r := sessions.NewRecords(store.Reopen())
-	entry := func(key string, n int, rest bool) sessions.TallyEntry {
-		e := sessions.TallyEntry{Kind: "lookup", Name: "lookup", Rest: rest}
+	entry := func(key string, n int, rest bool) tallies.Entry {
+		e := tallies.Entry{Kind: "lookup", Name: "lookup", Rest: rest}
 		if rest {
 			e.Name = ""
 		} else {
@@ -248,11 +249,11 @@ func TestReworkTally(t *testing.T) {
 	}
 	var w explain.Rework
 	w.Begin(sessions.Session{ID: id})
-	w.Tally(sessions.Tally{Session: id, Entries: []sessions.TallyEntry{entry("a", 4, false), entry("b", 2, false), entry("", 3, true)}})
+	w.Tally(tallies.Tally{Session: id, Entries: []tallies.Entry{entry("a", 4, false), entry("b", 2, false), entry("", 3, true)}})
 	if err := addSessions(&w, r, id); err != nil {
 		t.Fatal(err)
 	}
-	w.Tally(sessions.Tally{Session: id + 1, Entries: []sessions.TallyEntry{entry("a", 1, false)}})
+	w.Tally(tallies.Tally{Session: id + 1, Entries: []tallies.Entry{entry("a", 1, false)}})
 	var got []string
 	for _, k := range w.Redone() {
 		got = append(got, fmt.Sprintf("%q %v: %d records in %d sessions, %d hits (%d tallied, %v), %d misses",

@@ -6,7 +6,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
-	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // The implicit marks MarksEnclosing lets go end on the user's goroutines
@@ -37,7 +37,7 @@ type markShard struct {
 
 type markSum struct {
 	name string
-	e    sessions.TallyEntry
+	e    tallies.Entry
 }
 
 // letGo counts the implicit mark s, let go. It reports whether its shard
@@ -69,7 +69,7 @@ func (sh *markShard) add(name string, rec *recorder.Recorder) int {
 	}
 	i := len(sh.sums)
 	sh.at[name] = i
-	sh.sums = append(sh.sums, markSum{name: name, e: sessions.TallyEntry{Hist: make([]int64, 0, sessions.TallyBuckets)}})
+	sh.sums = append(sh.sums, markSum{name: name, e: tallies.Entry{Hist: make([]int64, 0, tallies.Buckets)}})
 	return i
 }
 
@@ -93,7 +93,7 @@ func (sh *markShard) handOver(rec *recorder.Recorder, all bool) {
 			continue
 		}
 		rec.TallyMarks(s.name, s.e)
-		s.e = sessions.TallyEntry{Hist: s.e.Hist[:0]}
+		s.e = tallies.Entry{Hist: s.e.Hist[:0]}
 	}
 	if all {
 		clear(sh.at)

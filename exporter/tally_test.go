@@ -16,6 +16,7 @@ import (
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // tallyServer runs a server's workload through a real SDK provider:
@@ -97,7 +98,7 @@ func onlySession(t *testing.T, r *sessions.Records) sessions.SessionID {
 
 // byKey sums a tally's entries of kind cache, name lookup, by key: count
 // and hits.
-func byKey(tl sessions.Tally) map[string][2]int64 {
+func byKey(tl tallies.Tally) map[string][2]int64 {
 	out := map[string][2]int64{}
 	for _, e := range tl.Entries {
 		if e.Kind != "cache" || e.Name != "lookup" {
@@ -118,7 +119,7 @@ func TestTallyOfAServerKeptByTrace(t *testing.T) {
 	mem, counts := tallyServer(t, 400, 10, false, exporter.WithKeepBy(exporter.KeepByTrace))
 	r := sessions.NewRecords(mem.Reopen())
 	id := onlySession(t, r)
-	tl, ok, err := r.Tally(id)
+	tl, ok, err := tallies.Read(r, id)
 	if err != nil || !ok {
 		t.Fatalf("Tally: %v, %v", ok, err)
 	}
@@ -157,7 +158,7 @@ func TestTallyOfEvictedRecordsBeforeTheFirstChange(t *testing.T) {
 	mem, _ := tallyServer(t, 200, 0, true, opts...)
 	r := sessions.NewRecords(mem.Reopen())
 	id := onlySession(t, r)
-	tl, ok, err := r.Tally(id)
+	tl, ok, err := tallies.Read(r, id)
 	if err != nil || !ok {
 		t.Fatalf("Tally: %v, %v", ok, err)
 	}
@@ -217,17 +218,17 @@ func TestTallyGoesWithItsSessionAtAPrune(t *testing.T) {
 		ids = append(ids, s.ID)
 	}
 	for _, id := range ids {
-		if tl, ok, err := r.Tally(id); err != nil || !ok || tl.Count() != 5 {
+		if tl, ok, err := tallies.Read(r, id); err != nil || !ok || tl.Count() != 5 {
 			t.Fatalf("session %d: tally %+v, %v, %v; want its 5 lookups", id, tl, ok, err)
 		}
 	}
 	if n, err := r.Prune(1); err != nil || n != 1 {
 		t.Fatalf("Prune = %d, %v", n, err)
 	}
-	if _, ok, _ := r.Tally(ids[0]); ok {
+	if _, ok, _ := tallies.Read(r, ids[0]); ok {
 		t.Error("the pruned session's tally is left")
 	}
-	if _, ok, _ := r.Tally(ids[1]); !ok {
+	if _, ok, _ := tallies.Read(r, ids[1]); !ok {
 		t.Error("the kept session's tally went")
 	}
 }
@@ -264,7 +265,7 @@ func TestTallyOfMarksLetGoIsWrittenWhileRunning(t *testing.T) {
 	id := onlySession(t, r)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		tl, _, err := r.Tally(id)
+		tl, _, err := tallies.Read(r, id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -127,11 +127,11 @@ func (s *Span) size() int {
 }
 
 // What the parts of a held span cost, rounded up to the allocator's size
-// classes: the pendingSpan (376 bytes), an attribute's slot
+// classes: the pendingSpan (408 bytes), an attribute's slot
 // (attribute.KeyValue), an event's and a link's, and a trace's entry
 // with its map of waiting spans.
 const (
-	pendingSpanBytes = 384
+	pendingSpanBytes = 416
 	kvBytes          = 64
 	eventBytes       = 96
 	linkBytes        = 112

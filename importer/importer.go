@@ -189,6 +189,8 @@ type Importer struct {
 	counts     importCounts
 	closed     bool
 	settling   settleScratch // settle's working space, reused under mu
+	freeTraces []*liveTrace  // settled traces, for the next ones (newTrace)
+	recording  *scratchSpace // record's working space, reused under mu
 
 	stopOnce sync.Once
 	stop     chan struct{}

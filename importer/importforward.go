@@ -65,14 +65,14 @@ type forwardSession struct {
 func (s forwardSession) Spool(es []sessions.Entry) error { return s.sink.Spool(es) }
 
 // tookRecord notes, for an Importer that keeps no records, that the span
-// ref of the kept session rs is recorded: its id goes in the session's
+// of fingerprint fp of the kept session rs is recorded: its id goes in the session's
 // next taken entry. The records a session holds before it is kept are
 // handed on when it is, without their ids: after a restart, one of them
 // delivered again is handed on again (downstream takes a span at least
 // once). im.mu is held.
-func (im *Importer) tookRecord(rs *remoteSession, ref spanRef) {
+func (im *Importer) tookRecord(rs *remoteSession, fp uint64) {
 	if im.cfg.ForwardOnly && rs.rec.Kept() {
-		rs.taken = append(rs.taken, im.fp(rs.salt, ref))
+		rs.taken = append(rs.taken, fp)
 	}
 }
 

@@ -98,8 +98,8 @@ func TestSettleScratchStaysSmall(t *testing.T) {
 	r.im.mu.Lock()
 	sc := r.im.settling
 	r.im.mu.Unlock()
-	if sc.kids != nil || cap(sc.placed) != 0 {
-		t.Errorf("after a trace of %d spans the settle space holds %d parents and room for %d spans", len(spans), len(sc.kids), cap(sc.placed))
+	if cap(sc.ready) != 0 || cap(sc.placed) != 0 {
+		t.Errorf("after a trace of %d spans the settle space has room for %d ready and %d placed spans", len(spans), cap(sc.ready), cap(sc.placed))
 	}
 	if got := len(r.records()); got != len(spans) {
 		t.Fatalf("%d records, want %d", got, len(spans))
@@ -110,7 +110,7 @@ func TestSettleScratchStaysSmall(t *testing.T) {
 	r.im.mu.Lock()
 	sc = r.im.settling
 	r.im.mu.Unlock()
-	if sc.kids == nil || len(sc.kids) != 0 || len(sc.placed) != 0 {
+	if cap(sc.placed) == 0 || len(sc.placed) != 0 || len(sc.ready) != 0 {
 		t.Errorf("after a small trace the settle space is %+v, want it kept, empty", sc)
 	}
 }

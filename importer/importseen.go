@@ -3,6 +3,8 @@ package importer
 import (
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
 )
 
@@ -23,6 +25,22 @@ type lookAhead struct {
 	fps    []uint64     // each valid span's fingerprint, then its parent's (0: none)
 	states []seen.State // their states
 	at     int          // the next span's pair
+	// take's traces settled and (in order) touched, emptied each batch.
+	done    map[trace.TraceID]bool
+	touched []trace.TraceID
+}
+
+// settled returns the set of traces settled, empty.
+func (l *lookAhead) settled() map[trace.TraceID]bool {
+	if cap(l.touched) > maxLookAhead {
+		l.touched = nil // what a huge batch grew goes
+	}
+	if l.done == nil || len(l.done) > maxLookAhead/8 {
+		l.done = make(map[trace.TraceID]bool)
+	} else {
+		clear(l.done)
+	}
+	return l.done
 }
 
 // lookUp looks up spans, salt's (the first one valid), in t.
@@ -52,14 +70,15 @@ func (l *lookAhead) lookUp(t *seen.Table, salt uint64, spans []Span) {
 	}
 }
 
-// next returns the next valid span's state and its parent's.
-func (l *lookAhead) next() (span, parent seen.State) {
+// next returns the next valid span's fingerprint, its state and its
+// parent's.
+func (l *lookAhead) next() (fp uint64, span, parent seen.State) {
 	if l.at+1 >= len(l.states) {
-		return seen.None, seen.None
+		return 0, seen.None, seen.None
 	}
-	span, parent = l.states[l.at], l.states[l.at+1]
+	fp, span, parent = l.fps[l.at], l.states[l.at], l.states[l.at+1]
 	l.at += 2
-	return span, parent
+	return fp, span, parent
 }
 
 // second is now as the seen table counts it: seconds from the Importer's

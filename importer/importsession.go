@@ -11,7 +11,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/importer/internal/ahead"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
-	"github.com/otelrecords/otelrecords/importer/internal/tallies"
+	"github.com/otelrecords/otelrecords/importer/internal/sent"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -67,7 +67,7 @@ type remoteSession struct {
 	evicted        int64           // waiting spans and held records the bound let go
 	problems       int64           // spans refused or mapped with a problem
 	cut            int64           // spans the sender's limits cut
-	tallies        tallies.Held    // parts of tallies sent as spans (importtally.go)
+	tallies        sent.Held       // parts of tallies sent as spans (importtally.go)
 }
 
 // parkedSession is a kept session let go while its sender was quiet, or
@@ -156,9 +156,10 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	var key string
 	var salt uint64
 	keyed := false
-	var touched []trace.TraceID  // in the order they came: only these can have become placeable
+	keptTrace := false           // the last span added kept its trace, touched's last
 	before := im.counts.arrivals // the spans this batch adds are numbered after it
 	look := &im.looking
+	touched := look.touched[:0] // in the order they came: only these can have become placeable
 	for j := range b.Spans {
 		s := &b.Spans[j]
 		if !s.TraceID.IsValid() || !s.SpanID.IsValid() {
@@ -174,7 +175,7 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 			look.lookUp(&im.seen, salt, b.Spans[j:])
 		}
 		res.Accepted++
-		st, parent := look.next()
+		fp, st, parent := look.next()
 		if st == seen.Placed {
 			res.Duplicates++
 			continue
@@ -194,8 +195,10 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 		if parent == seen.Placed {
 			im.counts.late++
 		}
-		im.add(rs, s, st == seen.Wanted, now)
-		if n := len(touched); n == 0 || touched[n-1] != s.TraceID {
+		n := len(touched)
+		same := n > 0 && touched[n-1] == s.TraceID
+		keptTrace = im.add(rs, s, fp, st == seen.Wanted, same && keptTrace, now)
+		if !same {
 			touched = append(touched, s.TraceID)
 		}
 	}
@@ -208,15 +211,16 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	if rs == nil {
 		return nil, res
 	}
-	seen := make(map[trace.TraceID]bool, len(touched))
+	look.touched = touched
+	settled := look.settled()
 	for _, id := range touched {
-		if t := rs.traces[id]; t != nil && !seen[id] {
-			seen[id] = true
+		if t := rs.traces[id]; t != nil && !settled[id] {
+			settled[id] = true
 			im.settle(rs, id, t, now, false)
 		}
 	}
 	// What still waits keeps nothing of the caller's batch (Import).
-	for id := range seen {
+	for id := range settled {
 		if t := rs.traces[id]; t != nil {
 			for _, p := range t.pending {
 				if p.order > before {

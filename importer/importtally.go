@@ -9,7 +9,7 @@ import (
 )
 
 // tallySpan reports whether s, of a batch under the Resource res, is a
-// part of a tally, and if so takes it into rs (importer/internal/tallies),
+// part of a tally, and if so takes it into rs (importer/internal/sent),
 // not as a record. A span that says it is a tally's but carries none that
 // decodes is dropped and reported. im.mu is held.
 func (im *Importer) tallySpan(rs *remoteSession, res []attribute.KeyValue, s *Span) bool {

@@ -32,6 +32,40 @@ import (
 type liveTrace struct {
 	pending map[trace.SpanID]*pendingSpan
 	first   int64 // the arrival order of its first span waiting
+	most    int   // the most spans that waited in it at once
+}
+
+// maxFreeTraces is the most settled traces an Importer keeps for the
+// next (freeTraces), and maxFreeTraceSpans the most spans one may have
+// held: a trace's map, grown anew, costs several allocations each time.
+// Together under 400 KiB, outside HeldBytes as the Importer's own.
+const (
+	maxFreeTraces     = 512
+	maxFreeTraceSpans = 32
+)
+
+// newTrace returns an empty trace whose first span waiting is the
+// order-th, one settled before when there is one. im.mu is held.
+func (im *Importer) newTrace(order int64) *liveTrace {
+	if n := len(im.freeTraces); n > 0 {
+		t := im.freeTraces[n-1]
+		im.freeTraces[n-1] = nil
+		im.freeTraces = im.freeTraces[:n-1]
+		t.first = order
+		return t
+	}
+	return &liveTrace{pending: make(map[trace.SpanID]*pendingSpan), first: order}
+}
+
+// settled lets trace id of rs go once nothing waits in it, keeping it
+// for the next trace when it stayed small. im.mu is held.
+func (im *Importer) settled(rs *remoteSession, id trace.TraceID, t *liveTrace) {
+	delete(rs.traces, id)
+	if t.most <= maxFreeTraceSpans && len(im.freeTraces) < maxFreeTraces {
+		clear(t.pending)
+		*t = liveTrace{pending: t.pending}
+		im.freeTraces = append(im.freeTraces, t)
+	}
 }
 
 // pendingSpan is a span waiting to be placed.
@@ -44,21 +78,27 @@ type pendingSpan struct {
 	// wanted says a record was placed below it before it came (its
 	// state in the seen set was seen.Wanted).
 	wanted bool
+	// settle's working links, valid during one settle of its trace (no
+	// map or slice of settle's): its first child waiting, its parent's
+	// next child, whether a record lies below it (MarksEnclosing).
+	kid, sibling *pendingSpan
+	encloses     bool
+	// underPlaced says its parent was placed in this settle before it.
+	underPlaced bool
+	// fp is its fingerprint in the seen table, as take found it; 0 for a
+	// span read back from a pending entry (computed when placed).
+	fp uint64
 }
 
 // A scratchSpace is what recording an imported span uses and gives
 // back: the encoding's (intake.Scratch), and the Importer's view of the
 // span (record), kept here so that each imported span's view is not an
-// allocation of its own; it is emptied before the space goes back to the
-// pool.
+// allocation of its own. An Importer keeps one (Importer.recording),
+// emptied of the span after each record.
 type scratchSpace struct {
 	intake.Scratch
 	view importedView
 }
-
-// scratch recycles scratch spaces, so that recording a span allocates
-// nothing of its own.
-var scratch = sync.Pool{New: func() any { return &scratchSpace{Scratch: *intake.NewScratch()} }}
 
 // pendingSpans recycles the spans settle placed: a kept sender's spans
 // mostly wait no longer than the request that brought them, and each is a
@@ -73,24 +113,13 @@ var pendingSpans = sync.Pool{New: func() any { return new(pendingSpan) }}
 // nest: settle calls only into the session's Recorder, which never calls
 // back into the Importer.
 type settleScratch struct {
-	kids     map[trace.SpanID][]*pendingSpan
-	encloses map[trace.SpanID]bool
-	ready    readyHeap
-	placed   []*pendingSpan
+	ready  readyHeap
+	placed []*pendingSpan
 }
 
 // maxSettleScratch is the most spans of a trace whose working space
 // settle keeps for the next.
 const maxSettleScratch = 256
-
-// take returns the scratch space, empty.
-func (sc *settleScratch) take() *settleScratch {
-	if sc.kids == nil {
-		sc.kids = map[trace.SpanID][]*pendingSpan{}
-		sc.encloses = map[trace.SpanID]bool{}
-	}
-	return sc
-}
 
 // done recycles the spans placed and empties the space, letting go of
 // what a trace of more than maxSettleScratch spans made it grow.
@@ -99,12 +128,10 @@ func (sc *settleScratch) done() {
 		*p = pendingSpan{}
 		pendingSpans.Put(p)
 	}
-	if len(sc.kids) > maxSettleScratch || len(sc.encloses) > maxSettleScratch || cap(sc.placed) > maxSettleScratch {
+	if cap(sc.ready) > maxSettleScratch || cap(sc.placed) > maxSettleScratch {
 		*sc = settleScratch{}
 		return
 	}
-	clear(sc.kids)
-	clear(sc.encloses)
 	clear(sc.ready[:cap(sc.ready)])
 	clear(sc.placed[:cap(sc.placed)])
 	sc.ready, sc.placed = sc.ready[:0], sc.placed[:0]
@@ -123,17 +150,23 @@ func (s *Span) likelyRemoteChild() bool {
 }
 
 // add takes one span of session rs, that the caller found new (not
-// taken before, not waiting); wanted says a record was placed below it
-// before it came. im.mu is held.
-func (im *Importer) add(rs *remoteSession, s *Span, wanted bool, now time.Time) {
+// taken before, not waiting), whose fingerprint is fp; wanted says a
+// record was placed below it before it came. kept says the span before it in its batch kept its
+// trace already; add reports whether this one keeps it. im.mu is held.
+func (im *Importer) add(rs *remoteSession, s *Span, fp uint64, wanted, kept bool, now time.Time) (keeps bool) {
 	p := pendingSpans.Get().(*pendingSpan)
-	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals(), wanted: wanted}
+	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals(), wanted: wanted, fp: fp}
 	im.hold(rs, p)
-	if changes(s) {
-		// It keeps its session (or its trace) whenever it is placed:
-		// keep it now, so that it is written ahead while it waits.
+	if !changes(s) {
+		return false
+	}
+	// It keeps its session (or its trace) whenever it is placed: keep it
+	// now, so that it is written ahead while it waits. A trace kept by
+	// the span before it stays kept (nothing decides between them).
+	if !kept {
 		rs.rec.KeepNow(recorder.Trace(s.TraceID))
 	}
+	return true
 }
 
 // waiting reports whether span id of trace tid waits in rs to be placed.
@@ -155,10 +188,11 @@ func (im *Importer) arrivals() int64 {
 func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
 	t := rs.traces[p.span.TraceID]
 	if t == nil {
-		t = &liveTrace{pending: make(map[trace.SpanID]*pendingSpan), first: p.order}
+		t = im.newTrace(p.order)
 		rs.traces[p.span.TraceID] = t
 	}
 	t.pending[p.span.SpanID] = p
+	t.most = max(t.most, len(t.pending))
 	if p.entry != 0 {
 		rs.pendingEntries[p.entry]++ // written ahead by a run before this one
 	}
@@ -213,34 +247,34 @@ func (im *Importer) settleDue(rs *remoteSession, now time.Time) { im.settleAll(r
 // start, then arrival. im.mu is held.
 func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, now time.Time, force bool) {
 	grace := min(DefaultDecisionGrace, im.cfg.DecisionWait)
-	sc := im.settling.take()
+	sc := &im.settling
 	defer sc.done()
-	kids := sc.kids
 	for _, p := range t.pending {
-		if par := p.span.ParentSpanID; par.IsValid() && !p.span.ParentRemote {
-			if _, ok := t.pending[par]; ok && par != p.span.SpanID {
-				kids[par] = append(kids[par], p)
+		p.kid, p.sibling, p.encloses, p.underPlaced = nil, nil, false, false
+	}
+	// Each span waiting below a parent that waits too is linked into its
+	// parent's children.
+	for _, p := range t.pending {
+		if par := p.span.ParentSpanID; par.IsValid() && !p.span.ParentRemote && par != p.span.SpanID {
+			if q := t.pending[par]; q != nil {
+				p.sibling, q.kid = q.kid, p
 			}
 		}
 	}
 	// Under MarksEnclosing, which spans have a record below them (or had
 	// one placed below them before they came): an implicit mark is
-	// recorded when it does.
-	encloses := sc.encloses
+	// recorded when it does. Only a waiting span's mark is read: the walk
+	// up stops at a parent that does not wait, or is marked already.
 	if im.marks == MarksEnclosing {
 		for _, p := range t.pending {
 			if !intake.SpeaksRecords(p.span.Attributes) && !p.wanted {
 				continue
 			}
-			for q, n := p, 0; n < intake.MaxEnclosingDepth; n++ {
-				par := q.span.ParentSpanID
-				if q.span.isRoot() || encloses[par] {
+			for q, n := p, 0; n < intake.MaxEnclosingDepth && !q.span.isRoot(); n++ {
+				if q = t.pending[q.span.ParentSpanID]; q == nil || q.encloses {
 					break
 				}
-				encloses[par] = true
-				if q = t.pending[par]; q == nil {
-					break
-				}
+				q.encloses = true
 			}
 		}
 	}
@@ -252,7 +286,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	// (and tallied when let go).
 	may := func(p *pendingSpan) bool {
 		return force || im.closed || im.marks != MarksEnclosing || intake.SpeaksRecords(p.span.Attributes) ||
-			encloses[p.span.SpanID] || now.Sub(p.arrived) >= grace
+			p.encloses || now.Sub(p.arrived) >= grace
 	}
 	ready := &sc.ready
 	for _, p := range t.pending {
@@ -273,10 +307,11 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 			if _, ok := t.pending[p.span.SpanID]; !ok {
 				continue // placed already (pushed twice in a cycle)
 			}
-			im.place(rs, id, t, p, encloses[p.span.SpanID], now)
+			im.place(rs, id, t, p, p.encloses, now)
 			sc.placed = append(sc.placed, p)
 			placedAny = true
-			for _, kid := range kids[p.span.SpanID] {
+			for kid := p.kid; kid != nil; kid = kid.sibling {
+				kid.underPlaced = true
 				if may(kid) {
 					heap.Push(ready, kid)
 				}
@@ -302,14 +337,17 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 		heap.Push(ready, q)
 		drain()
 	}
-	if len(t.pending) == 0 {
-		delete(rs.traces, id)
+	for _, p := range t.pending {
+		p.kid, p.sibling = nil, nil // nothing of settle's links outlives it
 	}
 	if placedAny {
 		// The trace's root is in (or will not come): under KeepByTrace
 		// the Recorder decides it after its own grace, for spans arriving
 		// late.
 		rs.rec.EndTrace(recorder.Trace(id))
+	}
+	if len(t.pending) == 0 {
+		im.settled(rs, id, t)
 	}
 }
 
@@ -321,15 +359,20 @@ func (im *Importer) place(rs *remoteSession, id trace.TraceID, t *liveTrace, p *
 	delete(t.pending, p.span.SpanID)
 	rs.pendingSpans--
 	rs.pendingBytes -= p.size
-	im.remember(rs, spanRef{Trace: id, Span: p.span.SpanID}, seen.Placed, now)
+	fp := p.fp
+	if fp == 0 {
+		fp = im.fp(rs.salt, spanRef{Trace: id, Span: p.span.SpanID})
+	}
+	im.seen.Set(fp, seen.Placed, im.second(now))
 	if p.entry != 0 {
 		im.placedPending(rs, p.entry)
 	}
 	recorded := im.record(rs, &p.span, encloses || p.wanted, p.arrived)
 	if recorded {
-		im.tookRecord(rs, spanRef{Trace: id, Span: p.span.SpanID})
+		im.tookRecord(rs, fp)
 	}
-	if par := p.span.ParentSpanID; recorded && !p.span.isRoot() && im.marks == MarksEnclosing {
+	// A parent placed in this settle is known placed: no lookup.
+	if par := p.span.ParentSpanID; recorded && !p.span.isRoot() && !p.underPlaced && im.marks == MarksEnclosing {
 		pk := spanRef{Trace: id, Span: par}
 		if _, ok := t.pending[par]; !ok && im.seenState(rs, pk) == seen.None {
 			im.remember(rs, pk, seen.Wanted, now)
@@ -379,11 +422,15 @@ func (im *Importer) record(rs *remoteSession, s *Span, encloses bool, arrived ti
 			im.reports.Once("panic", fmt.Errorf("otelrecords: recording imported span %q failed: %v", cut(s.Name, 64), p))
 		}
 	}()
-	w := scratch.Get().(*scratchSpace)
+	w := im.recording
+	if w == nil {
+		w = &scratchSpace{Scratch: *intake.NewScratch()}
+		im.recording = w
+	}
 	defer func() {
 		w.view = importedView{} // holds nothing of the span past the call
-		if cap(w.Buf) <= intake.MaxScratch {
-			scratch.Put(w)
+		if cap(w.Buf) > intake.MaxScratch {
+			im.recording = nil // what a huge span grew goes
 		}
 	}()
 	inputs := -1 // an imported span does not say which attributes it started with

@@ -16,6 +16,7 @@ import (
 	"github.com/otelrecords/otelrecords/exporter"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // cacheRequest is one request to cacheServer: its method and path, the
@@ -82,7 +83,7 @@ func marksTallied(t *testing.T, store sessions.Store) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tl, _, err := rd.Tally(s.ID)
+		tl, _, err := tallies.Read(rd, s.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +228,7 @@ func TestImportTallyOfMarksLetGoIsWrittenWhileRunning(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tl, _, err := sessions.NewRecords(r.store).Tally(s.ID)
+			tl, _, err := tallies.Read(sessions.NewRecords(r.store), s.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // The server of the SDK's test (exporter.TestTallyOfAServerKeptByTrace)
@@ -70,7 +71,7 @@ func serveRequests(r *importRig, from, to, changes int, hits map[string]int64) {
 // requests request marks let go.
 func checkTally(t *testing.T, store sessions.Store, id sessions.SessionID, hits map[string]int64, requests int64) {
 	t.Helper()
-	tl, ok, err := sessions.NewRecords(store).Tally(id)
+	tl, ok, err := tallies.Read(sessions.NewRecords(store), id)
 	if err != nil || !ok {
 		t.Fatalf("Tally: %v, %v", ok, err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/otelrecords/otelrecords/replay"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 var t0 = time.Date(2026, 3, 4, 5, 6, 7, 123_456_789, time.UTC)
@@ -232,11 +233,11 @@ func TestPullMatchingSessions(t *testing.T) {
 	if err := sessions.NewRecords(want).Put([]sessions.Session{row}, recs); err != nil {
 		t.Fatal(err)
 	}
-	for p, err := range sessions.NewRecords(orig).TallyParts(row.ID) {
+	for p, err := range tallies.Parts(sessions.NewRecords(orig), row.ID) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := sessions.NewRecords(want).PutTally(p); err != nil {
+		if err := tallies.Put(sessions.NewRecords(want), p); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // The parts of sessions' tallies a backend holds come back as they were
@@ -59,7 +60,7 @@ func (p *puller) tally(s *span) (bool, error) {
 	held, ok := p.tallyHeld[k]
 	if !ok {
 		held = -1
-		for part, err := range p.r.TallyParts(k.id) {
+		for part, err := range tallies.Parts(p.r, k.id) {
 			if err != nil {
 				return true, err
 			}
@@ -72,7 +73,7 @@ func (p *puller) tally(s *span) (bool, error) {
 	if held >= t.Count() {
 		return true, nil
 	}
-	switch err := p.stage.PutTally(t); {
+	switch err := tallies.Put(p.stage, t); {
 	case errors.Is(err, sessions.ErrTooLarge):
 		p.read.tooLarge++
 		return true, nil
@@ -90,14 +91,14 @@ func (p *puller) commitTallies() error {
 		if p.conflicted[k.id] || p.another[k.id] {
 			continue
 		}
-		for t, err := range p.stage.TallyParts(k.id) {
+		for t, err := range tallies.Parts(p.stage, k.id) {
 			if err != nil {
 				return err
 			}
 			if t.Part != k.part {
 				continue
 			}
-			if err := p.r.PutTally(t); err != nil {
+			if err := tallies.Put(p.r, t); err != nil {
 				return p.partly(err)
 			}
 			p.progress.Tallies++

@@ -13,15 +13,16 @@ import (
 	"github.com/otelrecords/otelrecords/replay"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // testTally is a part of session id's tally counting hits hits of key.
-func testTally(id sessions.SessionID, part uint64, key string, hits int) sessions.Tally {
-	e := sessions.TallyEntry{Kind: "cache", Name: "lookup", Key: sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue(key)}}}
+func testTally(id sessions.SessionID, part uint64, key string, hits int) tallies.Tally {
+	e := tallies.Entry{Kind: "cache", Name: "lookup", Key: sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue(key)}}}
 	for i := range hits {
 		e.Add(time.Duration(i+1)*time.Microsecond, "hit")
 	}
-	return sessions.Tally{Session: id, Part: part, Entries: []sessions.TallyEntry{e}}
+	return tallies.Tally{Session: id, Part: part, Entries: []tallies.Entry{e}}
 }
 
 // The parts of sessions' tallies a store holds, replayed to Jaeger, come
@@ -40,9 +41,9 @@ func TestPullGivesBackTallies(t *testing.T) {
 		ids = append(ids, s.ID)
 	}
 	orphan := sessions.SessionID(t0.Add(-time.Hour).UnixNano())
-	parts := []sessions.Tally{testTally(ids[0], 1, "k1", 390), testTally(ids[0], 1<<63+2, "k2", 7), testTally(ids[1], 1, "k1", 2), testTally(orphan, 3, "k9", 1)}
+	parts := []tallies.Tally{testTally(ids[0], 1, "k1", 390), testTally(ids[0], 1<<63+2, "k2", 7), testTally(ids[1], 1, "k1", 2), testTally(orphan, 3, "k9", 1)}
 	for _, p := range parts {
-		if err := r.PutTally(p); err != nil {
+		if err := tallies.Put(r, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,7 +72,7 @@ func TestPullGivesBackTallies(t *testing.T) {
 	if p.Tallies != all || p.NotRecords != 0 {
 		t.Errorf("progress %+v; want %d tallies, no span taken for no record", p, all)
 	}
-	sum, ok, err := pr.Tally(ids[0])
+	sum, ok, err := tallies.Read(pr, ids[0])
 	if err != nil || !ok || sum.Count() != 397 {
 		t.Errorf("the pulled tally of %d: %+v, %v, %v; want 397 counted", ids[0], sum, ok, err)
 	}
@@ -87,7 +88,7 @@ func TestPullGivesBackTallies(t *testing.T) {
 	if p, err := pull.Pull(context.Background(), newJaeger(t, srv.URL), cr, pull.Options{Match: match}); err != nil || p.Tallies != 3 {
 		t.Errorf("pulling build-a's session: %+v, %v; want its 3 tallies (the Recorder's and 2)", p, err)
 	}
-	if sum, ok, err := cr.Tally(ids[0]); err != nil || !ok || sum.Count() != 397 {
+	if sum, ok, err := tallies.Read(cr, ids[0]); err != nil || !ok || sum.Count() != 397 {
 		t.Errorf("the tally of the session chosen: %+v, %v, %v; want 397 counted", sum, ok, err)
 	}
 
@@ -97,7 +98,7 @@ func TestPullGivesBackTallies(t *testing.T) {
 	}
 	// The store holds an older version than the backend: the newer is
 	// written.
-	if err := pr.PutTally(testTally(ids[0], 1, "k1", 10)); err != nil {
+	if err := tallies.Put(pr, testTally(ids[0], 1, "k1", 10)); err != nil {
 		t.Fatal(err)
 	}
 	again, err = pull.Pull(context.Background(), newJaeger(t, srv.URL), pr, pull.Options{})
@@ -120,7 +121,7 @@ func tallyCount(t *testing.T, st sessions.Store) int {
 	}
 	n := 0
 	for _, id := range ids {
-		for _, err := range r.TallyParts(id) {
+		for _, err := range tallies.Parts(r, id) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +150,7 @@ func TestReplaySkippedSessionSendsNoTally(t *testing.T) {
 	for s := range r.Sessions() {
 		id = s.ID
 	}
-	if err := r.PutTally(testTally(id, 1, "k1", 3)); err != nil {
+	if err := tallies.Put(r, testTally(id, 1, "k1", 3)); err != nil {
 		t.Fatal(err)
 	}
 	fake := newFake()

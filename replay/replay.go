@@ -13,6 +13,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // Batch limits: a batch is exported when it holds DefaultBatchSpans spans
@@ -84,7 +85,7 @@ var ErrNoSession = errors.New("no such session in the store")
 // much the exporter accepted before it failed. It does not shut exp down.
 //
 // After a session's records come the parts of its tally (what it let
-// go, counted: sessions.Tally), each a span (spanbridge.TallySpan), for
+// go, counted: tallies.Tally), each a span (spanbridge.TallySpan), for
 // a session any of whose records was sent; Progress.Tallies counts them.
 //
 // Records whose session row is gone (a process whose session another
@@ -230,7 +231,7 @@ func (b *batcher) add(s sdktrace.ReadOnlySpan, n int) error {
 // tallies adds the parts of session id's tally the store holds, as
 // spans under res.
 func (b *batcher) tallies(r *sessions.Records, id sessions.SessionID, res *resource.Resource) error {
-	for t, err := range r.TallyParts(id) {
+	for t, err := range tallies.Parts(r, id) {
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ var ErrNotRecord = errors.New("otelrecords: not a record or a session row")
 // one (a Store that sends what it is given elsewhere): a session row,
 // with kind "sessions", or a record of kind, its stamp the key's. Keys
 // that are not a record's or a row's give an error matching ErrNotRecord
-// (a tally's too: TallyEntryOf reads it, and a caller that only wants
+// (a tally's too: tallies.Of reads it, and a caller that only wants
 // records and rows steps over it); a value that does not decode, or disagrees with its key, an error
 // saying why.
 func DecodeEntry(e Entry) (kind string, rec Stamped[Record], row Session, err error) {

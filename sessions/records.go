@@ -339,3 +339,37 @@ func upTo(namespace string, id uint64) []byte {
 	}
 	return keys.SessionBound(namespace, id+1)
 }
+
+// Store returns the store r reads: what a package that keeps something
+// of its own beside the records (package tallies) writes into.
+func (r *Records) Store() Store { return r.store }
+
+// ReadValues yields decode's value of each entry of the store r reads
+// whose key k has start <= k < end, in key order: how a package that
+// reads what a store keeps beside the records (package tallies) reads it
+// as untrusted input, as r reads records. decode returns false for a key
+// that is not one it reads, stepped over; an entry it refuses (an error)
+// is skipped and counted in Skipped. An error from the store ends the
+// sequence with that error.
+func ReadValues[T any](r *Records, start, end []byte, decode func(Entry) (T, bool, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		for e, err := range r.store.Scan(start, end) {
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			v, ok, err := decode(e)
+			if !ok {
+				continue
+			}
+			if err != nil {
+				r.skipped.Add(1)
+				continue
+			}
+			if !yield(v, nil) {
+				return
+			}
+		}
+	}
+}

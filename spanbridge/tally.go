@@ -17,9 +17,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
-// A part of a session's tally (sessions.Tally, docs/FORMAT.md §3.6) goes
+// A part of a session's tally (tallies.Tally, docs/FORMAT.md §3.6) goes
 // out as a span of its own, under the session's Resource, so that every
 // path that carries records carries the counts of what was let go too:
 // the Collector's records processor hands it on, `records replay` sends
@@ -30,7 +31,7 @@ const (
 	// TallyName is the name of a tally's span.
 	TallyName = "records.tally"
 	// TallyKey is a span attribute: the part's value as a store holds it
-	// (its CBOR, sessions.Tally.MarshalCBOR), in standard base64 with
+	// (its CBOR, tallies.Tally.MarshalCBOR), in standard base64 with
 	// padding. Text, not an OTLP bytes value: the OpenTelemetry API has
 	// no bytes attribute, and readers of OTLP (an Importer, Jaeger's
 	// OTLP JSON) give bytes back as this very text.
@@ -40,7 +41,7 @@ const (
 	// JavaScript number holds).
 	TallyPartKey = attribute.Key("records.tally.part")
 	// TallyCountKey is a span attribute: how many records the part
-	// counts (sessions.Tally.Count). A part is written again as it
+	// counts (tallies.Tally.Count). A part is written again as it
 	// counts, and its counts only grow: of the spans of one session's
 	// part, a reader keeps the one with the highest count.
 	TallyCountKey = attribute.Key("records.tally.count")
@@ -66,7 +67,7 @@ type TallySpanFields struct {
 
 // TallyFields returns the fields of the span of t, a part of a tally,
 // whose value as stored is value (t.MarshalCBOR's).
-func TallyFields(t sessions.Tally, value []byte) TallySpanFields {
+func TallyFields(t tallies.Tally, value []byte) TallySpanFields {
 	var f TallySpanFields
 	var b [8 + 8 + len(TallyName)]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(t.Session))
@@ -98,7 +99,7 @@ func TallyFields(t sessions.Tally, value []byte) TallySpanFields {
 // TallyPartKey, its count in TallyCountKey; trace id from the session
 // and part, span id from the value, so that replaying it twice sends the
 // same span. FromTallySpan is its inverse.
-func TallySpan(res *resource.Resource, t sessions.Tally) (sdktrace.ReadOnlySpan, error) {
+func TallySpan(res *resource.Resource, t tallies.Tally) (sdktrace.ReadOnlySpan, error) {
 	v, err := t.MarshalCBOR()
 	if err != nil {
 		return nil, err
@@ -137,13 +138,13 @@ func IsTallySpan(name string, attrs []attribute.KeyValue) bool {
 }
 
 // FromTallySpan returns the part of a tally a span carries (TallySpan):
-// its value decoded within a reader's limits (sessions.DecodeTally), and
+// its value decoded within a reader's limits (tallies.Decode), and
 // the value as the span carried it. session is the id of the session
 // whose Resource the span came under (FromResource), which the value
 // must name, as it must the part TallyPartKey names. A span that is not
 // a tally's gives an error matching ErrNotTally; one whose value does not
 // decode, or names another session or part, another error.
-func FromTallySpan(session sessions.SessionID, name string, attrs []attribute.KeyValue) (sessions.Tally, []byte, error) {
+func FromTallySpan(session sessions.SessionID, name string, attrs []attribute.KeyValue) (tallies.Tally, []byte, error) {
 	var value, part attribute.Value
 	for _, kv := range attrs {
 		switch kv.Key {
@@ -154,22 +155,22 @@ func FromTallySpan(session sessions.SessionID, name string, attrs []attribute.Ke
 		}
 	}
 	if name != TallyName || value.Type() != attribute.STRING {
-		return sessions.Tally{}, nil, fmt.Errorf("%w: span %q has no %s", ErrNotTally, name, TallyKey)
+		return tallies.Tally{}, nil, fmt.Errorf("%w: span %q has no %s", ErrNotTally, name, TallyKey)
 	}
 	v, err := base64.StdEncoding.DecodeString(value.AsString())
 	if err != nil {
-		return sessions.Tally{}, nil, fmt.Errorf("%s: %w", TallyKey, err)
+		return tallies.Tally{}, nil, fmt.Errorf("%s: %w", TallyKey, err)
 	}
 	p, err := strconv.ParseUint(part.AsString(), 10, 64)
 	if err != nil || part.Type() != attribute.STRING {
-		return sessions.Tally{}, nil, fmt.Errorf("a tally's span without %s", TallyPartKey)
+		return tallies.Tally{}, nil, fmt.Errorf("a tally's span without %s", TallyPartKey)
 	}
-	t, err := sessions.DecodeTally(v)
+	t, err := tallies.Decode(v)
 	if err != nil {
-		return sessions.Tally{}, nil, err
+		return tallies.Tally{}, nil, err
 	}
 	if t.Session != session || t.Part != p {
-		return sessions.Tally{}, nil, fmt.Errorf("the tally of session %d part %d in the span of session %d part %d", t.Session, t.Part, session, p)
+		return tallies.Tally{}, nil, fmt.Errorf("the tally of session %d part %d in the span of session %d part %d", t.Session, t.Part, session, p)
 	}
 	return t, v, nil
 }

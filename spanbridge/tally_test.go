@@ -10,6 +10,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // A part of a tally goes out as a span and comes back as it was; each
@@ -18,9 +19,9 @@ import (
 // come back as one.
 func TestTallySpanRoundTrip(t *testing.T) {
 	id := sessions.SessionID(time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC).UnixNano())
-	e := sessions.TallyEntry{Kind: "cache", Name: "lookup", Key: sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue("k1")}}}
+	e := tallies.Entry{Kind: "cache", Name: "lookup", Key: sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue("k1")}}}
 	e.Add(3*time.Microsecond, "hit")
-	tl := sessions.Tally{Session: id, Part: 1<<63 + 5, Entries: []sessions.TallyEntry{e}}
+	tl := tallies.Tally{Session: id, Part: 1<<63 + 5, Entries: []tallies.Entry{e}}
 	res := spanbridge.Resource(sessions.Session{ID: id})
 	s, err := spanbridge.TallySpan(res, tl)
 	if err != nil {
@@ -40,7 +41,7 @@ func TestTallySpanRoundTrip(t *testing.T) {
 		t.Errorf("value %x, want %x", v, want)
 	}
 	e.Add(time.Microsecond, "hit")
-	later, err := spanbridge.TallySpan(res, sessions.Tally{Session: id, Part: tl.Part, Entries: []sessions.TallyEntry{e}})
+	later, err := spanbridge.TallySpan(res, tallies.Tally{Session: id, Part: tl.Part, Entries: []tallies.Entry{e}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden from the output")
@@ -201,8 +202,8 @@ func pinHosts(t *testing.T, dir string) {
 func pinTallyParts(t *testing.T, st sessions.Store, id sessions.SessionID) {
 	t.Helper()
 	r := sessions.NewRecords(st)
-	var parts []sessions.Tally
-	for p, err := range r.TallyParts(id) {
+	var parts []tallies.Tally
+	for p, err := range tallies.Parts(r, id) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +214,7 @@ func pinTallyParts(t *testing.T, st sessions.Store, id sessions.SessionID) {
 	}
 	for i, p := range parts {
 		p.Part = uint64(i + 1)
-		if err := r.PutTally(p); err != nil {
+		if err := tallies.Put(r, p); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // tallyStart is when the first session of writeTallyStore starts, by
@@ -69,20 +70,20 @@ func writeTallyStore(t *testing.T, start time.Time) (string, []sessions.SessionI
 	if len(ids) != 4 {
 		t.Fatalf("%d sessions, want 4", len(ids))
 	}
-	hits := func(key string, n int, d time.Duration) sessions.TallyEntry {
-		e := sessions.TallyEntry{Kind: "cache", Name: "get", Key: sessions.Attrs{str("cache.key", key)}}
+	hits := func(key string, n int, d time.Duration) tallies.Entry {
+		e := tallies.Entry{Kind: "cache", Name: "get", Key: sessions.Attrs{str("cache.key", key)}}
 		for range n {
 			e.Add(d, "hit")
 		}
 		return e
 	}
-	resolves := sessions.TallyEntry{Kind: "resolve", Name: "resolve"} // a kind kept no record of
+	resolves := tallies.Entry{Kind: "resolve", Name: "resolve"} // a kind kept no record of
 	resolves.Add(5*time.Microsecond, "")
 	resolves.Add(7*time.Microsecond, "")
-	tallies := []sessions.Tally{
-		{Session: ids[1], Part: 1, Entries: []sessions.TallyEntry{hits("k1", 5, time.Microsecond)}},
-		{Session: ids[2], Part: 1, Entries: []sessions.TallyEntry{hits("k1", 7, time.Microsecond), hits("k3", 12, 2*time.Microsecond)}},
-		{Session: ids[3], Part: 1, Entries: []sessions.TallyEntry{hits("k1", 3, time.Microsecond), resolves}},
+	parts := []tallies.Tally{
+		{Session: ids[1], Part: 1, Entries: []tallies.Entry{hits("k1", 5, time.Microsecond)}},
+		{Session: ids[2], Part: 1, Entries: []tallies.Entry{hits("k1", 7, time.Microsecond), hits("k3", 12, 2*time.Microsecond)}},
+		{Session: ids[3], Part: 1, Entries: []tallies.Entry{hits("k1", 3, time.Microsecond), resolves}},
 	}
 	// The recorder wrote tallies of its own (of nothing let go): these
 	// stand for them, and session 0's goes, as an older writer wrote none.
@@ -94,8 +95,8 @@ func writeTallyStore(t *testing.T, start time.Time) (string, []sessions.SessionI
 		}
 	}
 	var entries []sessions.Entry
-	for _, tl := range tallies {
-		slices.SortFunc(tl.Entries, sessions.TallyEntry.Compare)
+	for _, tl := range parts {
+		slices.SortFunc(tl.Entries, tallies.Entry.Compare)
 		v, err := tl.MarshalCBOR()
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // KeyHits is how often one key (a kind, name and key attributes) hit on
@@ -27,7 +28,7 @@ type HitSide struct {
 	// counted them, each kept hit as if it took its records' median
 	// (explain.Entry keeps no more): Hit.Quantile(0.5) is the median hit,
 	// Hit.Mean() the mean.
-	Hit sessions.TallyEntry
+	Hit tallies.Entry
 	// Recorded says whether the side kept any record of the key.
 	Recorded bool
 }
@@ -60,10 +61,10 @@ func Hits(c explain.Comparison, a, b *tallied.Sum) []KeyHits {
 			return
 		}
 		s.Hits += int64(e.Count)
-		b := sessions.TallyBucket(e.Median)
+		b := tallies.Bucket(e.Median)
 		hist := make([]int64, b+1)
 		hist[b] = int64(e.Count)
-		s.Hit.Merge(sessions.TallyEntry{Count: int64(e.Count), Wall: e.Total, Min: e.Median, Max: e.Median, Hist: hist})
+		s.Hit.Merge(tallies.Entry{Count: int64(e.Count), Wall: e.Total, Min: e.Median, Max: e.Median, Hist: hist})
 	}
 	for _, k := range c.Keys {
 		e := k.Entry()

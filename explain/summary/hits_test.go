@@ -8,6 +8,7 @@ import (
 	"github.com/otelrecords/otelrecords/explain/summary"
 	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 func cacheKey(k string) sessions.Attrs {
@@ -15,8 +16,8 @@ func cacheKey(k string) sessions.Attrs {
 }
 
 // hits returns an entry of n hits of key k, each taking d.
-func hits(k string, n int, d time.Duration) sessions.TallyEntry {
-	e := sessions.TallyEntry{Kind: "cache", Name: "get", Key: cacheKey(k)}
+func hits(k string, n int, d time.Duration) tallies.Entry {
+	e := tallies.Entry{Kind: "cache", Name: "get", Key: cacheKey(k)}
 	for range n {
 		e.Add(d, "hit")
 	}
@@ -27,8 +28,8 @@ func hits(k string, n int, d time.Duration) sessions.TallyEntry {
 // that never looked a key up from one that only hit it.
 func TestHitsOfADiff(t *testing.T) {
 	a, b := tallied.New(nil), tallied.New(nil)
-	a.Add(sessions.Tally{Session: 1, Entries: []sessions.TallyEntry{hits("k1", 4, time.Microsecond)}}, true)
-	b.Add(sessions.Tally{Session: 2, Entries: []sessions.TallyEntry{hits("k3", 12, 2*time.Microsecond)}}, true)
+	a.Add(tallies.Tally{Session: 1, Entries: []tallies.Entry{hits("k1", 4, time.Microsecond)}}, true)
+	b.Add(tallies.Tally{Session: 2, Entries: []tallies.Entry{hits("k3", 12, 2*time.Microsecond)}}, true)
 	c := explain.Comparison{Keys: []explain.KeyDiff{{Change: explain.OnlyInA,
 		A: &explain.Entry{Kind: "cache", Name: "get", Key: cacheKey("k3"), Verdict: explain.Done, Count: 1, Median: time.Millisecond, Total: time.Millisecond}}}}
 	rows := summary.Hits(c, a, b)

@@ -8,6 +8,7 @@ import (
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // The limits of a report, which keep a page quick to open whatever the
@@ -74,7 +75,7 @@ type Report struct {
 	// Kinds are its kinds, in kind order: those its tally counted too,
 	// with no kept record (Count 0).
 	Kinds []*Kind
-	// Tallied says whether the session has a tally (sessions.Tally):
+	// Tallied says whether the session has a tally (tallies.Tally):
 	// false for a session kept by a writer that did not count what it let
 	// go, whose hits are of kept records only.
 	Tallied bool
@@ -120,7 +121,7 @@ type Kind struct {
 	Verdicts [4]int
 	// Tallied is what the session's tally counted of the kind: records
 	// let go, not kept, every one a hit (zero without a tally).
-	Tallied sessions.TallyEntry
+	Tallied tallies.Entry
 	// Rows are the seqs of its first MaxRows records, in stamp order.
 	Rows []uint64
 }
@@ -189,7 +190,7 @@ func NewReport(r *sessions.Records, s sessions.Session, o ReportOptions) (*Repor
 	for n := range t.Nodes() {
 		byKind[t.Kind(n)].Verdicts[n.Verdict()]++
 	}
-	tally, ok, err := r.Tally(s.ID)
+	tally, ok, err := tallies.Read(r, s.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // Options bound what Sessions keeps of each session.
@@ -120,7 +121,7 @@ func hitRates(r *sessions.Records, t *explain.SessionTree, id sessions.SessionID
 			misses[t.Kind(n)]++
 		}
 	}
-	tally, ok, err := r.Tally(id)
+	tally, ok, err := tallies.Read(r, id)
 	sum := tallied.New(nil)
 	sum.Add(tally, ok)
 	rates := tallied.KindRates(hits, misses, sum)

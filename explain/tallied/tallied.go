@@ -1,4 +1,4 @@
-// Package tallied reads the tallies of kept sessions (sessions.Tally) for
+// Package tallied reads the tallies of kept sessions (tallies.Tally) for
 // the views that count work: what each session let go, summed by kind,
 // name and key (as a view matches records) and by kind, and which
 // sessions have no tally at all — kept by a writer that did not count
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // A Sum is the tallies of some sessions added up.
@@ -23,21 +24,21 @@ type Sum struct {
 	// them have no tally: their counts are of kept records only.
 	Sessions, Untallied int
 	// Over is how many distinct keys the tallies summed into their kind's
-	// rest (sessions.Tally.Over).
+	// rest (tallies.Tally.Over).
 	Over int64
 
 	keyOf  func(sessions.Attrs) sessions.Attrs
 	only   []string // the kinds summed; nil for every kind
-	keys   map[string]*sessions.TallyEntry
-	kinds  map[string]*sessions.TallyEntry
-	tallys map[sessions.SessionID]sessions.Tally // with Read's PerSession
+	keys   map[string]*tallies.Entry
+	kinds  map[string]*tallies.Entry
+	tallys map[sessions.SessionID]tallies.Tally // with Read's PerSession
 }
 
 // New returns an empty sum whose entries are keyed by keyOf of their key
 // attributes (the key attributes a view matches records by, among those a
 // tally keeps: "key" and those ending in ".key"); nil keeps them whole.
 func New(keyOf func(sessions.Attrs) sessions.Attrs) *Sum {
-	return &Sum{keyOf: keyOf, keys: map[string]*sessions.TallyEntry{}, kinds: map[string]*sessions.TallyEntry{}}
+	return &Sum{keyOf: keyOf, keys: map[string]*tallies.Entry{}, kinds: map[string]*tallies.Entry{}}
 }
 
 // Read adds up the tallies of the sessions of r that opts select
@@ -48,13 +49,13 @@ func Read(r *sessions.Records, keyOf func(sessions.Attrs) sessions.Attrs, kinds 
 	s := New(keyOf)
 	s.only = kinds
 	if perSession {
-		s.tallys = map[sessions.SessionID]sessions.Tally{}
+		s.tallys = map[sessions.SessionID]tallies.Tally{}
 	}
 	for row, err := range r.Sessions(opts...) {
 		if err != nil {
 			return nil, err
 		}
-		t, ok, err := r.Tally(row.ID)
+		t, ok, err := tallies.Read(r, row.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +65,7 @@ func Read(r *sessions.Records, keyOf func(sessions.Attrs) sessions.Attrs, kinds 
 }
 
 // Add adds one session's tally; ok false for a session with none.
-func (s *Sum) Add(t sessions.Tally, ok bool) {
+func (s *Sum) Add(t tallies.Tally, ok bool) {
 	s.Sessions++
 	if !ok {
 		s.Untallied++
@@ -84,11 +85,11 @@ func (s *Sum) Add(t sessions.Tally, ok bool) {
 		}
 		id := Identity(k.Kind, k.Name, k.Key, k.Rest)
 		if s.keys[id] == nil {
-			s.keys[id] = &sessions.TallyEntry{Kind: k.Kind, Name: k.Name, Key: k.Key, Rest: k.Rest}
+			s.keys[id] = &tallies.Entry{Kind: k.Kind, Name: k.Name, Key: k.Key, Rest: k.Rest}
 		}
 		s.keys[id].Merge(e)
 		if s.kinds[e.Kind] == nil {
-			s.kinds[e.Kind] = &sessions.TallyEntry{Kind: e.Kind, Rest: true}
+			s.kinds[e.Kind] = &tallies.Entry{Kind: e.Kind, Rest: true}
 		}
 		s.kinds[e.Kind].Merge(e)
 	}
@@ -114,51 +115,51 @@ func Identity(kind, name string, key sessions.Attrs, rest bool) string {
 
 // Of returns the sum of the records tallied under a kind, name and key
 // (as New keyed them), zero when none was.
-func (s *Sum) Of(kind, name string, key sessions.Attrs) sessions.TallyEntry {
+func (s *Sum) Of(kind, name string, key sessions.Attrs) tallies.Entry {
 	if s != nil && s.keys[Identity(kind, name, key, false)] != nil {
 		return *s.keys[Identity(kind, name, key, false)]
 	}
-	return sessions.TallyEntry{Kind: kind, Name: name, Key: key}
+	return tallies.Entry{Kind: kind, Name: name, Key: key}
 }
 
 // Kind returns the sum of the records tallied of a kind, every key and
 // its rest, zero when none was.
-func (s *Sum) Kind(kind string) sessions.TallyEntry {
+func (s *Sum) Kind(kind string) tallies.Entry {
 	if s != nil && s.kinds[kind] != nil {
 		return *s.kinds[kind]
 	}
-	return sessions.TallyEntry{Kind: kind, Rest: true}
+	return tallies.Entry{Kind: kind, Rest: true}
 }
 
-// Entries returns the sums by kind, name and key, in sessions.TallyEntry
+// Entries returns the sums by kind, name and key, in tallies.Entry
 // order: a kind's rest after its keys.
-func (s *Sum) Entries() []sessions.TallyEntry {
+func (s *Sum) Entries() []tallies.Entry {
 	if s == nil {
 		return nil
 	}
-	out := make([]sessions.TallyEntry, 0, len(s.keys))
+	out := make([]tallies.Entry, 0, len(s.keys))
 	for _, e := range s.keys {
 		out = append(out, *e)
 	}
-	slices.SortFunc(out, func(a, b sessions.TallyEntry) int {
+	slices.SortFunc(out, func(a, b tallies.Entry) int {
 		return cmp.Compare(Identity(a.Kind, a.Name, a.Key, a.Rest), Identity(b.Kind, b.Name, b.Key, b.Rest))
 	})
 	return out
 }
 
 // Kinds returns the sums by kind, in kind order.
-func (s *Sum) Kinds() []sessions.TallyEntry {
-	out := make([]sessions.TallyEntry, 0, len(s.kinds))
+func (s *Sum) Kinds() []tallies.Entry {
+	out := make([]tallies.Entry, 0, len(s.kinds))
 	for _, e := range s.kinds {
 		out = append(out, *e)
 	}
-	slices.SortFunc(out, func(a, b sessions.TallyEntry) int { return cmp.Compare(a.Kind, b.Kind) })
+	slices.SortFunc(out, func(a, b tallies.Entry) int { return cmp.Compare(a.Kind, b.Kind) })
 	return out
 }
 
 // Session returns the tally of one session read, and false when it has
 // none or Read did not keep it (perSession false).
-func (s *Sum) Session(id sessions.SessionID) (sessions.Tally, bool) {
+func (s *Sum) Session(id sessions.SessionID) (tallies.Tally, bool) {
 	t, ok := s.tallys[id]
 	return t, ok
 }
@@ -208,7 +209,7 @@ func KindRates(hits, misses map[string]int64, s *Sum) []KindRate {
 		}
 	}
 	for k := range kinds {
-		var t sessions.TallyEntry
+		var t tallies.Entry
 		if s != nil {
 			t = s.Kind(k)
 		}

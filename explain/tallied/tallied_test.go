@@ -8,6 +8,7 @@ import (
 	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 func key(k string) sessions.Attrs {
@@ -15,8 +16,8 @@ func key(k string) sessions.Attrs {
 }
 
 // hits returns an entry of n hits of key k, each taking d.
-func hits(k string, n int, d time.Duration) sessions.TallyEntry {
-	e := sessions.TallyEntry{Kind: "cache", Name: "get", Key: key(k)}
+func hits(k string, n int, d time.Duration) tallies.Entry {
+	e := tallies.Entry{Kind: "cache", Name: "get", Key: key(k)}
 	for range n {
 		e.Add(d, "hit")
 	}
@@ -24,7 +25,7 @@ func hits(k string, n int, d time.Duration) sessions.TallyEntry {
 }
 
 // store writes a row per id and the tallies, and returns the store.
-func store(t *testing.T, ids []sessions.SessionID, tallies ...sessions.Tally) sessions.Store {
+func store(t *testing.T, ids []sessions.SessionID, tallies ...tallies.Tally) sessions.Store {
 	t.Helper()
 	st := sessions.NewMemStore()
 	var entries []sessions.Entry
@@ -52,10 +53,10 @@ func store(t *testing.T, ids []sessions.SessionID, tallies ...sessions.Tally) se
 // keyed as a view matches records, and counts those without one.
 func TestReadSumsSessionsAndStores(t *testing.T) {
 	a := store(t, []sessions.SessionID{10, 20},
-		sessions.Tally{Session: 20, Part: 1, Entries: []sessions.TallyEntry{hits("k3", 12, 2*time.Microsecond)}})
+		tallies.Tally{Session: 20, Part: 1, Entries: []tallies.Entry{hits("k3", 12, 2*time.Microsecond)}})
 	b := store(t, []sessions.SessionID{30},
-		sessions.Tally{Session: 30, Part: 1, Entries: []sessions.TallyEntry{hits("k3", 3, 4*time.Microsecond)}, Over: 2},
-		sessions.Tally{Session: 30, Part: 2, Entries: []sessions.TallyEntry{hits("k1", 1, time.Microsecond)}})
+		tallies.Tally{Session: 30, Part: 1, Entries: []tallies.Entry{hits("k3", 3, 4*time.Microsecond)}, Over: 2},
+		tallies.Tally{Session: 30, Part: 2, Entries: []tallies.Entry{hits("k1", 1, time.Microsecond)}})
 	r := sessions.NewRecords(sessions.Union([]sessions.Store{a, b}, nil))
 	sum, err := tallied.Read(r, explain.Match{}.KeyOf, nil, true)
 	if err != nil {

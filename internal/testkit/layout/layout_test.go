@@ -89,6 +89,9 @@ type layer struct {
 var layers = []layer{
 	{"ground", 0, []string{"internal/ground/..."}, []string{otel, badger}},
 	{"model", 1, []string{"sessions"}, []string{otel, badger}},
+	// What kept sessions let go, counted: beside the model, read through
+	// its reader.
+	{"tallies", 2, []string{"tallies"}, []string{otel, badger}},
 	// The one table of the metrics both entry points publish: names,
 	// units, meanings and the Stats fields they read, over the metric API;
 	// public, so that the Collector's module (which uses the public API

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -120,6 +121,8 @@ func (r *Recorder) spare(batch []sessions.Entry, arena []byte) {
 	}
 	clear(batch) // let go of the session rows' keys and values
 	if r.imported {
+		lastSpare.entries.Store(int64(cap(batch)))
+		lastSpare.arena.Store(int64(cap(arena)))
 		importedSpares.Put(&spareBufs{batch[:0], arena[:0]})
 		return
 	}
@@ -138,16 +141,28 @@ type spareBufs struct {
 // garbage collector empties it when they go unused.
 var importedSpares sync.Pool
 
+// lastSpare is the room of the batch and arena an imported session gave
+// back last. The pool often has none to give: sync.Pool hands what a P
+// put back to that P first, and a gateway's requests move between Ps, so
+// that another P's Get misses while the arena waits in the first's slot.
+// takeSpare then makes one of that room at once, rather than one that
+// grows from nothing, copying itself at every doubling, within a quarter
+// of the largest spare (what one large request needs, not a burst).
+var lastSpare struct{ entries, arena atomic.Int64 }
+
 // takeSpare gives an imported session whose arena is empty a pooled batch
 // and arena to queue into; r.mu is held.
 func (r *Recorder) takeSpare() {
 	if !r.imported || cap(r.arena) > 0 {
 		return
 	}
-	if b, ok := importedSpares.Get().(*spareBufs); ok {
-		// A session row may be queued already: it is not in the arena.
-		r.batch, r.arena = append(b.batch, r.batch...), b.arena
+	b, ok := importedSpares.Get().(*spareBufs)
+	if !ok {
+		b = &spareBufs{make([]sessions.Entry, 0, min(lastSpare.entries.Load(), maxSpareEntries/4)),
+			make([]byte, 0, min(lastSpare.arena.Load(), maxSpareArena/4))}
 	}
+	// A session row may be queued already: it is not in the arena.
+	r.batch, r.arena = append(b.batch, r.batch...), b.arena
 }
 
 // keepWithin counts what a flush wrote against MaxBytes and deletes what

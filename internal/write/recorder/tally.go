@@ -8,6 +8,7 @@ import (
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/write/tally"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // DefaultTallyEvery is how often at most a kept session's tally is
@@ -66,7 +67,7 @@ func (r *Recorder) tallyTrace(h *heldTrace) {
 // TallyMarks counts implicit marks let go, summed by name elsewhere (the
 // exporter sums them on the goroutines that end them): each of e's
 // records is a mark named name.
-func (r *Recorder) TallyMarks(name string, e sessions.TallyEntry) {
+func (r *Recorder) TallyMarks(name string, e tallies.Entry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.closed {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // hit records an observed lookup of key that hit, taking d.
@@ -24,9 +25,9 @@ func (f *fixture) hit(key string, d time.Duration, effect sessions.Effect) {
 	}
 }
 
-func tallyOf(t *testing.T, s sessions.Store, id sessions.SessionID) sessions.Tally {
+func tallyOf(t *testing.T, s sessions.Store, id sessions.SessionID) tallies.Tally {
 	t.Helper()
-	tl, ok, err := sessions.NewRecords(s).Tally(id)
+	tl, ok, err := tallies.Read(sessions.NewRecords(s), id)
 	if err != nil || !ok {
 		t.Fatalf("Tally = %v, %v", ok, err)
 	}
@@ -34,7 +35,7 @@ func tallyOf(t *testing.T, s sessions.Store, id sessions.SessionID) sessions.Tal
 }
 
 // hits returns the count and hit outcomes of key's entry.
-func hits(tl sessions.Tally, key string) (n, hit int64) {
+func hits(tl tallies.Tally, key string) (n, hit int64) {
 	for _, e := range tl.Entries {
 		if v, ok := e.Key.Get("cache.key"); ok && v.AsString() == key {
 			n += e.Count

@@ -1,7 +1,7 @@
 // Package tally counts what a session lets go (docs/FORMAT.md §3.6):
 // the records keep-what-changed does not keep, read from their encoded
 // values where the Recorder decides to let them go, summed by kind, name
-// and key attributes into a sessions.Tally, within its bounds. A Counter
+// and key attributes into a tallies.Tally, within its bounds. A Counter
 // allocates for a key it has not seen and for nothing else: counting a
 // record of a key seen before reads its value in place and updates
 // numbers.
@@ -17,6 +17,7 @@ import (
 
 	cw "github.com/otelrecords/otelrecords/internal/ground/cborwire"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // MaxOutcomes is how many values of the outcome attribute an entry counts
@@ -27,7 +28,7 @@ const MaxOutcomes = 16
 // strings: every key of the map, every number at its widest (9 bytes),
 // every bucket of the histogram. A Counter reserves this much for an
 // entry when it makes one, so that what it writes stays within
-// sessions.MaxTallyBytes however its counts grow.
+// tallies.MaxBytes however its counts grow.
 const (
 	entryFixed  = 400
 	tallyFixed  = 64
@@ -38,7 +39,7 @@ const (
 // concurrent use: the Recorder holds its lock around every call.
 type Counter struct {
 	at      map[string]int // identity -> index in entries
-	entries []sessions.TallyEntry
+	entries []tallies.Entry
 	ids     []string       // the identity of each entry, as Compare orders them
 	order   []int          // scratch: entries in that order
 	own     int            // entries that count one key (not rests)
@@ -67,9 +68,9 @@ func (c *Counter) Changed() bool { return c.changed }
 // Tally returns the tally as it is now, for session id and part, and
 // marks it unchanged. Its entries share their histograms and outcomes
 // with the Counter: encode it before counting more.
-func (c *Counter) Tally(id sessions.SessionID, part uint64) sessions.Tally {
+func (c *Counter) Tally(id sessions.SessionID, part uint64) tallies.Tally {
 	c.changed = false
-	t := sessions.Tally{Session: id, Part: part, Over: c.over}
+	t := tallies.Tally{Session: id, Part: part, Over: c.over}
 	if len(c.entries) == 0 {
 		return t
 	}
@@ -80,7 +81,7 @@ func (c *Counter) Tally(id sessions.SessionID, part uint64) sessions.Tally {
 		c.order = append(c.order, i)
 	}
 	slices.SortFunc(c.order, func(a, b int) int { return strings.Compare(c.ids[a], c.ids[b]) })
-	t.Entries = make([]sessions.TallyEntry, len(c.entries))
+	t.Entries = make([]tallies.Entry, len(c.entries))
 	for i, j := range c.order {
 		t.Entries[i] = c.entries[j]
 	}
@@ -127,7 +128,7 @@ func (c *Counter) AddMark(name string, d time.Duration) {
 
 // Merge adds o, the counts of records of kind named name without key
 // attributes, summed elsewhere (the exporter's implicit marks).
-func (c *Counter) Merge(kind, name string, o sessions.TallyEntry) {
+func (c *Counter) Merge(kind, name string, o tallies.Entry) {
 	if o.Count == 0 {
 		return
 	}
@@ -139,7 +140,7 @@ func (c *Counter) Merge(kind, name string, o sessions.TallyEntry) {
 }
 
 // named returns the entry of kind and name without a key.
-func (c *Counter) named(kind, name string) *sessions.TallyEntry {
+func (c *Counter) named(kind, name string) *tallies.Entry {
 	c.id = append(c.id[:0], kind...)
 	c.id = append(c.id, 0)
 	c.id = append(c.id, cutString(name)...)
@@ -148,7 +149,7 @@ func (c *Counter) named(kind, name string) *sessions.TallyEntry {
 }
 
 // add counts one record of entry e.
-func (c *Counter) add(e *sessions.TallyEntry, d time.Duration, outcome []byte) {
+func (c *Counter) add(e *tallies.Entry, d time.Duration, outcome []byte) {
 	c.changed = true
 	c.count++
 	e.Add(d, "")
@@ -163,7 +164,7 @@ func (c *Counter) add(e *sessions.TallyEntry, d time.Duration, outcome []byte) {
 			return
 		}
 	}
-	if len(e.Outcomes) >= MaxOutcomes || c.size+len(outcome)+outcomeCost > sessions.MaxTallyBytes {
+	if len(e.Outcomes) >= MaxOutcomes || c.size+len(outcome)+outcomeCost > tallies.MaxBytes {
 		return
 	}
 	if e.Outcomes == nil {
@@ -176,14 +177,14 @@ func (c *Counter) add(e *sessions.TallyEntry, d time.Duration, outcome []byte) {
 // entry returns the entry of the identity in c.id (the kind its first
 // kindLen bytes, the key from keyAt on), making it when there is room,
 // or else the rest of its kind.
-func (c *Counter) entry(kindLen, keyAt int) *sessions.TallyEntry {
+func (c *Counter) entry(kindLen, keyAt int) *tallies.Entry {
 	if i, ok := c.at[string(c.id)]; ok {
 		return &c.entries[i]
 	}
 	cost := entryFixed + len(c.id)
-	if c.own < sessions.MaxTallyKeys && c.size+cost <= sessions.MaxTallyBytes-restRoom {
+	if c.own < tallies.MaxKeys && c.size+cost <= tallies.MaxBytes-restRoom {
 		id := string(c.id)
-		e := sessions.TallyEntry{Kind: id[:kindLen], Name: id[kindLen+1 : keyAt-1], Hist: make([]int64, 0, sessions.TallyBuckets)}
+		e := tallies.Entry{Kind: id[:kindLen], Name: id[kindLen+1 : keyAt-1], Hist: make([]int64, 0, tallies.Buckets)}
 		if keyAt < len(c.id) {
 			if err := e.Key.UnmarshalCBOR(c.id[keyAt:]); err != nil {
 				e.Key = nil
@@ -202,7 +203,7 @@ func (c *Counter) entry(kindLen, keyAt int) *sessions.TallyEntry {
 		return &c.entries[i]
 	}
 	k := string(kind)
-	if c.size+entryFixed+len(k) > sessions.MaxTallyBytes {
+	if c.size+entryFixed+len(k) > tallies.MaxBytes {
 		// No room left even for the kind's rest: a kind "" rest sums
 		// every such kind (reserved in restRoom's last entry).
 		k = ""
@@ -212,8 +213,8 @@ func (c *Counter) entry(kindLen, keyAt int) *sessions.TallyEntry {
 	}
 	c.size += entryFixed + len(k)
 	c.rests[k] = len(c.entries)
-	c.entries = append(c.entries, sessions.TallyEntry{Kind: k, Rest: true, Hist: make([]int64, 0, sessions.TallyBuckets)})
-	c.ids = append(c.ids, k+"\x00\x00\x01") // a rest's identity (sessions.TallyEntry.Compare)
+	c.entries = append(c.entries, tallies.Entry{Kind: k, Rest: true, Hist: make([]int64, 0, tallies.Buckets)})
+	c.ids = append(c.ids, k+"\x00\x00\x01") // a rest's identity (tallies.Entry.Compare)
 	return &c.entries[len(c.entries)-1]
 }
 
@@ -222,7 +223,7 @@ func (c *Counter) entry(kindLen, keyAt int) *sessions.TallyEntry {
 const restRoom = 64 * (entryFixed + 64)
 
 // countOver counts the key in c.id among those summed into a rest: once
-// per key while the Counter remembers MaxTallyKeys of them, then once
+// per key while the Counter remembers tallies.MaxKeys of them, then once
 // per record of a key it does not remember (Over then says at most).
 func (c *Counter) countOver() {
 	h := maphash.Bytes(c.seed, c.id)
@@ -230,7 +231,7 @@ func (c *Counter) countOver() {
 		return
 	}
 	c.over++
-	if len(c.overAt) < sessions.MaxTallyKeys {
+	if len(c.overAt) < tallies.MaxKeys {
 		if c.overAt == nil {
 			c.overAt = map[uint64]struct{}{}
 		}
@@ -287,7 +288,7 @@ type span struct{ k0, k1, v0, v1 int }
 type record struct {
 	name    []byte
 	wall    time.Duration
-	keys    [sessions.MaxTallyKeyAttrs]span
+	keys    [tallies.MaxKeyAttrs]span
 	nkeys   int
 	outcome span
 }
@@ -485,25 +486,25 @@ func textLong(b []byte, i int) ([]byte, int) {
 	return b[j : j+int(n)], j + int(n)
 }
 
-// isKey is sessions.IsTallyKey of bytes, without making a string.
+// isKey is tallies.IsKey of bytes, without making a string.
 func isKey(k []byte) bool {
 	n := len(k)
 	return string(k) == "key" || n > 4 && string(k[n-4:]) == ".key"
 }
 
-// isOutcome is sessions.IsTallyOutcome of bytes.
+// isOutcome is tallies.IsOutcome of bytes.
 func isOutcome(k []byte) bool {
 	n := len(k)
 	return string(k) == "result" || n > 7 && string(k[n-7:]) == ".result"
 }
 
-// cut returns b cut to sessions.MaxTallyValue bytes, at the start of a
+// cut returns b cut to tallies.MaxValue bytes, at the start of a
 // UTF-8 sequence.
 func cut(b []byte) []byte {
-	if len(b) <= sessions.MaxTallyValue {
+	if len(b) <= tallies.MaxValue {
 		return b
 	}
-	n := sessions.MaxTallyValue
+	n := tallies.MaxValue
 	for n > 0 && !utf8.RuneStart(b[n]) {
 		n--
 	}
@@ -514,7 +515,7 @@ func cut(b []byte) []byte {
 // cut cuts it, anything else as it is.
 func appendCut(dst, v []byte) []byte {
 	r := cw.NewReader(v)
-	if h, ok := r.Head(); ok && h.Major == cw.MajorText && h.Arg > sessions.MaxTallyValue {
+	if h, ok := r.Head(); ok && h.Major == cw.MajorText && h.Arg > tallies.MaxValue {
 		if s, ok := r.Take(h.Arg); ok {
 			s = cut(s)
 			dst = cw.AppendHead(dst, cw.MajorText, uint64(len(s)))
@@ -526,10 +527,10 @@ func appendCut(dst, v []byte) []byte {
 
 // cutString is cut of a string.
 func cutString(s string) string {
-	if len(s) <= sessions.MaxTallyValue {
+	if len(s) <= tallies.MaxValue {
 		return s
 	}
-	n := sessions.MaxTallyValue
+	n := tallies.MaxValue
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/internal/write/tally"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 func encode(t testing.TB, name string, wall time.Duration, attrs sessions.Attrs) []byte {
@@ -43,7 +44,7 @@ func TestCounterReadsRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, err := sessions.DecodeTally(b)
+	tl, err := tallies.Decode(b)
 	if err != nil || len(tl.Entries) != 2 || tl.Session != 9 || tl.Part != 4 || c.Changed() {
 		t.Fatalf("tally %+v, %v", tl, err)
 	}
@@ -84,11 +85,11 @@ func TestCounterBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, err := sessions.DecodeTally(b)
+	tl, err := tallies.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.IsSortedFunc(tl.Entries, sessions.TallyEntry.Compare) {
+	if !slices.IsSortedFunc(tl.Entries, tallies.Entry.Compare) {
 		t.Error("entries not in Compare's order")
 	}
 	own, rest := -2, 0 // the mark's and "ab"'s are no cache keys
@@ -99,7 +100,7 @@ func TestCounterBounds(t *testing.T) {
 			own++
 		}
 	}
-	if len(b) > sessions.MaxTallyBytes || own > sessions.MaxTallyKeys || rest != 1 || tl.Count() != n+2 || tl.Over != int64(n-own) {
+	if len(b) > tallies.MaxBytes || own > tallies.MaxKeys || rest != 1 || tl.Count() != n+2 || tl.Over != int64(n-own) {
 		t.Fatalf("%d bytes, %d keys, %d rests, count %d, over %d", len(b), own, rest, tl.Count(), tl.Over)
 	}
 	t.Logf("%d bytes, %d keys on their own", len(b), own)

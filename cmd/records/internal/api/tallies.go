@@ -4,6 +4,7 @@ import (
 	"github.com/otelrecords/otelrecords/explain/summary"
 	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // HitRate is how often a key hit on each side of a diff, as records diff
@@ -88,7 +89,7 @@ type WhyTally struct {
 }
 
 // NewWhyTally returns a session's tally of a key.
-func NewWhyTally(id sessions.SessionID, e sessions.TallyEntry) WhyTally {
+func NewWhyTally(id sessions.SessionID, e tallies.Entry) WhyTally {
 	j := WhyTally{id, e.Kind, e.Name, e.Key, e.Count, int64(e.Wall), int64(e.Min), int64(e.Max), int64(e.Quantile(0.5)), int64(e.Mean()), e.Outcomes}
 	if j.Key == nil {
 		j.Key = sessions.Attrs{}

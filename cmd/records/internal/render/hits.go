@@ -9,7 +9,7 @@ import (
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/explain/summary"
 	"github.com/otelrecords/otelrecords/explain/tallied"
-	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // bothHit starts the words of a match one side kept hits of and the other
@@ -110,7 +110,7 @@ func HitTime(s summary.HitSide, d time.Duration) string {
 
 // TallyEntry says how a tallied key's records went: "hit 389 times, let
 // go (tallied): median 1.0µs, mean 1.2µs, 800ns to 3.1µs".
-func TallyEntry(e sessions.TallyEntry) string {
+func TallyEntry(e tallies.Entry) string {
 	return fmt.Sprintf("hit %s, let go (tallied): median %s, mean %s, %s to %s", Plural(int(e.Count), "time"),
 		Duration(e.Quantile(0.5)), Duration(e.Mean()), Duration(e.Min), Duration(e.Max))
 }

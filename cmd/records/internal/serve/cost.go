@@ -11,6 +11,7 @@ import (
 	"github.com/otelrecords/otelrecords/cmd/records/internal/stores"
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // costTop is how many rows of each table the cost page lists unless asked
@@ -70,7 +71,7 @@ func (s *Server) cost(w http.ResponseWriter, r *http.Request) {
 		err := explain.Walk(all, explain.Visitor{
 			Begin: func(s sessions.Session) error {
 				rw.Begin(s)
-				t, ok, err := all.Tally(s.ID)
+				t, ok, err := tallies.Read(all, s.ID)
 				if ok {
 					rw.Tally(t) // its hits let go, counted
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // Rework adds up every session of the store, one tree at a time, with the
@@ -25,7 +26,7 @@ func Rework(r *sessions.Records) (*explain.Rework, *tallied.Sum, error) {
 	err := explain.Walk(r, explain.Visitor{
 		Begin: func(s sessions.Session) error {
 			w.Begin(s)
-			t, ok, err := r.Tally(s.ID)
+			t, ok, err := tallies.Read(r, s.ID)
 			if ok {
 				w.Tally(t)
 			}

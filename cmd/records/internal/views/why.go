@@ -11,12 +11,13 @@ import (
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // sessionTally is what one session tallied of a key: its records let go.
 type sessionTally struct {
 	session sessions.SessionID
-	entry   sessions.TallyEntry
+	entry   tallies.Entry
 }
 
 // Why prints why each record of kind whose attribute key is value was
@@ -51,8 +52,8 @@ func Why(w io.Writer, r *sessions.Records, kind, key, value string, asJSON bool)
 		}
 		return nil
 	}
-	// tallies prints the tallies of the sessions before id.
-	tallies := func(before sessions.SessionID, all bool) error {
+	// printTallies prints the tallies of the sessions before id.
+	printTallies := func(before sessions.SessionID, all bool) error {
 		for len(pending) > 0 && (all || pending[0].session < before) {
 			p := pending[0]
 			pending = pending[1:]
@@ -72,7 +73,7 @@ func Why(w io.Writer, r *sessions.Records, kind, key, value string, asJSON bool)
 	}
 	for reason, err := range explain.Why(r, kind, key, sessions.StringValue(value)) {
 		if err == nil {
-			err = tallies(reason.Stamp.Session, false)
+			err = printTallies(reason.Stamp.Session, false)
 		}
 		if err != nil {
 			t.Flush()
@@ -98,14 +99,14 @@ func Why(w io.Writer, r *sessions.Records, kind, key, value string, asJSON bool)
 			}
 		}
 	}
-	if err := tallies(0, true); err != nil {
+	if err := printTallies(0, true); err != nil {
 		return err
 	}
 	if err := t.Flush(); err != nil {
 		return err
 	}
 	if !asJSON && n > 0 {
-		if !sessions.IsTallyKey(key) && sum.Tallied() {
+		if !tallies.IsKey(key) && sum.Tallied() {
 			fmt.Fprintf(out, "%s is not an attribute tallies keep (key and *.key): hits of it let go are not told apart here (records cost counts them by key).\n", render.String(key))
 		} else if note := TallyNote(sum); note != "" && sum.Tallied() {
 			// Only where some sessions keep a tally: a store written

@@ -1,4 +1,15 @@
-package sessions
+// Package tallies is what kept sessions let go, counted: the records
+// that keep-what-changed did not keep, summed by kind, name and key
+// (docs/FORMAT.md §3.6). A tally is what lets a reader say that a key hit
+// 390 times although no record of those hits was kept; writers
+// (internal/write/recorder, through internal/write/tally) count it where
+// they let a record go, and every view reads it beside the records
+// (package explain/tallied sums it over the sessions a view reads).
+//
+// It is a package of its own, beside package sessions rather than in
+// it: a tally is not a record, and sessions' reader reads records; Read
+// reads a session's tally through the same Records.
+package tallies
 
 import (
 	"cmp"
@@ -8,8 +19,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fxamacker/cbor/v2"
+
 	cw "github.com/otelrecords/otelrecords/internal/ground/cborwire"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // A Tally is what a kept session let go, counted: the records that
@@ -22,39 +36,39 @@ import (
 // A tally is written with its session, only when the session is kept, in
 // parts: each writer of the session (a process, an Importer again after
 // a restart) writes its own part under its own key and rewrites it as it
-// counts; a reader sums the parts (Records.Tally). A session with no
+// counts; a reader sums the parts (Read). A session with no
 // tally was written by a version that did not count what it let go: its
 // records are all a reader knows.
 //
 // Every record a tally counts changed nothing, and nothing inside it did
-// when it was let go: read as Verdict reads them, they are hits.
+// when it was let go: read as package explain's Verdict reads them, they are hits.
 type Tally struct {
 	// Session is the session the tally counts for.
-	Session SessionID `cbor:"session"`
+	Session sessions.SessionID `cbor:"session"`
 	// Part names the writer that counted it, unique among the session's
 	// writers; 0 in a sum of parts.
 	Part uint64 `cbor:"part,omitempty"`
 	// Entries are the counts, one per kind, name and key, ordered by
 	// kind, then name, then key (Compare).
-	Entries []TallyEntry `cbor:"entries,omitempty"`
-	// Over is how many distinct keys past MaxTallyKeys (or past
-	// MaxTallyBytes) were summed into their kind's rest (an entry with
+	Entries []Entry `cbor:"entries,omitempty"`
+	// Over is how many distinct keys past MaxKeys (or past
+	// MaxBytes) were summed into their kind's rest (an entry with
 	// Rest set) rather than counted on their own.
 	Over int64 `cbor:"over,omitempty"`
 }
 
-// TallyEntry counts the records of one kind, name and key a session let
+// Entry counts the records of one kind, name and key a session let
 // go.
-type TallyEntry struct {
+type Entry struct {
 	// Kind and Name are the records' kind and name; a name longer than
-	// MaxTallyValue bytes is cut.
+	// MaxValue bytes is cut.
 	Kind string `cbor:"kind"`
 	Name string `cbor:"name"`
-	// Key are the records' key attributes (IsTallyKey), in the order the
-	// records had them; a string value longer than MaxTallyValue bytes is
-	// cut, and only the first MaxTallyKeyAttrs are kept. Nil for records
+	// Key are the records' key attributes (IsKey), in the order the
+	// records had them; a string value longer than MaxValue bytes is
+	// cut, and only the first MaxKeyAttrs are kept. Nil for records
 	// without key attributes, and for a rest.
-	Key Attrs `cbor:"key,omitzero"`
+	Key sessions.Attrs `cbor:"key,omitzero"`
 	// Rest marks the sum of a kind's keys past the tally's bound (Name
 	// empty, Key nil): counted, but no longer told apart.
 	Rest bool `cbor:"rest,omitempty"`
@@ -66,59 +80,59 @@ type TallyEntry struct {
 	Min  time.Duration `cbor:"min_ns"`
 	Max  time.Duration `cbor:"max_ns"`
 	// Hist counts the records by how long they took: Hist[i] those in
-	// TallyBucketBounds(i). Trailing empty buckets are left out, so it
-	// has at most TallyBuckets elements.
+	// BucketBounds(i). Trailing empty buckets are left out, so it
+	// has at most Buckets elements.
 	Hist []int64 `cbor:"hist,omitempty"`
 	// Outcomes counts the records by the value of their outcome
-	// attribute (IsTallyOutcome; "hit" for result=hit), as text.
+	// attribute (IsOutcome; "hit" for result=hit), as text.
 	// Records without one are not in it.
 	Outcomes map[string]int64 `cbor:"outcomes,omitempty"`
 }
 
 // The bounds of a tally: a writer never holds, nor writes, more.
 const (
-	// MaxTallyKeys is how many distinct keys a session's part of a
+	// MaxKeys is how many distinct keys a session's part of a
 	// tally counts on their own; the rest of each kind are summed.
-	MaxTallyKeys = 4096
-	// MaxTallyBytes is the largest encoded part of a tally a writer
-	// writes: keys past it are summed as those past MaxTallyKeys are.
-	MaxTallyBytes = 1 << 20
-	// MaxTallyValue is the longest name, or key attribute string value,
+	MaxKeys = 4096
+	// MaxBytes is the largest encoded part of a tally a writer
+	// writes: keys past it are summed as those past MaxKeys are.
+	MaxBytes = 1 << 20
+	// MaxValue is the longest name, or key attribute string value,
 	// a tally keeps, in bytes: longer ones are cut.
-	MaxTallyValue = 256
-	// MaxTallyKeyAttrs is how many key attributes an entry keeps.
-	MaxTallyKeyAttrs = 8
-	// TallyBuckets is the number of buckets of TallyEntry.Hist.
-	TallyBuckets = 32
+	MaxValue = 256
+	// MaxKeyAttrs is how many key attributes an entry keeps.
+	MaxKeyAttrs = 8
+	// Buckets is the number of buckets of Entry.Hist.
+	Buckets = 32
 )
 
-// IsTallyKey reports whether a tally counts records apart by the
+// IsKey reports whether a tally counts records apart by the
 // attribute k: "key", or a name ending in ".key" (autotune.key,
 // cache.key), the key attributes explain's Match takes by default.
-func IsTallyKey(k string) bool { return k == "key" || strings.HasSuffix(k, ".key") }
+func IsKey(k string) bool { return k == "key" || strings.HasSuffix(k, ".key") }
 
-// IsTallyOutcome reports whether the attribute k is an outcome a tally
+// IsOutcome reports whether the attribute k is an outcome a tally
 // counts by value: "result", or a name ending in ".result"
 // (cache.result).
-func IsTallyOutcome(k string) bool { return k == "result" || strings.HasSuffix(k, ".result") }
+func IsOutcome(k string) bool { return k == "result" || strings.HasSuffix(k, ".result") }
 
-// TallyBucket returns the bucket of TallyEntry.Hist that counts a record
+// Bucket returns the bucket of Entry.Hist that counts a record
 // that took d: 0 for under 1,024 ns, then one bucket per power of two,
 // the last taking everything from 2^40 ns (about 18 minutes) up.
-func TallyBucket(d time.Duration) int {
+func Bucket(d time.Duration) int {
 	if d < 1024 {
 		return 0
 	}
-	return min(bits.Len64(uint64(d))-10, TallyBuckets-1)
+	return min(bits.Len64(uint64(d))-10, Buckets-1)
 }
 
-// TallyBucketBounds returns the durations bucket i counts: lo <= d < hi,
+// BucketBounds returns the durations bucket i counts: lo <= d < hi,
 // hi 0 for the last bucket, which has no upper bound.
-func TallyBucketBounds(i int) (lo, hi time.Duration) {
+func BucketBounds(i int) (lo, hi time.Duration) {
 	switch {
 	case i <= 0:
 		return 0, 1024
-	case i >= TallyBuckets-1:
+	case i >= Buckets-1:
 		return 1 << 40, 0
 	}
 	return 1 << (i + 9), 1 << (i + 10)
@@ -126,7 +140,7 @@ func TallyBucketBounds(i int) (lo, hi time.Duration) {
 
 // Add counts one record that took d, with the outcome attribute's value
 // outcome ("" when it has none).
-func (e *TallyEntry) Add(d time.Duration, outcome string) {
+func (e *Entry) Add(d time.Duration, outcome string) {
 	if d < 0 {
 		d = 0
 	}
@@ -138,7 +152,7 @@ func (e *TallyEntry) Add(d time.Duration, outcome string) {
 	}
 	e.Count++
 	e.Wall += d
-	b := TallyBucket(d)
+	b := Bucket(d)
 	if len(e.Hist) <= b {
 		e.Hist = append(e.Hist, make([]int64, b+1-len(e.Hist))...)
 	}
@@ -152,7 +166,7 @@ func (e *TallyEntry) Add(d time.Duration, outcome string) {
 }
 
 // Merge adds the counts of o, an entry of the same kind, name and key.
-func (e *TallyEntry) Merge(o TallyEntry) {
+func (e *Entry) Merge(o Entry) {
 	if o.Count == 0 {
 		return
 	}
@@ -179,7 +193,7 @@ func (e *TallyEntry) Merge(o TallyEntry) {
 // Quantile estimates the duration under which a fraction q (0 to 1) of
 // the entry's records took, from Hist: the middle of the bucket it falls
 // in, within Min and Max. Zero for an empty entry.
-func (e TallyEntry) Quantile(q float64) time.Duration {
+func (e Entry) Quantile(q float64) time.Duration {
 	if e.Count == 0 {
 		return 0
 	}
@@ -187,7 +201,7 @@ func (e TallyEntry) Quantile(q float64) time.Duration {
 	var seen int64
 	for i, n := range e.Hist {
 		if seen += n; seen >= rank {
-			lo, hi := TallyBucketBounds(i)
+			lo, hi := BucketBounds(i)
 			if hi == 0 {
 				return e.Max
 			}
@@ -198,7 +212,7 @@ func (e TallyEntry) Quantile(q float64) time.Duration {
 }
 
 // Mean is the mean duration of the entry's records.
-func (e TallyEntry) Mean() time.Duration {
+func (e Entry) Mean() time.Duration {
 	if e.Count == 0 {
 		return 0
 	}
@@ -207,7 +221,7 @@ func (e TallyEntry) Mean() time.Duration {
 
 // identity is the entry's kind, name, rest mark and key, as bytes that
 // compare as Compare orders entries.
-func (e TallyEntry) identity() string {
+func (e Entry) identity() string {
 	var b strings.Builder
 	b.WriteString(e.Kind)
 	b.WriteByte(0)
@@ -225,7 +239,7 @@ func (e TallyEntry) identity() string {
 
 // Compare orders tally entries by kind, then name, then rest (a kind's
 // rest after its keys), then key, as Tally.Entries holds them.
-func (e TallyEntry) Compare(o TallyEntry) int {
+func (e Entry) Compare(o Entry) int {
 	return cmp.Compare(e.identity(), o.identity())
 }
 
@@ -249,13 +263,13 @@ func (t *Tally) Merge(o Tally) {
 			t.Entries[i].Merge(e)
 			continue
 		}
-		var c TallyEntry
+		var c Entry
 		c.Kind, c.Name, c.Key, c.Rest = e.Kind, e.Name, slices.Clone(e.Key), e.Rest
 		c.Merge(e)
 		at[c.identity()] = len(t.Entries)
 		t.Entries = append(t.Entries, c)
 	}
-	slices.SortStableFunc(t.Entries, TallyEntry.Compare)
+	slices.SortStableFunc(t.Entries, Entry.Compare)
 }
 
 // Count returns how many records the tally counts, over every entry.
@@ -274,12 +288,12 @@ func (t Tally) MarshalCBOR() ([]byte, error) { return encMode.Marshal(tallyValue
 // tallyValue is Tally without its methods.
 type tallyValue Tally
 
-// DecodeTally decodes a part of a tally, as stored, within the limits of
+// Decode decodes a part of a tally, as stored, within the limits of
 // every value a reader decodes (docs/FORMAT.md §5).
-func DecodeTally(b []byte) (Tally, error) {
+func Decode(b []byte) (Tally, error) {
 	var t tallyValue
-	if len(b) > maxValueSize {
-		return Tally{}, fmt.Errorf("tally of %d bytes exceeds %d", len(b), maxValueSize)
+	if len(b) > keys.MaxValueSize {
+		return Tally{}, fmt.Errorf("tally of %d bytes exceeds %d", len(b), keys.MaxValueSize)
 	}
 	if err := cw.CheckBudget(b); err != nil {
 		return Tally{}, err
@@ -288,50 +302,31 @@ func DecodeTally(b []byte) (Tally, error) {
 		return Tally{}, fmt.Errorf("tally: %w", err)
 	}
 	for _, e := range t.Entries {
-		if len(e.Hist) > TallyBuckets {
-			return Tally{}, fmt.Errorf("tally: an entry with %d buckets, at most %d", len(e.Hist), TallyBuckets)
+		if len(e.Hist) > Buckets {
+			return Tally{}, fmt.Errorf("tally: an entry with %d buckets, at most %d", len(e.Hist), Buckets)
 		}
 	}
 	return Tally(t), nil
 }
 
-// TallyEntryOf returns the entry of a tally value whose key is k, for a
-// reader walking a store's entries: the session and part it names, and
-// false for any other key.
-func TallyEntryOf(e Entry) (Tally, bool, error) {
-	id, part, ok := keys.ParseTally(e.Key)
-	if !ok {
-		return Tally{}, false, nil
-	}
-	t, err := DecodeTally(e.Value)
-	if err != nil {
-		return Tally{}, true, err
-	}
-	if uint64(t.Session) != id || t.Part != part {
-		return Tally{}, true, fmt.Errorf("tally of session %d part %d under the key of session %d part %d", t.Session, t.Part, id, part)
-	}
-	return t, true, nil
-}
+// encMode and decMode are sessions' own: core deterministic encoding, and
+// the decode limits of every value a reader decodes (docs/FORMAT.md §5).
+var (
+	encMode = must(cbor.CoreDetEncOptions().EncMode())
+	decMode = must(cbor.DecOptions{
+		MaxNestedLevels:  cw.MaxNestedLevels,
+		MaxArrayElements: cw.MaxArrayElements,
+		MaxMapPairs:      cw.MaxMapPairs,
+		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
+		IndefLength:      cbor.IndefLengthAllowed,
+		IntDec:           cbor.IntDecConvertNone,
+		UTF8:             cbor.UTF8DecodeInvalid,
+	}.DecMode())
+)
 
-// Tally returns the tally of session id, its parts summed (Part 0), and
-// false when the store holds none: a session kept by a writer that did
-// not count what it let go, or no session. A part that does not decode,
-// or disagrees with its key, is skipped and counted (Skipped).
-func (r *Records) Tally(id SessionID) (Tally, bool, error) {
-	t := Tally{Session: id}
-	found := false
-	for p, err := range r.TallyParts(id) {
-		if err != nil {
-			return Tally{}, false, err
-		}
-		if !found {
-			p.Part = 0
-			t, found = p, true
-			t.Entries = slices.Clone(p.Entries)
-			continue
-		}
-		t.Merge(p)
-		t.Part = 0
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err) // constant options: a test run finds it
 	}
-	return t, found, nil
+	return v
 }

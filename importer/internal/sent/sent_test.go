@@ -1,19 +1,20 @@
-package tallies
+package sent
 
 import (
 	"testing"
 	"time"
 
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
-func tally(from sessions.SessionID, part uint64, n int) sessions.Tally {
-	var e sessions.TallyEntry
+func tally(from sessions.SessionID, part uint64, n int) tallies.Tally {
+	var e tallies.Entry
 	e.Kind, e.Name = "cache", "lookup"
 	for range n {
 		e.Add(time.Microsecond, "hit")
 	}
-	return sessions.Tally{Session: from, Part: part, Entries: []sessions.TallyEntry{e}}
+	return tallies.Tally{Session: from, Part: part, Entries: []tallies.Entry{e}}
 }
 
 // Of the versions of a part, the one that counts most is written, once,
@@ -32,7 +33,7 @@ func TestHeldKeepsTheNewest(t *testing.T) {
 	}
 	counts := map[uint64]int64{}
 	for _, e := range es {
-		tl, ok, err := sessions.TallyEntryOf(e)
+		tl, ok, err := tallies.Of(e)
 		if !ok || err != nil || tl.Session != id {
 			t.Fatalf("entry %x: %+v, %v, %v; want a part of session %d", e.Key, tl, ok, err, id)
 		}

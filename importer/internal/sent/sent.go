@@ -1,10 +1,10 @@
-// Package tallies holds, for an Importer, the parts of tallies a sender's
+// Package sent holds, for an Importer, the parts of tallies a sender's
 // session was sent as spans (a records processor upstream hands its
 // sessions' tallies on so, and `records replay` sends them so:
 // docs/MAPPING.md §8.6): the newest version of each part, until the
 // session it joins here is kept and writes it, as a part of that
 // session's tally beside the one its own Recorder counts.
-package tallies
+package sent
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // Held is the parts of tallies one session was sent. The zero Held holds
@@ -24,7 +25,7 @@ type Held struct {
 // held is the newest version of a part: the part itself until it is
 // written, and its count, which only grows from version to version.
 type held struct {
-	t       sessions.Tally
+	t       tallies.Tally
 	count   int64
 	written bool
 }
@@ -32,7 +33,7 @@ type held struct {
 // Take takes t, a part of the tally of the sender's session from, unless
 // the version held counts as much: a version coming late does not
 // replace a newer one.
-func (h *Held) Take(from sessions.SessionID, t sessions.Tally) {
+func (h *Held) Take(from sessions.SessionID, t tallies.Tally) {
 	part := Part(from, t.Part)
 	if p := h.parts[part]; p != nil && p.count >= t.Count() {
 		return
@@ -62,7 +63,7 @@ func (h *Held) Unwritten(id sessions.SessionID) ([]sessions.Entry, error) {
 			continue
 		}
 		out = append(out, sessions.Entry{Key: keys.Tally(uint64(id), part), Value: v})
-		p.written, p.t = true, sessions.Tally{}
+		p.written, p.t = true, tallies.Tally{}
 	}
 	return out, first
 }

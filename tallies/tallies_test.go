@@ -1,4 +1,4 @@
-package sessions_test
+package tallies_test
 
 import (
 	"testing"
@@ -6,21 +6,22 @@ import (
 
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 func TestTallyPartsAreSummed(t *testing.T) {
 	st := sessions.NewMemStore()
 	id := sessions.SessionID(1735787045006000000)
-	var a, b sessions.TallyEntry
+	var a, b tallies.Entry
 	a.Kind, a.Name, a.Key = "cache", "lookup", sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue("k3")}}
 	b = a
 	a.Add(2*time.Millisecond, "hit")
 	a.Add(3*time.Millisecond, "hit")
 	b.Add(time.Second, "hit")
-	p1 := sessions.Tally{Session: id, Part: 1, Entries: []sessions.TallyEntry{a}}
-	p2 := sessions.Tally{Session: id, Part: 2, Entries: []sessions.TallyEntry{b}, Over: 1}
+	p1 := tallies.Tally{Session: id, Part: 1, Entries: []tallies.Entry{a}}
+	p2 := tallies.Tally{Session: id, Part: 2, Entries: []tallies.Entry{b}, Over: 1}
 	var entries []sessions.Entry
-	for _, p := range []sessions.Tally{p1, p2} {
+	for _, p := range []tallies.Tally{p1, p2} {
 		v, err := p.MarshalCBOR()
 		if err != nil {
 			t.Fatal(err)
@@ -30,13 +31,13 @@ func TestTallyPartsAreSummed(t *testing.T) {
 	// A session row beside, and another session's tally: neither is read as this tally.
 	row, _ := sessions.Session{ID: id, OS: "linux", Arch: "amd64"}.MarshalCBOR()
 	entries = append(entries, sessions.Entry{Key: keys.Session(uint64(id)), Value: row})
-	other, _ := sessions.Tally{Session: id + 1, Part: 1, Entries: []sessions.TallyEntry{a}}.MarshalCBOR()
+	other, _ := tallies.Tally{Session: id + 1, Part: 1, Entries: []tallies.Entry{a}}.MarshalCBOR()
 	entries = append(entries, sessions.Entry{Key: keys.Tally(uint64(id)+1, 1), Value: other})
 	if err := st.Write(entries); err != nil {
 		t.Fatal(err)
 	}
 	r := sessions.NewRecords(st)
-	got, ok, err := r.Tally(id)
+	got, ok, err := tallies.Read(r, id)
 	if err != nil || !ok {
 		t.Fatalf("Tally = %v, %v", ok, err)
 	}
@@ -61,16 +62,16 @@ func TestTallyPartsAreSummed(t *testing.T) {
 	if n != 1 || r.Skipped() != 0 {
 		t.Fatalf("%d sessions, %d skipped", n, r.Skipped())
 	}
-	if _, ok, _ := r.Tally(id + 2); ok {
+	if _, ok, _ := tallies.Read(r, id+2); ok {
 		t.Fatal("a tally of a session with none")
 	}
 }
 
 func TestTallyBuckets(t *testing.T) {
 	for _, d := range []time.Duration{0, 1023, 1024, 2047, 2048, time.Millisecond, time.Hour, 1 << 62} {
-		i := sessions.TallyBucket(d)
-		lo, hi := sessions.TallyBucketBounds(i)
-		if d < lo || hi != 0 && d >= hi || i < 0 || i >= sessions.TallyBuckets {
+		i := tallies.Bucket(d)
+		lo, hi := tallies.BucketBounds(i)
+		if d < lo || hi != 0 && d >= hi || i < 0 || i >= tallies.Buckets {
 			t.Errorf("%v in bucket %d [%v, %v)", d, i, lo, hi)
 		}
 	}
@@ -81,11 +82,11 @@ func TestTallyBuckets(t *testing.T) {
 func TestTallyOverAUnion(t *testing.T) {
 	id := sessions.SessionID(1735787045006000000)
 	part := func(p uint64, n int) sessions.Entry {
-		e := sessions.TallyEntry{Kind: "cache", Name: "lookup"}
+		e := tallies.Entry{Kind: "cache", Name: "lookup"}
 		for range n {
 			e.Add(time.Millisecond, "hit")
 		}
-		v, err := sessions.Tally{Session: id, Part: p, Entries: []sessions.TallyEntry{e}}.MarshalCBOR()
+		v, err := tallies.Tally{Session: id, Part: p, Entries: []tallies.Entry{e}}.MarshalCBOR()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +100,7 @@ func TestTallyOverAUnion(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := sessions.Union([]sessions.Store{a, b}, func(int, error) {})
-	tl, ok, err := sessions.NewRecords(u).Tally(id)
+	tl, ok, err := tallies.Read(sessions.NewRecords(u), id)
 	if err != nil || !ok || tl.Count() != 12 || tl.Entries[0].Outcomes["hit"] != 12 {
 		t.Fatalf("Tally over the union = %+v, %v, %v; want 3 + 4 + 5", tl, ok, err)
 	}
