@@ -453,16 +453,14 @@ func (im *Importer) detach(key string, rs *remoteSession) {
 	im.let(key, rs)
 }
 
-// leave takes the kept session key out of the Importer at Shutdown
-// without placing what waits for its parent: every such span is written
-// ahead (and the sender entry with it), not stamped, so that a parent
-// coming after the next start is still stamped before its children. A
-// span that could not be written ahead is placed. What waits only for its
-// grace (an implicit mark, its parent placed) is placed first: recorded,
-// or let go and counted in the tally that Close writes, as the
-// SpanProcessor counts it by its Shutdown; written ahead, it would be
-// counted only by a restart that may never come. The caller closes its
-// Recorder. im.mu is held, and im.closed set.
+// leave takes the kept session key out of the Importer at Shutdown: what
+// waits for its parent is written ahead (the sender entry with it), not
+// stamped, so that a parent coming after the next start is still stamped
+// before its children; a span that could not be written ahead is placed.
+// What waits only for its grace is placed first, so that the tally Close
+// writes counts the marks let go, as the SpanProcessor's Shutdown does
+// (written ahead, only a restart would). The caller closes its Recorder.
+// im.mu is held.
 func (im *Importer) leave(key string, rs *remoteSession) {
 	now := im.now()
 	im.settleAll(rs, now)

@@ -280,10 +280,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	}
 	// may reports whether p, whose parent is placed or will not come, can
 	// be placed now: a span that says nothing of records waits its grace
-	// for a record inside it — but not once the Importer is shutting down
-	// (closed, leave): no record comes inside it any more, and it is
-	// decided now, as the SpanProcessor decides its marks by its Shutdown
-	// (and tallied when let go).
+	// for a record inside it, until the Importer shuts down (leave).
 	may := func(p *pendingSpan) bool {
 		return force || im.closed || im.marks != MarksEnclosing || intake.SpeaksRecords(p.span.Attributes) ||
 			p.encloses || now.Sub(p.arrived) >= grace
