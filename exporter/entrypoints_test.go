@@ -22,6 +22,7 @@ import (
 	"github.com/otelrecords/otelrecords/importer"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
+	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // entryPoint records what scenario does with its tracer into store.
@@ -249,10 +250,12 @@ func TestEntryPointsStoreTheSame(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			captureErrors(t)
+			talliedBy := map[string][]string{}
 			for _, ep := range entryPoints {
 				t.Run(ep.name, func(t *testing.T) {
 					store := sessions.NewMemStore()
 					ep.run(t, store, c.scenario, c.opts...)
+					talliedBy[ep.name] = tallied(t, store)
 					got, rows := stored(t, store)
 					if !slices.Equal(got, c.want) {
 						t.Errorf("stored\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
@@ -265,8 +268,36 @@ func TestEntryPointsStoreTheSame(t *testing.T) {
 					}
 				})
 			}
+			// What each let go, tallied, is the same too (issue 46): the
+			// Importer shut down at once decides the implicit marks
+			// waiting for their grace (GET /health), as the
+			// SpanProcessor does.
+			if a, b := talliedBy["SpanProcessor"], talliedBy["Importer"]; !slices.Equal(a, b) {
+				t.Errorf("tallied\n%s\nby the SpanProcessor,\n%s\nby the Importer", strings.Join(a, "\n"), strings.Join(b, "\n"))
+			}
 		})
 	}
+}
+
+// tallied is the store's tallies as lines "kind name count", sorted.
+func tallied(t *testing.T, store sessions.Store) []string {
+	t.Helper()
+	r := sessions.NewRecords(store)
+	var out []string
+	for s, err := range r.Sessions() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl, _, err := tallies.Read(r, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range tl.Entries {
+			out = append(out, fmt.Sprintf("%s %s %d", e.Kind, e.Name, e.Count))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func hasAttr(a sessions.Attrs, key, want string) bool {
