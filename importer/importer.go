@@ -179,7 +179,7 @@ type Importer struct {
 	retired    []retiredEntry            // ended sessions' entries kept until their window passes
 	held       int                       // bytes held over every session (bound.go)
 	seen       seen.Table                // the spans taken, over every sender, for the dedup window
-	looking    lookAhead                 // take's working space, reused under mu
+	looking    seen.LookAhead            // take's working space, reused under mu
 	takenQueue takenQueue                // ForwardOnly: taken entries for the loop to write
 	keySaved   bool                      // ForwardOnly: the store holds the fingerprints' key
 	recovered  bool                      // what a previous run left is read back

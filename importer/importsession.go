@@ -159,7 +159,7 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	keptTrace := false           // the last span added kept its trace, touched's last
 	before := im.counts.arrivals // the spans this batch adds are numbered after it
 	look := &im.looking
-	touched := look.touched[:0] // in the order they came: only these can have become placeable
+	touched := look.Touched[:0] // in the order they came: only these can have become placeable
 	for j := range b.Spans {
 		s := &b.Spans[j]
 		if !s.TraceID.IsValid() || !s.SpanID.IsValid() {
@@ -172,10 +172,13 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 			if rs = im.sessions[key]; rs != nil {
 				rs.last = now
 			}
-			look.lookUp(&im.seen, salt, b.Spans[j:])
+			spans := b.Spans[j:]
+			look.LookUp(&im.seen, salt, len(spans), func(i int) (trace.TraceID, trace.SpanID, trace.SpanID) {
+				return spans[i].TraceID, spans[i].SpanID, spans[i].ParentSpanID
+			})
 		}
 		res.Accepted++
-		fp, st, parent := look.next()
+		fp, st, parent := look.Next()
 		if st == seen.Placed {
 			res.Duplicates++
 			continue
@@ -211,8 +214,8 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	if rs == nil {
 		return nil, res
 	}
-	look.touched = touched
-	settled := look.settled()
+	look.Touched = touched
+	settled := look.Settled()
 	for _, id := range touched {
 		if t := rs.traces[id]; t != nil && !settled[id] {
 			settled[id] = true
