@@ -93,7 +93,7 @@ and over (keys counted under their kind alone) (docs/FORMAT.md §8.4).`,
 				return usageError{Err: errors.New("--top must not be negative")}
 			}
 			return a.read(cmd, func(r *sessions.Records) error {
-				w, sum, err := views.Rework(r)
+				w, sum, err := views.Rework(cmd.Context(), r)
 				if err != nil {
 					return err
 				}

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"cmp"
 	"net/http"
 	"slices"
 	"strconv"
@@ -9,9 +8,10 @@ import (
 	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/stores"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/views"
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
-	"github.com/otelrecords/otelrecords/tallies"
 )
 
 // costTop is how many rows of each table the cost page lists unless asked
@@ -66,20 +66,11 @@ func (s *Server) cost(w http.ResponseWriter, r *http.Request) {
 		redone   []explain.KeyWork
 	)
 	p := costPage{frame: s.frame(r, "cost", "cost"), Top: top}
+	var sum *tallied.Sum
 	err := s.cfg.Stores.Read(r.Context(), func(all *sessions.Records, _ []stores.Store) error {
-		var rw explain.Rework
-		err := explain.Walk(all, explain.Visitor{
-			Begin: func(s sessions.Session) error {
-				rw.Begin(s)
-				t, ok, err := tallies.Read(all, s.ID)
-				if ok {
-					rw.Tally(t) // its hits let go, counted
-				}
-				return cmp.Or(err, r.Context().Err())
-			},
-			Record: rw.Add,
-		})
-		children, redone = rw.Children(), rw.Redone()
+		// records cost's sum, each session's tally with it (views.Rework).
+		rw, tl, err := views.Rework(r.Context(), all)
+		children, redone, sum = rw.Children(), rw.Redone(), tl
 		return err
 	})
 	if err != nil {
@@ -99,6 +90,7 @@ func (s *Server) cost(w http.ResponseWriter, r *http.Request) {
 		for _, k := range redone {
 			lines.encode(api.NewRedone(k))
 		}
+		lines.encode(api.NewTallies(sum))
 		lines.out.Flush()
 		return
 	}

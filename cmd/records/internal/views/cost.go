@@ -5,6 +5,8 @@ package views
 
 import (
 	"bufio"
+	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -19,8 +21,8 @@ import (
 
 // Rework adds up every session of the store, one tree at a time, with the
 // tally of each (explain.Rework.Tally); the returned sum says how many
-// sessions have none.
-func Rework(r *sessions.Records) (*explain.Rework, *tallied.Sum, error) {
+// sessions have none. It stops between sessions once ctx is done.
+func Rework(ctx context.Context, r *sessions.Records) (*explain.Rework, *tallied.Sum, error) {
 	var w explain.Rework
 	sum := tallied.New(nil)
 	err := explain.Walk(r, explain.Visitor{
@@ -31,7 +33,7 @@ func Rework(r *sessions.Records) (*explain.Rework, *tallied.Sum, error) {
 				w.Tally(t)
 			}
 			sum.Add(t, ok)
-			return err
+			return cmp.Or(err, ctx.Err())
 		},
 		Record: w.Add,
 	})
