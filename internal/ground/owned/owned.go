@@ -21,3 +21,10 @@ package owned
 // answer is the same for every value; only the cost differs. Package
 // sessions sets it at init.
 var DecodeEntry func(key, value []byte, rec, row any) (kind string, err error)
+
+// DecodeReusing is DecodeEntry for a caller that decodes entries one
+// after another into the same rec and copies its attributes out before
+// the next call: rec's attributes are read into the array of those it
+// held, where DecodeEntry makes a new one each time. Package sessions
+// sets it at init.
+var DecodeReusing func(key, value []byte, rec, row any) (kind string, err error)
