@@ -211,7 +211,10 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 	}
 	defer clear(f.spans)
 	defer clear(f.resources)
-	// The spans of session id in scope, under its Resource.
+	// The spans of session id in scope, under its Resource; the first
+	// group with room for the rest of the batch, which is mostly one
+	// session's spans in one scope.
+	rest := 0
 	spansOf := func(id sessions.SessionID, scope instrumentation.Scope) ptrace.SpanSlice {
 		rs, ok := f.resources[id]
 		if !ok {
@@ -227,6 +230,9 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 			sc.Scope().SetVersion(g.scope.Version)
 			sc.SetSchemaUrl(g.scope.SchemaURL)
 			ss = sc.Spans()
+			if len(f.spans) == 0 {
+				ss.EnsureCapacity(rest)
+			}
 			f.spans[g] = ss
 		}
 		return ss
@@ -235,7 +241,8 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 	// in one pass, without the checks a value from disk needs
 	// (importer.DecodeEntry), into one rec kept from call to call.
 	rec := &f.rec
-	for _, e := range es {
+	for i, e := range es {
+		rest = len(es) - i
 		kind, err := importer.DecodeEntry(e, rec, &row)
 		switch {
 		case errors.Is(err, sessions.ErrNotRecord):
