@@ -22,5 +22,5 @@ import (
 // allocates them once: rec's attributes are read into the array of those
 // it held, which the caller copies out before the next call.
 func DecodeEntry(e sessions.Entry, rec *sessions.Stamped[sessions.Record], row *sessions.Session) (kind string, err error) {
-	return owned.DecodeReusing(e.Key, e.Value, rec, row)
+	return owned.DecodeEntry(e.Key, e.Value, rec, row)
 }

@@ -35,17 +35,12 @@ func DecodeEntry(e Entry) (kind string, rec Stamped[Record], row Session, err er
 }
 
 func init() {
-	owned.DecodeEntry = func(key, value []byte, rec, row any) (string, error) {
-		return decodeOwnEntry(key, value, false, rec, row)
-	}
-	owned.DecodeReusing = func(key, value []byte, rec, row any) (string, error) {
-		return decodeOwnEntry(key, value, true, rec, row)
-	}
+	owned.DecodeEntry = decodeOwnEntry
 }
 
-// decodeOwnEntry is owned.DecodeEntry, and owned.DecodeReusing with reuse:
-// DecodeEntry, for an entry this process's encoder made, into rec and row.
-func decodeOwnEntry(key, value []byte, reuse bool, rec, row any) (string, error) {
+// decodeOwnEntry is owned.DecodeEntry: DecodeEntry, for an entry this
+// process's encoder made, into rec and row (see owned.DecodeEntry).
+func decodeOwnEntry(key, value []byte, rec, row any) (string, error) {
 	r, w := rec.(*Stamped[Record]), row.(*Session)
 	kind, session, seq, err := keys.Parse(key)
 	if err != nil {
@@ -55,7 +50,7 @@ func decodeOwnEntry(key, value []byte, reuse bool, rec, row any) (string, error)
 		*w, err = sessionAt(session, 0, value)
 		return kind, err
 	}
-	if !decodeOwn(value, reuse, r) {
+	if !decodeOwn(value, true, r) {
 		*r, err = decodeRecord(value)
 		if err != nil {
 			return kind, err

@@ -96,8 +96,8 @@ func TestDecodeOwnEntryIsDecodeEntry(t *testing.T) {
 		"a damaged value":       {Key: keys.Record("artifact", 42, 9), Value: []byte{0xff, 0x00}},
 		"trailing bytes":        {Key: keys.Record("artifact", 42, 9), Value: append(append([]byte{}, fv...), 0)},
 	}
-	// The reusing decoder (owned.DecodeReusing) too, given one record after
-	// another into the same rec, its attributes' array reused.
+	// And given one record after another into the same rec, its
+	// attributes' array reused.
 	srec := full
 	srec.Record.Attributes = append(make(Attrs, 0, 8), full.Record.Attributes...)
 	for name, e := range entries {
@@ -105,7 +105,7 @@ func TestDecodeOwnEntryIsDecodeEntry(t *testing.T) {
 		var orec Stamped[Record]
 		var orow, srow Session
 		okind, oerr := owned.DecodeEntry(e.Key, e.Value, &orec, &orow)
-		skind, serr := owned.DecodeReusing(e.Key, e.Value, &srec, &srow)
+		skind, serr := owned.DecodeEntry(e.Key, e.Value, &srec, &srow)
 		if skind != kind || (serr == nil) != (err == nil) {
 			t.Errorf("%s: reusing says %q %v, DecodeEntry %q %v", name, skind, serr, kind, err)
 		} else if err == nil {
