@@ -185,6 +185,17 @@ type forwarder struct {
 	mu    sync.Mutex
 	rows  map[sessions.SessionID]sessions.Session
 	order []sessions.SessionID
+	// The scratch of forward, kept from one call to the next (f.mu).
+	spans     map[group]ptrace.SpanSlice
+	resources map[sessions.SessionID]ptrace.ResourceSpans
+	extra     []attribute.KeyValue
+	rec       sessions.Stamped[sessions.Record]
+}
+
+// group is the spans of a session in a scope, as forward hands them on.
+type group struct {
+	session sessions.SessionID
+	scope   instrumentation.Scope
 }
 
 // forward hands the records among es on, each a span again under its
@@ -192,42 +203,47 @@ type forwarder struct {
 // other entries (the Importer's bookkeeping) are not records.
 func (f *forwarder) forward(es []sessions.Entry) error {
 	td := ptrace.NewTraces()
-	type group struct {
-		session sessions.SessionID
-		scope   instrumentation.Scope
-	}
-	spans := map[group]ptrace.SpanSlice{}
-	resources := map[sessions.SessionID]ptrace.ResourceSpans{}
-	var extra []attribute.KeyValue
-	// The entries are the Importer's own encoding of a moment ago: decoded
-	// in one pass, without the checks a value from disk needs
-	// (importer.DecodeEntry).
-	var rec sessions.Stamped[sessions.Record]
 	var row sessions.Session
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	// The spans of session id in scope, under its Resource.
+	if f.spans == nil {
+		f.spans, f.resources = map[group]ptrace.SpanSlice{}, map[sessions.SessionID]ptrace.ResourceSpans{}
+	}
+	defer clear(f.spans)
+	defer clear(f.resources)
+	// The spans of session id in scope, under its Resource; the first
+	// group with room for the rest of the batch, which is mostly one
+	// session's spans in one scope.
+	rest := 0
 	spansOf := func(id sessions.SessionID, scope instrumentation.Scope) ptrace.SpanSlice {
-		rs, ok := resources[id]
+		rs, ok := f.resources[id]
 		if !ok {
 			rs = td.ResourceSpans().AppendEmpty()
 			putResource(rs.Resource(), f.resource(id))
-			resources[id] = rs
+			f.resources[id] = rs
 		}
 		g := group{id, scope}
-		ss, ok := spans[g]
+		ss, ok := f.spans[g]
 		if !ok {
 			sc := rs.ScopeSpans().AppendEmpty()
 			sc.Scope().SetName(g.scope.Name)
 			sc.Scope().SetVersion(g.scope.Version)
 			sc.SetSchemaUrl(g.scope.SchemaURL)
 			ss = sc.Spans()
-			spans[g] = ss
+			if len(f.spans) == 0 {
+				ss.EnsureCapacity(rest)
+			}
+			f.spans[g] = ss
 		}
 		return ss
 	}
-	for _, e := range es {
-		kind, err := importer.DecodeEntry(e, &rec, &row)
+	// The entries are the Importer's own encoding of a moment ago: decoded
+	// in one pass, without the checks a value from disk needs
+	// (importer.DecodeEntry), into one rec kept from call to call.
+	rec := &f.rec
+	for i, e := range es {
+		rest = len(es) - i
+		kind, err := importer.DecodeEntry(e, rec, &row)
 		switch {
 		case errors.Is(err, sessions.ErrNotRecord):
 			// A part of a kept session's tally goes on as a span of its
@@ -248,7 +264,7 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 			continue
 		}
 		ss := spansOf(rec.Stamp.Session, instrumentation.Scope{Name: rec.Record.Scope.Name, Version: rec.Record.Scope.Version})
-		extra = appendRecord(ss, kind, rec, extra)
+		f.extra = appendRecord(ss, kind, rec, f.extra)
 	}
 	if td.SpanCount() == 0 {
 		return nil

@@ -30,13 +30,13 @@ func putResource(r pcommon.Resource, res *resource.Resource) {
 //
 // extra is scratch space for the attributes spanbridge.Fields adds, which
 // the caller reuses; appendRecord returns it.
-func appendRecord(ss ptrace.SpanSlice, kind string, rec sessions.Stamped[sessions.Record], extra []attribute.KeyValue) []attribute.KeyValue {
+func appendRecord(ss ptrace.SpanSlice, kind string, rec *sessions.Stamped[sessions.Record], extra []attribute.KeyValue) []attribute.KeyValue {
 	b := &rec.Record
 	if len(b.Links) > 0 {
-		appendSpan(ss, spanbridge.Span(nil, kind, rec))
+		appendSpan(ss, spanbridge.Span(nil, kind, *rec))
 		return extra
 	}
-	f := spanbridge.Fields(extra[:0], kind, rec)
+	f := spanbridge.Fields(extra[:0], kind, *rec)
 	out := ss.AppendEmpty()
 	out.SetTraceID(pcommon.TraceID(f.TraceID))
 	out.SetSpanID(pcommon.SpanID(f.SpanID))

@@ -76,7 +76,7 @@ func TestAppendRecordIsAppendSpan(t *testing.T) {
 					Record: rec,
 				}
 				fast, slow := ptrace.NewTraces(), ptrace.NewTraces()
-				appendRecord(fast.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), kind, st, nil)
+				appendRecord(fast.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), kind, &st, nil)
 				appendSpan(slow.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), spanbridge.Span(nil, kind, st))
 				var m ptrace.JSONMarshaler
 				a, err := m.MarshalTraces(fast)

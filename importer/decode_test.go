@@ -94,4 +94,24 @@ func TestDecodeEntryIsSessionsDecodeEntry(t *testing.T) {
 	if records != 4 || rows == 0 {
 		t.Errorf("%d records and %d rows written, want 4 and a row", records, rows)
 	}
+	// A caller decoding one record after another allocates their
+	// attributes' array once: the next record's go in it.
+	var first *sessions.Attr
+	for _, e := range st.entries {
+		if _, err := importer.DecodeEntry(e, &rec, &row); err != nil || rec.Record.Name != "plain" {
+			continue
+		}
+		for range 2 {
+			if first != nil && &rec.Record.Attributes[0] != first {
+				t.Errorf("record %q: its attributes in a new array, want those of the last", e.Key)
+			}
+			first = &rec.Record.Attributes[0]
+			if _, err := importer.DecodeEntry(e, &rec, &row); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if first == nil {
+		t.Error("the plain record was not written")
+	}
 }

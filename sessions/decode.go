@@ -63,6 +63,9 @@ type recordReader struct {
 	// nameAt and attrsAt are where the body's name and attributes are, 0
 	// when it has none.
 	nameAt, attrsAt int
+	// reuse, when not nil, is the array the next attribute set read goes
+	// in, if it fits.
+	reuse Attrs
 }
 
 // The keys of each map of the record shape, in encoded order.
@@ -189,7 +192,10 @@ func (d *recordReader) link() (l Link, ok bool) {
 func (d *recordReader) attrs() (Attrs, bool) {
 	n, ok := d.MapHead()
 	var out Attrs
-	if d.Fill {
+	switch {
+	case d.Fill && d.reuse != nil && cap(d.reuse) >= n:
+		out, d.reuse = d.reuse[:n], nil
+	case d.Fill:
 		out = make(Attrs, n)
 	}
 	var prev []byte

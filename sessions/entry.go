@@ -50,7 +50,7 @@ func decodeOwnEntry(key, value []byte, rec, row any) (string, error) {
 		*w, err = sessionAt(session, 0, value)
 		return kind, err
 	}
-	if !decodeOwn(value, r) {
+	if !decodeOwn(value, true, r) {
 		*r, err = decodeRecord(value)
 		if err != nil {
 			return kind, err
@@ -64,8 +64,9 @@ func decodeOwnEntry(key, value []byte, rec, row any) (string, error) {
 // readable and within budget. It reports false for a value it does not
 // read whole, or whose charges pass the budget (a value no encoder
 // checked, Records.Put's say, may: the answer must be DecodeEntry's),
-// and then what it left in v is to be thrown away.
-func decodeOwn(b []byte, v *Stamped[Record]) bool {
+// and then what it left in v is to be thrown away. With reuse, the
+// first attribute set read goes in the array of those v holds.
+func decodeOwn(b []byte, reuse bool, v *Stamped[Record]) bool {
 	if len(b) > maxValueSize {
 		return false
 	}
@@ -73,6 +74,9 @@ func decodeOwn(b []byte, v *Stamped[Record]) bool {
 	d.Fill = true
 	if len(b) <= shareUpTo {
 		d.Shared = string(b)
+	}
+	if reuse {
+		d.reuse = v.Record.Attributes[:0]
 	}
 	*v = Stamped[Record]{}
 	return d.stamped(v) && d.Len() == 0 && d.Cost <= cw.Budget(len(b))

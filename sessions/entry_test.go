@@ -96,11 +96,25 @@ func TestDecodeOwnEntryIsDecodeEntry(t *testing.T) {
 		"a damaged value":       {Key: keys.Record("artifact", 42, 9), Value: []byte{0xff, 0x00}},
 		"trailing bytes":        {Key: keys.Record("artifact", 42, 9), Value: append(append([]byte{}, fv...), 0)},
 	}
+	// And given one record after another into the same rec, its
+	// attributes' array reused.
+	srec := full
+	srec.Record.Attributes = append(make(Attrs, 0, 8), full.Record.Attributes...)
 	for name, e := range entries {
 		kind, rec, r, err := DecodeEntry(e)
 		var orec Stamped[Record]
-		var orow Session
+		var orow, srow Session
 		okind, oerr := owned.DecodeEntry(e.Key, e.Value, &orec, &orow)
+		skind, serr := owned.DecodeEntry(e.Key, e.Value, &srec, &srow)
+		if skind != kind || (serr == nil) != (err == nil) {
+			t.Errorf("%s: reusing says %q %v, DecodeEntry %q %v", name, skind, serr, kind, err)
+		} else if err == nil {
+			want, _ := rec.MarshalCBOR()
+			got, _ := srec.MarshalCBOR()
+			if (kind != keys.SessionsKind && string(want) != string(got)) || r.ID != srow.ID || r.Label != srow.Label {
+				t.Errorf("%s: reusing decodes differ:\n%+v\n%+v", name, srec, rec)
+			}
+		}
 		if kind != okind || (err == nil) != (oerr == nil) || errors.Is(err, ErrNotRecord) != errors.Is(oerr, ErrNotRecord) {
 			t.Errorf("%s: owned says %q %v, DecodeEntry %q %v", name, okind, oerr, kind, err)
 			continue
@@ -117,7 +131,7 @@ func TestDecodeOwnEntryIsDecodeEntry(t *testing.T) {
 			t.Errorf("%s: records differ:\n%+v\n%+v", name, orec, rec)
 		}
 	}
-	if ok := decodeOwn(fv, new(Stamped[Record])); !ok {
+	if ok := decodeOwn(fv, false, new(Stamped[Record])); !ok {
 		t.Error("a value of our own encoder was not read in the one pass")
 	}
 }

@@ -18,6 +18,9 @@ package owned
 // [sessions.Record] and row a *sessions.Session, filled as DecodeEntry
 // returns them, and the kind and error are DecodeEntry's. A value the
 // single pass does not read is decoded by DecodeEntry itself, so the
-// answer is the same for every value; only the cost differs. Package
-// sessions sets it at init.
+// answer is the same for every value; only the cost differs. rec's
+// attributes are read into the array of those it held, so that a caller
+// decoding entries one after another into the same rec, and copying them
+// out before the next call, allocates it once. Package sessions sets it
+// at init.
 var DecodeEntry func(key, value []byte, rec, row any) (kind string, err error)
