@@ -223,31 +223,7 @@ const senders = 4
 
 // send posts every body to c from senders clients at once, and fails t
 // on any request that was not answered 200.
-func (c *collectorProc) send(t testing.TB, bodies [][]byte) {
-	t.Helper()
-	next := make(chan []byte)
-	var wg sync.WaitGroup
-	for range senders {
-		wg.Go(func() {
-			for body := range next {
-				resp, err := client.Post(c.url, "application/x-protobuf", bytes.NewReader(body))
-				if err != nil {
-					t.Error(err)
-					continue
-				}
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					t.Errorf("POST: %s", resp.Status)
-				}
-			}
-		})
-	}
-	for _, b := range bodies {
-		next <- b
-	}
-	close(next)
-	wg.Wait()
-}
+func (c *collectorProc) send(t testing.TB, bodies [][]byte) { c.sendAt(t, bodies, 0) }
 
 func freePort(t testing.TB) int {
 	t.Helper()

@@ -125,12 +125,16 @@ func newDownstream() *downstream {
 	return d
 }
 
-// sendAt posts the bodies from senders clients, one every interval, as a
-// load generator at a fixed rate does: a request late because the
-// Collector was slow to answer does not slow the ones after it.
+// sendAt posts the bodies from senders clients, one every interval (0:
+// as fast as the clients take them), as a load generator at a fixed rate
+// does: a request late because the Collector was slow to answer does not
+// slow the ones after it. It fails t on any request not answered 200.
 func (c *collectorProc) sendAt(t testing.TB, bodies [][]byte, interval time.Duration) {
 	t.Helper()
 	next := make(chan []byte, len(bodies))
+	if interval == 0 {
+		next = make(chan []byte)
+	}
 	var wg sync.WaitGroup
 	for range senders {
 		wg.Go(func() {
@@ -147,12 +151,17 @@ func (c *collectorProc) sendAt(t testing.TB, bodies [][]byte, interval time.Dura
 			}
 		})
 	}
-	tick := time.NewTicker(interval)
+	var tick *time.Ticker
+	if interval > 0 {
+		tick = time.NewTicker(interval)
+		defer tick.Stop()
+	}
 	for _, b := range bodies {
 		next <- b
-		<-tick.C
+		if tick != nil {
+			<-tick.C
+		}
 	}
-	tick.Stop()
 	close(next)
 	wg.Wait()
 }
