@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/internal/store/badgerfmt"
 	"github.com/otelrecords/otelrecords/internal/store/badgerfmt/badgerfmttest"
+	_ "github.com/otelrecords/otelrecords/internal/testkit/testsupport" // the sound cache of the tests', not the user's
 )
 
 // The stores of these tests are written with Badger itself, shaped as

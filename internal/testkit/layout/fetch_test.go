@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	_ "github.com/otelrecords/otelrecords/internal/testkit/testsupport" // the user's module it runs keeps its stores' sound cache in the tests', not the user's
 )
 
 // runFetching runs name with args in dir and env and returns its output.
