@@ -157,13 +157,17 @@ func TestShippedConfigsIntoJaeger(t *testing.T) {
 	ran := 0
 	for _, c := range shippedConfigs(t) {
 		dir := t.TempDir()
-		files, r := c.files(t, dir, j.OTLP)
+		_, r := c.files(t, dir, j.OTLP)
 		if !r.sends {
 			continue
 		}
 		ran++
 		t.Run(c.name, func(t *testing.T) {
-			p := startCollector(t, c.name, dir, files, r.listens)
+			p := startCollector(t, c.name, dir, func() ([]string, []int) {
+				var files []string
+				files, r = c.files(t, dir, j.OTLP)
+				return files, r.listens
+			})
 			service := strings.NewReplacer(".", "-", ":", "-").Replace(c.name)
 			if r.http == 0 {
 				t.Fatalf("%s has no OTLP/HTTP receiver (endpoint on 4318) for the test to send to", c.name)
@@ -209,15 +213,21 @@ func TestGatewayProcessorAcknowledgesDurably(t *testing.T) {
 	}
 	dir := t.TempDir()
 	// Nothing listens where the first gateway sends.
-	files, r := gateway.files(t, dir, fmt.Sprintf("127.0.0.1:%d", jaegertest.FreePort(t)))
-	first := startCollector(t, "gateway-processor.yaml, Jaeger unreachable", dir, files, r.listens)
+	var r rewritten
+	first := startCollector(t, "gateway-processor.yaml, Jaeger unreachable", dir, func() ([]string, []int) {
+		var files []string
+		files, r = gateway.files(t, dir, fmt.Sprintf("127.0.0.1:%d", jaegertest.FreePort(t)))
+		return files, r.listens
+	})
 	send(t, r.http, "queued", true)
 	first.kill()
 
 	// The same configuration and directories — the queue the first one
 	// left — now sending to Jaeger.
-	again, r2 := gateway.files(t, dir, j.OTLP)
-	second := startCollector(t, "gateway-processor.yaml, restarted", dir, again, r2.listens)
+	second := startCollector(t, "gateway-processor.yaml, restarted", dir, func() ([]string, []int) {
+		again, r2 := gateway.files(t, dir, j.OTLP)
+		return again, r2.listens
+	})
 	waitInJaeger(t, j, "queued", second, true)
 	second.stop(t)
 }

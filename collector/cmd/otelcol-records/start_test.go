@@ -42,11 +42,37 @@ type collectorProc struct {
 	err  error // once done is closed
 }
 
-// startCollector starts otelcol-records with the configuration files,
-// HOME in dir (for ${env:HOME}), and waits until it says it is ready and
-// listens on every port of listens. The test's cleanup kills it if it
-// still runs.
-func startCollector(t *testing.T, name, dir string, files []string, listens []int) *collectorProc {
+// startCollector starts otelcol-records with the configuration files
+// config makes, HOME in dir (for ${env:HOME}), and waits until it says it
+// is ready and listens on every port config names. The test's cleanup
+// kills it if it still runs.
+//
+// The ports of a configuration are free when config picks them, but
+// another process on the machine (a parallel test, another CI job) can
+// bind one before the Collector does; the Collector then exits with
+// "address already in use", and startCollector asks config again for
+// fresh ports, up to three times, rather than failing on a race that is
+// not the Collector's.
+func startCollector(t *testing.T, name, dir string, config func() (files []string, listens []int)) *collectorProc {
+	t.Helper()
+	for try := 1; ; try++ {
+		files, listens := config()
+		p, err := launchCollector(t, name, dir, files, listens)
+		if err == nil {
+			return p
+		}
+		if try < 3 && strings.Contains(p.log.String(), "address already in use") {
+			t.Logf("%s: a port of its configuration was taken before it bound it; again on fresh ports", name)
+			continue
+		}
+		t.Fatal(err)
+	}
+}
+
+// launchCollector starts one otelcol-records process and waits until it
+// is ready; it returns an error (with the process's log) if the process
+// exits first.
+func launchCollector(t *testing.T, name, dir string, files []string, listens []int) (*collectorProc, error) {
 	t.Helper()
 	var args []string
 	for _, f := range files {
@@ -67,7 +93,7 @@ func startCollector(t *testing.T, name, dir string, files []string, listens []in
 	for !strings.Contains(p.log.String(), "Everything is ready") {
 		select {
 		case <-p.done:
-			t.Fatalf("%s: otelcol-records exited (%v) before it was ready:\n%s", name, p.err, p.log)
+			return p, fmt.Errorf("%s: otelcol-records exited (%v) before it was ready:\n%s", name, p.err, p.log)
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -81,7 +107,7 @@ func startCollector(t *testing.T, name, dir string, files []string, listens []in
 		}
 		c.Close()
 	}
-	return p
+	return p, nil
 }
 
 // stop ends the Collector as an operator does, with SIGTERM, and checks
@@ -187,11 +213,16 @@ func TestShippedConfigsStartClean(t *testing.T) {
 			var metrics []int
 			for i := range copies {
 				dir := t.TempDir()
-				files, r := c.files(t, dir, backend)
-				if r.metrics == 0 {
-					t.Fatalf("%s names no port for the Collector's own metrics (service::telemetry::metrics::readers): it binds localhost:8888, and a second Collector on the host cannot start", c.name)
-				}
-				procs = append(procs, startCollector(t, fmt.Sprintf("%s #%d", c.name, i+1), dir, files, r.listens))
+				var r rewritten
+				p := startCollector(t, fmt.Sprintf("%s #%d", c.name, i+1), dir, func() ([]string, []int) {
+					var files []string
+					files, r = c.files(t, dir, backend)
+					if r.metrics == 0 {
+						t.Fatalf("%s names no port for the Collector's own metrics (service::telemetry::metrics::readers): it binds localhost:8888, and a second Collector on the host cannot start", c.name)
+					}
+					return files, r.listens
+				})
+				procs = append(procs, p)
 				metrics = append(metrics, r.metrics)
 			}
 			for i, p := range procs {

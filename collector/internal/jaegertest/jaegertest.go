@@ -10,6 +10,7 @@ package jaegertest
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -128,9 +129,30 @@ func Start(t testing.TB) Jaeger {
 	}
 }
 
-// FreePort returns a loopback TCP port nothing listens on now.
+// FreePort returns a loopback TCP port nothing listens on now, for a
+// child process to bind later.
+//
+// It picks from below the kernel's ephemeral range (32768-60999 on
+// Linux), not with port 0: a port from that range is also a client
+// socket's local port, and any outgoing connection on the machine can
+// take it in the moment between our closing it and the child binding it
+// (a CI run lost a Collector that way: "bind: address already in use").
+// No port is returned twice in one test binary, so parallel tests never
+// share one.
 func FreePort(t testing.TB) int {
 	t.Helper()
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		if _, taken := handedOut.LoadOrStore(port, true); taken {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +160,9 @@ func FreePort(t testing.TB) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// handedOut holds every port FreePort returned in this process.
+var handedOut sync.Map
 
 // Log is what a process writes to its standard output and error, which a
 // test reads while the process runs.
