@@ -58,6 +58,12 @@ type Span struct {
 	// DroppedAttributes, DroppedEvents and DroppedLinks count what the
 	// sender's limits dropped.
 	DroppedAttributes, DroppedEvents, DroppedLinks int
+	// Origin is the caller's reference to where the span came from (the
+	// Collector's records processor: a span of a request in flight), 0
+	// for none. The Importer keeps it with the span and gives it back
+	// through Config.AsReceived when the span's record is the span as it
+	// came, and nothing else; its meaning is the caller's.
+	Origin uint64
 }
 
 // Batch is spans of one sender process, with that process's

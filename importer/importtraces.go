@@ -456,6 +456,11 @@ func (im *Importer) record(rs *remoteSession, s *Span, encloses bool, arrived ti
 	case enc.Err != nil:
 		err = rs.rec.RecordTooLargeIn(recorder.Trace(s.TraceID), enc.Kind, enc.Effect, enc.Name, enc.Err)
 	default:
+		if s.Origin != 0 && im.cfg.AsReceived != nil && asReceived(s, rs.clock, odd, &enc) {
+			// Told before the record is queued: once queued, a Flush of
+			// another Import may hand it on.
+			im.cfg.AsReceived(AsReceived{Origin: s.Origin, Session: st.Session, Seq: st.Seq, Kind: enc.Kind})
+		}
 		// Under KeepBySession the trace changes nothing; under KeepByTrace
 		// the record is held with its trace until the trace is decided.
 		err = rs.rec.RecordEncodedIn(recorder.Trace(s.TraceID), enc.Kind, enc.Effect, st, w.Buf)
