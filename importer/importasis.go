@@ -23,9 +23,14 @@ const recordsPrefix = "records."
 
 // asReceived reports whether the record of s, encoded as enc from its own
 // times (odd false, its sender's clock without skew), is s as it came.
+// Its kind is one of OTLP's six: an unspecified one is read back as the
+// record's "unspecified" (a span made again from the record says it
+// otherwise, internal with records.span_kind); a number of none is
+// recorded as its Go name, which only records.span_kind carries.
+// Whatever it has, its record holds.
 func asReceived(s *Span, clock senderClock, odd bool, enc *intake.Encoded) bool {
 	if odd || clock.Skew != 0 || enc.Err != nil || enc.Problem != nil || enc.Cut ||
-		s.Kind < trace.SpanKindInternal || s.Kind > trace.SpanKindConsumer {
+		s.Kind < trace.SpanKindUnspecified || s.Kind > trace.SpanKindConsumer {
 		return false
 	}
 	// records.kind and records.effect, once each, are read as the record's

@@ -140,8 +140,8 @@ type Config struct {
 // plausible, nothing of it was cut or dropped, left out below level full
 // or mapped with a problem, and it carries no records.* attribute but
 // records.kind and records.effect (no heavy attribute, nothing a
-// replayed span carries), a span kind of the five and no event before
-// its start.
+// replayed span carries), a span kind of OTLP's six (unspecified among
+// them) and no event before its start.
 type AsReceived struct {
 	// Origin is the span's Span.Origin.
 	Origin uint64
