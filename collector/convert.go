@@ -39,6 +39,7 @@ type converted struct {
 	// and the records noted as spans of it as they came (origins.note).
 	id      uint64
 	origins []origin
+	sources []source
 	noted   []stamp
 	// lossy says the span being converted has a value the API has no type
 	// for, whose record holds its JSON text: it cannot go on as it came.
@@ -92,10 +93,13 @@ func batchesOf(td ptrace.Traces, id uint64) *converted {
 			ss := sss.At(j)
 			scope := instrumentation.Scope{Name: ss.Scope().Name(), Version: ss.Scope().Version(), SchemaURL: ss.SchemaUrl()}
 			ps := ss.Spans()
+			if id != 0 {
+				c.sources = append(c.sources, source{spans: ps})
+			}
 			for k := range ps.Len() {
 				spans = append(spans, c.span(ps.At(k), scope))
 				if id != 0 && !c.lossy && len(c.origins) < maxOrigins {
-					c.origins = append(c.origins, origin{span: ps.At(k), scope: scope})
+					c.origins = append(c.origins, origin{span: ps.At(k), scope: scope, source: len(c.sources) - 1})
 					spans[len(spans)-1].Origin = id<<originBits | uint64(len(c.origins))
 				}
 			}
@@ -114,7 +118,8 @@ func (c *converted) release() {
 	clear(c.batches[:cap(c.batches)])
 	clear(c.attrs[:cap(c.attrs)])
 	clear(c.origins[:cap(c.origins)])
-	c.origins, c.noted, c.id = c.origins[:0], c.noted[:0], 0
+	clear(c.sources[:cap(c.sources)])
+	c.origins, c.sources, c.noted, c.id = c.origins[:0], c.sources[:0], c.noted[:0], 0
 	if cap(c.spans) > maxPooled {
 		c.spans = nil
 	}
@@ -124,8 +129,8 @@ func (c *converted) release() {
 	if cap(c.attrs) > maxPooled {
 		c.attrs = nil
 	}
-	if cap(c.origins) > maxPooled {
-		c.origins, c.noted = nil, nil
+	if cap(c.origins) > maxPooled || cap(c.sources) > maxPooled {
+		c.origins, c.sources, c.noted = nil, nil, nil
 	}
 	c.spans, c.batches, c.attrs = c.spans[:0], c.batches[:0], c.attrs[:0]
 	importBatches.Put(c)

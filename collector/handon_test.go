@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -435,5 +436,67 @@ func TestProcessorHandsOnWhatItStores(t *testing.T) {
 				t.Errorf("%d of the skewed sender's spans as they came; %d of the waiting one's 3 handed on, %d as they came (want 2)", asCame["ahead"], handed["waits"], asCame["waits"])
 			}
 		})
+	}
+}
+
+// Senders' requests in flight at once, into one session: each request
+// brings the children of its own traces and the parents of another
+// request's, sent at the same time by another client, so that a record
+// is placed (and handed on) by a request other than its span's, in flight
+// or done. Each span goes on once, as it came or made again, and reads
+// back as the store's record.
+func TestProcessorHandsOnConcurrently(t *testing.T) {
+	cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
+	cfg.Directory = filepath.Join(t.TempDir(), "store")
+	p, sink := startRecordsProcessor(t, cfg)
+	now := time.Now()
+	ts := func(d time.Duration) pcommon.Timestamp { return pcommon.NewTimestampFromTime(now.Add(d)) }
+	const clients, rounds, traces = 4, 40, 10
+	request := func(c, r int) ptrace.Traces {
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "concurrent")
+		rs.Resource().Attributes().PutStr("service.instance.id", "concurrent")
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName("concurrent")
+		span := func(owner, tr int, id byte) ptrace.Span {
+			s := ss.Spans().AppendEmpty()
+			s.SetTraceID(pcommon.TraceID{byte(owner + 1), byte(r), byte(tr), 15: 1})
+			s.SetSpanID(pcommon.SpanID{7: id})
+			s.SetName(fmt.Sprint("span ", owner, r, tr, id))
+			s.SetKind(ptrace.SpanKindInternal)
+			s.SetStartTimestamp(ts(time.Duration(id) * time.Microsecond))
+			s.SetEndTimestamp(ts(time.Millisecond))
+			s.SetFlags(0x101)
+			s.Attributes().PutStr("records.kind", "step")
+			s.Attributes().PutStr("records.effect", "changed")
+			return s
+		}
+		for tr := range traces {
+			span(c, tr, 2).SetParentSpanID(pcommon.SpanID{7: 1}) // its parent comes with another client
+			span((c+clients-1)%clients, tr, 1)                   // another client's child's parent
+			span(c, tr+traces, 1)                                // a root of its own
+		}
+		return td
+	}
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for r := range rounds {
+				if err := p.ConsumeTraces(context.Background(), request(c, r)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	handed, asCame := checkHandedOn(t, cfg.Directory, sink)
+	t.Logf("%d spans handed on, %d as they came", handed["concurrent"], asCame["concurrent"])
+	if want := clients * rounds * traces * 3; handed["concurrent"] != want || asCame["concurrent"] < want/3 {
+		t.Errorf("%d spans handed on, %d as they came: want %d, at least a third as they came", handed["concurrent"], asCame["concurrent"], want)
 	}
 }

@@ -32,10 +32,26 @@ const (
 	maxOrigins = 1<<originBits - 1
 )
 
-// origin is a span of a request in flight, as it came.
+// origin is a span of a request in flight, as it came, and which of
+// the request's sources it is one of.
 type origin struct {
-	span  ptrace.Span
-	scope instrumentation.Scope
+	span   ptrace.Span
+	scope  instrumentation.Scope
+	source int
+}
+
+// source is the spans of one scope of a request, as they came. When
+// every one of them goes on as it came in one batch, they are handed on
+// together: the slice moved whole (ptrace.SpanSlice.MoveAndAppendTo),
+// no span copied.
+type source struct {
+	spans ptrace.SpanSlice
+	// What the batch being handed on claims of it (origins.handOn):
+	// how many spans, of which session, or of more than one (mixed).
+	claimed int
+	session sessions.SessionID
+	mixed   bool
+	whole   bool // moved whole: its claimed spans are handed on already
 }
 
 // stamp is a record's place: its session and seq.
@@ -52,6 +68,13 @@ type asIs struct {
 	kind string
 }
 
+// claim is a record of the batch being handed on that goes on as the
+// span it was: its asIs, and its stamp.
+type claim struct {
+	asIs
+	stamp
+}
+
 // origins is what the processor knows of the requests in flight: the
 // requests by id, and the records that are spans of theirs as they came.
 // mu is taken after the forwarder's and after the Importer's (note runs
@@ -61,6 +84,8 @@ type origins struct {
 	mu   sync.Mutex
 	live map[uint64]*converted
 	asIs map[stamp]asIs
+	// handOn's scratch (mu).
+	claims []claim
 }
 
 // handedAsReceived counts the spans the processors of this process
@@ -114,32 +139,74 @@ func (o *origins) note(a importer.AsReceived) {
 	c.noted = append(c.noted, k)
 }
 
-// handOn moves the span that the record of entry e is as it came into
-// the spans spansOf gives for its session and scope, with records.kind
-// and records.seq set on it, and reports whether it did: false for an
-// entry that is no such record, which is made again from its record.
-func (o *origins) handOn(e sessions.Entry, spansOf func(sessions.SessionID, instrumentation.Scope) ptrace.SpanSlice) bool {
-	kind, id, seq, ok := importer.EntryStamp(e)
-	if !ok {
-		return false
-	}
-	k := stamp{id, seq}
+// handOn hands on the records among es that are spans as they came,
+// moved out of their requests into the spans spansOf gives for their
+// session and scope (for want more, the room to make for them), with
+// records.kind and records.seq set on each; every span of a scope of a
+// request that goes on in this batch goes on with its slice, moved whole.
+// It gives row each entry that is not a record first, in order, so that
+// the Resources made for what follows have the rows that came before the
+// records (row reports whether it was one), and returns left with the
+// indexes of the entries it did not take (tallies, records to make again)
+// appended.
+func (o *origins) handOn(es []sessions.Entry, row func(sessions.Entry) bool,
+	spansOf func(id sessions.SessionID, scope instrumentation.Scope, want int) ptrace.SpanSlice, left []int) []int {
+	// Moved while their requests are surely in flight: done waits for mu.
 	o.mu.Lock()
-	v, ok := o.asIs[k]
-	if !ok || v.kind != string(kind) {
-		o.mu.Unlock()
-		handedRemade.Add(1)
-		return false
+	defer o.mu.Unlock()
+	claims := o.claims[:0]
+	for i, e := range es {
+		kind, id, seq, ok := importer.EntryStamp(e)
+		if !ok {
+			if !row(e) {
+				left = append(left, i)
+			}
+			continue
+		}
+		k := stamp{id, seq}
+		v, ok := o.asIs[k]
+		if !ok || v.kind != string(kind) {
+			left = append(left, i)
+			continue
+		}
+		delete(o.asIs, k)
+		src := &v.c.sources[v.c.origins[v.i].source]
+		if src.claimed == 0 {
+			src.session = id
+		}
+		src.mixed = src.mixed || src.session != id
+		src.claimed++
+		claims = append(claims, claim{v, k})
 	}
-	// Moved while the request is surely in flight: done waits for mu.
-	delete(o.asIs, k)
-	in := &v.c.origins[v.i]
-	out := spansOf(id, instrumentation.Scope{Name: in.scope.Name, Version: in.scope.Version}).AppendEmpty()
-	in.span.MoveTo(out)
-	o.mu.Unlock()
-	m := out.Attributes()
-	m.PutStr(string(spanbridge.KindKey), v.kind)
-	m.PutInt(string(spanbridge.SeqKey), int64(seq))
-	handedAsReceived.Add(1)
-	return true
+	for n, cl := range claims {
+		in := &cl.c.origins[cl.i]
+		src := &cl.c.sources[in.source]
+		span := in.span
+		scope := instrumentation.Scope{Name: in.scope.Name, Version: in.scope.Version}
+		switch {
+		case src.whole: // moved with its slice: in.span is the span handed on
+		case !src.mixed && src.claimed == src.spans.Len():
+			src.spans.MoveAndAppendTo(spansOf(cl.session, scope, 0))
+			src.whole = true
+		default:
+			span = spansOf(cl.session, scope, len(claims)-n).AppendEmpty()
+			in.span.MoveTo(span)
+		}
+		m := span.Attributes()
+		if _, ok := m.Get(string(spanbridge.KindKey)); ok {
+			m.EnsureCapacity(m.Len() + 1)
+		} else {
+			m.EnsureCapacity(m.Len() + 2)
+		}
+		m.PutStr(string(spanbridge.KindKey), cl.kind)
+		m.PutInt(string(spanbridge.SeqKey), int64(cl.seq))
+	}
+	for _, cl := range claims {
+		src := &cl.c.sources[cl.c.origins[cl.i].source]
+		src.claimed, src.mixed = 0, false
+	}
+	handedAsReceived.Add(int64(len(claims)))
+	clear(claims)
+	o.claims = claims[:0]
+	return left
 }

@@ -197,6 +197,7 @@ type forwarder struct {
 	resources map[sessions.SessionID]ptrace.ResourceSpans
 	extra     []attribute.KeyValue
 	rec       sessions.Stamped[sessions.Record]
+	left      []int // the entries handOn left
 }
 
 // group is the spans of a session in a scope, as forward hands them on.
@@ -221,10 +222,9 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 	defer clear(f.spans)
 	defer clear(f.resources)
 	// The spans of session id in scope, under its Resource; the first
-	// group with room for the rest of the batch, which is mostly one
-	// session's spans in one scope.
-	rest := 0
-	spansOf := func(id sessions.SessionID, scope instrumentation.Scope) ptrace.SpanSlice {
+	// group made with room for want spans, the rest of the batch, which
+	// is mostly one session's spans in one scope.
+	spansOf := func(id sessions.SessionID, scope instrumentation.Scope, want int) ptrace.SpanSlice {
 		rs, ok := f.resources[id]
 		if !ok {
 			rs = td.ResourceSpans().AppendEmpty()
@@ -239,8 +239,8 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 			sc.Scope().SetVersion(g.scope.Version)
 			sc.SetSchemaUrl(g.scope.SchemaURL)
 			ss = sc.Spans()
-			if len(f.spans) == 0 {
-				ss.EnsureCapacity(rest)
+			if len(f.spans) == 0 && want > 0 {
+				ss.EnsureCapacity(want)
 			}
 			f.spans[g] = ss
 		}
@@ -250,11 +250,17 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 	// in one pass, without the checks a value from disk needs
 	// (importer.DecodeEntry), into one rec kept from call to call.
 	rec := &f.rec
-	for i, e := range es {
-		rest = len(es) - i
-		if f.origins.handOn(e, spansOf) {
-			continue
+	// First the rows, and the records that go on as the spans they were;
+	// then what is left, made spans again.
+	f.left = f.origins.handOn(es, func(e sessions.Entry) bool {
+		if kind, err := importer.DecodeEntry(e, rec, &row); err == nil && kind == "sessions" {
+			f.remember(row)
+			return true
 		}
+		return false
+	}, spansOf, f.left[:0])
+	for n, i := range f.left {
+		e := es[i]
 		kind, err := importer.DecodeEntry(e, rec, &row)
 		switch {
 		case errors.Is(err, sessions.ErrNotRecord):
@@ -265,7 +271,7 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 			case ok && err != nil:
 				f.logger.Warn("a tally the processor wrote does not decode; not handed on", zap.Error(err))
 			case ok:
-				appendTally(spansOf(t.Session, spanbridge.TallyScope), spanbridge.TallyFields(t, e.Value))
+				appendTally(spansOf(t.Session, spanbridge.TallyScope, 0), spanbridge.TallyFields(t, e.Value))
 			}
 			continue
 		case err != nil:
@@ -275,8 +281,9 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 			f.remember(row)
 			continue
 		}
-		ss := spansOf(rec.Stamp.Session, instrumentation.Scope{Name: rec.Record.Scope.Name, Version: rec.Record.Scope.Version})
+		ss := spansOf(rec.Stamp.Session, instrumentation.Scope{Name: rec.Record.Scope.Name, Version: rec.Record.Scope.Version}, len(f.left)-n)
 		f.extra = appendRecord(ss, kind, rec, f.extra)
+		handedRemade.Add(1)
 	}
 	if td.SpanCount() == 0 {
 		return nil
