@@ -26,17 +26,12 @@ func DecodeEntry(e sessions.Entry, rec *sessions.Stamped[sessions.Record], row *
 	return owned.DecodeEntry(e.Key, e.Value, rec, row)
 }
 
-// EntryStamp returns the kind, session and seq of a record's entry from
-// its key alone, without reading its value; ok is false for any other
-// entry (a session row, a tally, the Importer's own). kind is a piece of
-// the entry's key: valid only as long as the entry is.
+// EntryStamp returns the kind (a piece of e.Key), session and seq of a
+// record's entry from its key alone; false for another entry.
 func EntryStamp(e sessions.Entry) (kind []byte, session sessions.SessionID, seq uint64, ok bool) {
 	k, tail, err := keys.Split(e.Key)
-	if err != nil || string(k) == keys.SessionsKind {
-		return nil, 0, 0, false
-	}
 	id, seq, ok := keys.RecordTail(tail)
-	if !ok {
+	if err != nil || !ok || string(k) == keys.SessionsKind {
 		return nil, 0, 0, false
 	}
 	return k, sessions.SessionID(id), seq, true

@@ -118,38 +118,24 @@ type Config struct {
 	// once.
 	ForwardOnly bool
 	// AsReceived, when set, is told of each span given with an Origin
-	// whose record is the span as it came (see AsReceived), before the
-	// record can reach Forward: a caller that hands records on may then
-	// hand on the span it was given, with records.kind and records.seq
-	// set on it, under its session's Resource, rather than a span made
-	// again from the record (docs/MAPPING.md §8.2); read back (§8.3),
-	// either gives the record's bytes. It is called with the Importer's
-	// lock held, on the goroutine of an Import or of the Importer's own
-	// loop (a span that waited for its parent is placed later), so it
-	// must be quick and must not call the Importer. A span held past the
-	// Import that brought it is told of when it is placed, with the
-	// Origin it came with: the caller tells a reference still valid from
-	// one that is not.
+	// whose record is the span as it came, before the record can reach
+	// Forward, with the Importer's lock held (quick, and not calling the
+	// Importer): handed on instead of a span made from the record, the
+	// span reads back as the record (docs/MAPPING.md §8.3). A span placed
+	// past its Import is told of then: the caller knows whether its
+	// Origin is still its own.
 	AsReceived func(AsReceived)
 }
 
-// AsReceived is a record whose span, as the Importer was given it, reads
-// back as the record (docs/MAPPING.md §8.3) once the span carries
-// records.kind = Kind and records.seq = Seq under the Resource of session
-// Session: its sender's clock was taken as it is and its times were
-// plausible, nothing of it was cut or dropped, left out below level full
-// or mapped with a problem, and it carries no records.* attribute but
-// records.kind and records.effect (no heavy attribute, nothing a
-// replayed span carries), a span kind of OTLP's six (unspecified among
-// them) and no event before its start.
+// AsReceived is a record that its span as it came reads back as, once it
+// carries records.kind = Kind and records.seq = Seq under the Resource of
+// session Session: its own clock and plausible times, nothing cut, left
+// out or mapped otherwise (internal/asis).
 type AsReceived struct {
-	// Origin is the span's Span.Origin.
-	Origin uint64
-	// Session and Seq are the record's stamp: its session and seq.
+	Origin  uint64 // the span's Span.Origin
 	Session sessions.SessionID
 	Seq     uint64
-	// Kind is the record's kind (sessions.MarksKind for a mark).
-	Kind string
+	Kind    string // sessions.MarksKind for a mark
 }
 
 // Importer records spans that did not come through this process's SDK —
