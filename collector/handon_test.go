@@ -69,6 +69,9 @@ func (v pulledView) DroppedEvents() int                          { return v.s.Dr
 func startRecordsProcessor(t *testing.T, cfg *ProcessorConfig) (processor.Traces, *consumertest.TracesSink) {
 	t.Helper()
 	sink := new(consumertest.TracesSink)
+	if cfg.Directory == "" && cfg.StateDirectory == "" {
+		cfg.StateDirectory = t.TempDir() // not the user's cache directory
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
