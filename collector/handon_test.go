@@ -188,11 +188,12 @@ func awkwardTraffic(now time.Time) []ptrace.Traces {
 	})
 	odd := []func(ptrace.Span){
 		changed,
-		func(s ptrace.Span) { s.SetStartTimestamp(0) },                                       // zero start
-		func(s ptrace.Span) { s.SetEndTimestamp(ts(-time.Hour)) },                            // ends before it starts
-		func(s ptrace.Span) { s.SetStartTimestamp(ts(-30 * 24 * time.Hour)) },                // a month long
-		func(s ptrace.Span) { s.SetDroppedAttributesCount(3) },                               // the sender's limit
-		func(s ptrace.Span) { s.Attributes().PutStr("big", strings.Repeat("x", 200<<10)) },   // huge, kept
+		func(s ptrace.Span) { s.SetStartTimestamp(0) },                        // zero start
+		func(s ptrace.Span) { s.SetEndTimestamp(ts(-time.Hour)) },             // ends before it starts
+		func(s ptrace.Span) { s.SetStartTimestamp(ts(-30 * 24 * time.Hour)) }, // a month long
+		func(s ptrace.Span) { s.SetDroppedAttributesCount(3) },                // the sender's limit
+		func(s ptrace.Span) { s.Attributes().PutStr("big", strings.Repeat("x", 200<<10)) },
+		func(s ptrace.Span) { s.Attributes().PutStr("huge", strings.Repeat("x", 16<<20)) },   // no store takes it   // huge, kept
 		func(s ptrace.Span) { s.Attributes().PutStr("records.full.body", "heavy") },          // left out at basic
 		func(s ptrace.Span) { s.SetKind(ptrace.SpanKindUnspecified) },                        // unspecified
 		func(s ptrace.Span) { s.SetKind(ptrace.SpanKind(9)) },                                // no kind at all
