@@ -245,6 +245,7 @@ func runInProcess(b *testing.B, c interface {
 		tds[i] = td
 	}
 	runtime.GC()
+	as0, re0 := handedAsReceived.Load(), handedRemade.Load()
 	cpu0 := processCPU(b, os.Getpid())
 	b.ResetTimer()
 	for i := range tds {
@@ -258,4 +259,7 @@ func runInProcess(b *testing.B, c interface {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(processCPU(b, os.Getpid())-cpu0)/float64(b.N*spansPerRequest), "cpu-ns/span")
+	if as, re := handedAsReceived.Load()-as0, handedRemade.Load()-re0; as+re > 0 {
+		b.ReportMetric(float64(as)/float64(as+re), "as-received")
+	}
 }

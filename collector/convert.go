@@ -34,6 +34,16 @@ type converted struct {
 	batches []importer.Batch
 	spans   []importer.Span
 	attrs   []attribute.KeyValue
+	// For the records processor (batchesOf): the request's id among those
+	// in flight, its spans as they came by origin (Span.Origin less one),
+	// and the records noted as spans of it as they came (origins.note).
+	id      uint64
+	origins []origin
+	sources []source
+	noted   []stamp
+	// lossy says the span being converted has a value the API has no type
+	// for, whose record holds its JSON text: it cannot go on as it came.
+	lossy bool
 }
 
 // maxPooled is the most spans, or attributes, a recycled slice keeps room
@@ -45,8 +55,14 @@ const maxPooled = 8192
 // (the request's pdata is not ours past the call). The slices are
 // recycled, for Import keeps nothing of them: give them back with
 // release once Import has returned.
-func batches(td ptrace.Traces) *converted {
+func batches(td ptrace.Traces) *converted { return batchesOf(td, 0) }
+
+// batchesOf is batches for request id of the records processor (0: none):
+// each span that can go on as it came (sameSpan) is given an Origin, its
+// place in c.origins plus one, with the request's id above originBits.
+func batchesOf(td ptrace.Traces, id uint64) *converted {
 	c := importBatches.Get().(*converted)
+	c.id = id
 	rss := td.ResourceSpans()
 	total, kvs := 0, 0
 	for i := range rss.Len() {
@@ -77,8 +93,15 @@ func batches(td ptrace.Traces) *converted {
 			ss := sss.At(j)
 			scope := instrumentation.Scope{Name: ss.Scope().Name(), Version: ss.Scope().Version(), SchemaURL: ss.SchemaUrl()}
 			ps := ss.Spans()
+			if id != 0 {
+				c.sources = append(c.sources, source{spans: ps})
+			}
 			for k := range ps.Len() {
 				spans = append(spans, c.span(ps.At(k), scope))
+				if id != 0 && !c.lossy && len(c.origins) < maxOrigins {
+					c.origins = append(c.origins, origin{span: ps.At(k), scope: scope, source: len(c.sources) - 1})
+					spans[len(spans)-1].Origin = id<<originBits | uint64(len(c.origins))
+				}
 			}
 		}
 		b.Spans = spans[from:len(spans):len(spans)]
@@ -94,6 +117,9 @@ func (c *converted) release() {
 	clear(c.spans[:cap(c.spans)])
 	clear(c.batches[:cap(c.batches)])
 	clear(c.attrs[:cap(c.attrs)])
+	clear(c.origins[:cap(c.origins)])
+	clear(c.sources[:cap(c.sources)])
+	c.origins, c.sources, c.noted, c.id = c.origins[:0], c.sources[:0], c.noted[:0], 0
 	if cap(c.spans) > maxPooled {
 		c.spans = nil
 	}
@@ -103,12 +129,16 @@ func (c *converted) release() {
 	if cap(c.attrs) > maxPooled {
 		c.attrs = nil
 	}
+	if cap(c.origins) > maxPooled || cap(c.sources) > maxPooled {
+		c.origins, c.sources, c.noted = nil, nil, nil
+	}
 	c.spans, c.batches, c.attrs = c.spans[:0], c.batches[:0], c.attrs[:0]
 	importBatches.Put(c)
 }
 
 // span converts one pdata span, its attributes a piece of c.attrs.
 func (c *converted) span(s ptrace.Span, scope instrumentation.Scope) importer.Span {
+	c.lossy = false
 	out := importer.Span{
 		TraceID:           trace.TraceID(s.TraceID()),
 		SpanID:            trace.SpanID(s.SpanID()),
@@ -130,7 +160,7 @@ func (c *converted) span(s ptrace.Span, scope instrumentation.Scope) importer.Sp
 		out.Events = make([]sdktrace.Event, evs.Len())
 		for i := range evs.Len() {
 			e := evs.At(i)
-			out.Events[i] = sdktrace.Event{Name: e.Name(), Time: e.Timestamp().AsTime(), Attributes: attrs(e.Attributes()),
+			out.Events[i] = sdktrace.Event{Name: e.Name(), Time: e.Timestamp().AsTime(), Attributes: c.attrsNoted(e.Attributes()),
 				DroppedAttributeCount: int(e.DroppedAttributesCount())}
 		}
 	}
@@ -141,7 +171,7 @@ func (c *converted) span(s ptrace.Span, scope instrumentation.Scope) importer.Sp
 			ts, _ := trace.ParseTraceState(l.TraceState().AsRaw())
 			out.Links[i] = sdktrace.Link{
 				SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID(l.TraceID()), SpanID: trace.SpanID(l.SpanID()), TraceState: ts}),
-				Attributes:  attrs(l.Attributes()), DroppedAttributeCount: int(l.DroppedAttributesCount()),
+				Attributes:  c.attrsNoted(l.Attributes()), DroppedAttributeCount: int(l.DroppedAttributesCount()),
 			}
 		}
 	}
@@ -167,9 +197,43 @@ func (c *converted) attrsOf(m pcommon.Map) []attribute.KeyValue {
 	}
 	from := len(c.attrs)
 	for k, v := range m.All() {
+		c.lossy = c.lossy || !exact(v)
 		c.attrs = append(c.attrs, attribute.KeyValue{Key: attribute.Key(k), Value: value(v)})
 	}
 	return c.attrs[from:len(c.attrs):len(c.attrs)]
+}
+
+// attrsNoted is attrs, noting a value the API has no type for (lossy).
+func (c *converted) attrsNoted(m pcommon.Map) []attribute.KeyValue {
+	for _, v := range m.All() {
+		c.lossy = c.lossy || !exact(v)
+	}
+	return attrs(m)
+}
+
+// exact reports whether value gives v as the API has it, a value of its
+// type rather than its JSON text.
+func exact(v pcommon.Value) bool {
+	switch v.Type() {
+	case pcommon.ValueTypeStr, pcommon.ValueTypeInt, pcommon.ValueTypeDouble, pcommon.ValueTypeBool:
+		return true
+	case pcommon.ValueTypeSlice:
+		s := v.Slice()
+		for i := 1; i < s.Len(); i++ {
+			if s.At(i).Type() != s.At(0).Type() {
+				return false
+			}
+		}
+		if s.Len() > 0 {
+			switch s.At(0).Type() {
+			case pcommon.ValueTypeStr, pcommon.ValueTypeInt, pcommon.ValueTypeDouble, pcommon.ValueTypeBool:
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // attrs converts OTLP attributes. OTLP carries values the API does not

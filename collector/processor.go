@@ -29,10 +29,12 @@ import (
 // records what it is given under the same rules as the exporter — the
 // same Importer — and passes downstream only what is kept: the spans of
 // sessions (or, with keep_by: trace, traces) that changed something, each
-// made a span again from its record (spanbridge.Span), so that it carries
-// what makes it a record again (records.kind, records.seq, the session's
-// row on its Resource with records.session.id) and `records pull` can
-// rebuild the store exactly from a backend. A warm fleet sends nothing
+// carrying what makes it a record again (records.kind, records.seq, the
+// session's row on its Resource with records.session.id), so that
+// `records pull` can rebuild the store exactly from a backend. A span
+// decided within the request that brought it, whose record is the span
+// as it came, goes on as that span, moved out of the request (origins.go);
+// the others are made spans again from their records (spanbridge.Span). A warm fleet sends nothing
 // downstream. With a directory it also records into that store; without
 // one it keeps no records, only, in a state directory, what it needs to
 // take a batch once across a restart (importer.Config.ForwardOnly).
@@ -104,7 +106,8 @@ func createTracesProcessor(ctx context.Context, set processor.Settings, cfg comp
 	}
 	return processorhelper.NewTraces(ctx, set, cfg, next, p.process,
 		processorhelper.WithStart(p.start), processorhelper.WithShutdown(p.shutdown),
-		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}))
+		// It moves the spans it hands on as they came out of the request.
+		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}))
 }
 
 // recordsProcessor is the component: an importer.Importer whose store
@@ -125,6 +128,7 @@ type recordsProcessor struct {
 func (p *recordsProcessor) start(context.Context, component.Host) error {
 	ic := p.ic
 	ic.Forward = p.fwd.forward
+	ic.AsReceived = p.fwd.origins.note
 	dir := p.dir
 	if dir == "" {
 		dir, ic.ForwardOnly = p.state, true
@@ -145,11 +149,12 @@ func (p *recordsProcessor) start(context.Context, component.Host) error {
 }
 
 // process records a batch; what is kept goes downstream as it is written
-// (forwarder), not from here, so the batch itself is never passed on.
+// (forwarder), not from here, so the batch itself is never passed on: the
+// spans handed on as they came are moved out of it while it is in flight.
 func (p *recordsProcessor) process(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
-	c := batches(td)
+	c := p.fwd.origins.convert(td)
 	res, err := p.im.Import(ctx, c.batches...)
-	c.release()
+	p.fwd.origins.done(c)
 	switch {
 	case err != nil:
 		return td, err
@@ -176,11 +181,13 @@ func (p *recordsProcessor) shutdown(ctx context.Context) error {
 // Resource that carries its id (records.session.id) and nothing more.
 const maxRows = 4096
 
-// forwarder turns the entries an Importer writes into spans, and hands
-// them to the next consumer.
+// forwarder turns the entries an Importer writes into spans — the spans
+// they were, as they came, where it can (origins) — and hands them to the
+// next consumer.
 type forwarder struct {
-	next   consumer.Traces
-	logger *zap.Logger
+	next    consumer.Traces
+	logger  *zap.Logger
+	origins origins // the requests in flight, whose spans go on as they came
 
 	mu    sync.Mutex
 	rows  map[sessions.SessionID]sessions.Session
@@ -190,6 +197,7 @@ type forwarder struct {
 	resources map[sessions.SessionID]ptrace.ResourceSpans
 	extra     []attribute.KeyValue
 	rec       sessions.Stamped[sessions.Record]
+	left      []int // the entries handOn left
 }
 
 // group is the spans of a session in a scope, as forward hands them on.
@@ -198,9 +206,11 @@ type group struct {
 	scope   instrumentation.Scope
 }
 
-// forward hands the records among es on, each a span again under its
-// session's Resource; rows update the Resource of what follows, and
-// other entries (the Importer's bookkeeping) are not records.
+// forward hands the records among es on, each a span under its
+// session's Resource: the span it was as it came when its request is in
+// flight, else one made again from it; rows update the Resource of what
+// follows, and other entries (the Importer's bookkeeping) are not
+// records.
 func (f *forwarder) forward(es []sessions.Entry) error {
 	td := ptrace.NewTraces()
 	var row sessions.Session
@@ -212,10 +222,9 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 	defer clear(f.spans)
 	defer clear(f.resources)
 	// The spans of session id in scope, under its Resource; the first
-	// group with room for the rest of the batch, which is mostly one
-	// session's spans in one scope.
-	rest := 0
-	spansOf := func(id sessions.SessionID, scope instrumentation.Scope) ptrace.SpanSlice {
+	// group made with room for want spans, the rest of the batch, which
+	// is mostly one session's spans in one scope.
+	spansOf := func(id sessions.SessionID, scope instrumentation.Scope, want int) ptrace.SpanSlice {
 		rs, ok := f.resources[id]
 		if !ok {
 			rs = td.ResourceSpans().AppendEmpty()
@@ -230,8 +239,8 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 			sc.Scope().SetVersion(g.scope.Version)
 			sc.SetSchemaUrl(g.scope.SchemaURL)
 			ss = sc.Spans()
-			if len(f.spans) == 0 {
-				ss.EnsureCapacity(rest)
+			if len(f.spans) == 0 && want > 0 {
+				ss.EnsureCapacity(want)
 			}
 			f.spans[g] = ss
 		}
@@ -241,8 +250,17 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 	// in one pass, without the checks a value from disk needs
 	// (importer.DecodeEntry), into one rec kept from call to call.
 	rec := &f.rec
-	for i, e := range es {
-		rest = len(es) - i
+	// First the rows, and the records that go on as the spans they were;
+	// then what is left, made spans again.
+	f.left = f.origins.handOn(es, func(e sessions.Entry) bool {
+		if kind, err := importer.DecodeEntry(e, rec, &row); err == nil && kind == "sessions" {
+			f.remember(row)
+			return true
+		}
+		return false
+	}, spansOf, f.left[:0])
+	for n, i := range f.left {
+		e := es[i]
 		kind, err := importer.DecodeEntry(e, rec, &row)
 		switch {
 		case errors.Is(err, sessions.ErrNotRecord):
@@ -253,7 +271,7 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 			case ok && err != nil:
 				f.logger.Warn("a tally the processor wrote does not decode; not handed on", zap.Error(err))
 			case ok:
-				appendTally(spansOf(t.Session, spanbridge.TallyScope), spanbridge.TallyFields(t, e.Value))
+				appendTally(spansOf(t.Session, spanbridge.TallyScope, 0), spanbridge.TallyFields(t, e.Value))
 			}
 			continue
 		case err != nil:
@@ -263,8 +281,9 @@ func (f *forwarder) forward(es []sessions.Entry) error {
 			f.remember(row)
 			continue
 		}
-		ss := spansOf(rec.Stamp.Session, instrumentation.Scope{Name: rec.Record.Scope.Name, Version: rec.Record.Scope.Version})
+		ss := spansOf(rec.Stamp.Session, instrumentation.Scope{Name: rec.Record.Scope.Name, Version: rec.Record.Scope.Version}, len(f.left)-n)
 		f.extra = appendRecord(ss, kind, rec, f.extra)
+		handedRemade.Add(1)
 	}
 	if td.SpanCount() == 0 {
 		return nil

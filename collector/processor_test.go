@@ -6,11 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -64,20 +62,7 @@ func recordSpans(sink *consumertest.TracesSink) int {
 // runProcessor runs the records processor with cfg over tds, into a sink.
 func runProcessor(t *testing.T, cfg *ProcessorConfig, tds ...ptrace.Traces) *consumertest.TracesSink {
 	t.Helper()
-	sink := new(consumertest.TracesSink)
-	if cfg.Directory == "" && cfg.StateDirectory == "" {
-		cfg.StateDirectory = t.TempDir() // not the user's cache directory
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewProcessorFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
+	p, sink := startRecordsProcessor(t, cfg)
 	for _, td := range tds {
 		if err := p.ConsumeTraces(context.Background(), td); err != nil {
 			t.Fatal(err)

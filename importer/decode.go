@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/ground/owned"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -23,4 +24,15 @@ import (
 // it held, which the caller copies out before the next call.
 func DecodeEntry(e sessions.Entry, rec *sessions.Stamped[sessions.Record], row *sessions.Session) (kind string, err error) {
 	return owned.DecodeEntry(e.Key, e.Value, rec, row)
+}
+
+// EntryStamp returns the kind (a piece of e.Key), session and seq of a
+// record's entry from its key alone; false for another entry.
+func EntryStamp(e sessions.Entry) (kind []byte, session sessions.SessionID, seq uint64, ok bool) {
+	k, tail, err := keys.Split(e.Key)
+	id, seq, ok := keys.RecordTail(tail)
+	if err != nil || !ok || string(k) == keys.SessionsKind {
+		return nil, 0, 0, false
+	}
+	return k, sessions.SessionID(id), seq, true
 }

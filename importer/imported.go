@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelrecords/otelrecords/importer/internal/heldsize"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
 
@@ -58,6 +59,9 @@ type Span struct {
 	// DroppedAttributes, DroppedEvents and DroppedLinks count what the
 	// sender's limits dropped.
 	DroppedAttributes, DroppedEvents, DroppedLinks int
+	// Origin is the caller's reference to the span, 0 for none, given
+	// back by Config.AsReceived; its meaning is the caller's.
+	Origin uint64
 }
 
 // Batch is spans of one sender process, with that process's
@@ -115,31 +119,27 @@ func (v *importedView) DroppedEvents() int                          { return v.s
 // Measured against the heap (TestImportHeldSpansCountTheirCost), it errs
 // high.
 func (s *Span) size() int {
-	n := pendingSpanBytes + str(s.Name) + str(s.TraceState) + str(s.Scope.Name) + str(s.Scope.Version) + str(s.Scope.SchemaURL)
-	n += attrsSize(s.Attributes)
+	n := pendingSpanBytes + heldsize.Str(s.Name) + heldsize.Str(s.TraceState) + heldsize.Str(s.Scope.Name) + heldsize.Str(s.Scope.Version) + heldsize.Str(s.Scope.SchemaURL)
+	n += heldsize.Attrs(s.Attributes)
 	for i := range s.Events {
-		n += eventBytes + str(s.Events[i].Name) + attrsSize(s.Events[i].Attributes)
+		n += eventBytes + heldsize.Str(s.Events[i].Name) + heldsize.Attrs(s.Events[i].Attributes)
 	}
 	for i := range s.Links {
-		n += linkBytes + attrsSize(s.Links[i].Attributes)
+		n += linkBytes + heldsize.Attrs(s.Links[i].Attributes)
 	}
 	return n
 }
 
 // What the parts of a held span cost, rounded up to the allocator's size
-// classes: the pendingSpan (408 bytes), an attribute's slot
-// (attribute.KeyValue), an event's and a link's, and a trace's entry
-// with its map of waiting spans.
+// classes: the pendingSpan (408 bytes), an event's and a link's (an
+// attribute's is heldsize.KV), and a trace's entry with its map of
+// waiting spans.
 const (
 	pendingSpanBytes = 416
-	kvBytes          = 64
 	eventBytes       = 96
 	linkBytes        = 112
 	liveTraceBytes   = 320
 )
-
-// str is what a string's bytes cost: rounded up to 16.
-func str(s string) int { return (len(s) + 15) &^ 15 }
 
 // detach gives s copies of the slices its fields refer to (attributes,
 // events, links and theirs), so that a span held past Import keeps
@@ -158,32 +158,4 @@ func (s *Span) detach() {
 			s.Links[i].Attributes = slices.Clone(s.Links[i].Attributes)
 		}
 	}
-}
-
-func attrsSize(kvs []attribute.KeyValue) int {
-	n := 0
-	for _, kv := range kvs {
-		n += kvBytes + str(string(kv.Key)) + valueSize(kv.Value)
-	}
-	return n
-}
-
-func valueSize(v attribute.Value) int {
-	switch v.Type() {
-	case attribute.STRING:
-		return str(v.AsString())
-	case attribute.STRINGSLICE:
-		n := 0
-		for _, s := range v.AsStringSlice() {
-			n += 16 + str(s)
-		}
-		return n
-	case attribute.BOOLSLICE:
-		return len(v.AsBoolSlice())
-	case attribute.INT64SLICE:
-		return 8 * len(v.AsInt64Slice())
-	case attribute.FLOAT64SLICE:
-		return 8 * len(v.AsFloat64Slice())
-	}
-	return 0
 }

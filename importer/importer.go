@@ -117,6 +117,25 @@ type Config struct {
 	// again when they are sent again: downstream takes each span at least
 	// once.
 	ForwardOnly bool
+	// AsReceived, when set, is told of each span given with an Origin
+	// whose record is the span as it came, before the record can reach
+	// Forward, with the Importer's lock held (quick, and not calling the
+	// Importer): handed on instead of a span made from the record, the
+	// span reads back as the record (docs/MAPPING.md §8.3). A span placed
+	// past its Import is told of then: the caller knows whether its
+	// Origin is still its own.
+	AsReceived func(AsReceived)
+}
+
+// AsReceived is a record that its span as it came reads back as, once it
+// carries records.kind = Kind and records.seq = Seq under the Resource of
+// session Session: its own clock and plausible times, nothing cut, left
+// out or mapped otherwise (internal/asis).
+type AsReceived struct {
+	Origin  uint64 // the span's Span.Origin
+	Session sessions.SessionID
+	Seq     uint64
+	Kind    string // sessions.MarksKind for a mark
 }
 
 // Importer records spans that did not come through this process's SDK —

@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelrecords/otelrecords/importer/internal/asis"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
 	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
@@ -456,6 +457,10 @@ func (im *Importer) record(rs *remoteSession, s *Span, encloses bool, arrived ti
 	case enc.Err != nil:
 		err = rs.rec.RecordTooLargeIn(recorder.Trace(s.TraceID), enc.Kind, enc.Effect, enc.Name, enc.Err)
 	default:
+		if s.Origin != 0 && im.cfg.AsReceived != nil && !odd && rs.clock.Skew == 0 && enc.Problem == nil && !enc.Cut &&
+			asis.Check(s.Kind, s.Start, s.Attributes, s.Events, s.Links) { // told before another Import's Flush may hand it on
+			im.cfg.AsReceived(AsReceived{Origin: s.Origin, Session: st.Session, Seq: st.Seq, Kind: enc.Kind})
+		}
 		// Under KeepBySession the trace changes nothing; under KeepByTrace
 		// the record is held with its trace until the trace is decided.
 		err = rs.rec.RecordEncodedIn(recorder.Trace(s.TraceID), enc.Kind, enc.Effect, st, w.Buf)
