@@ -11,6 +11,7 @@
 package skew
 
 import (
+	"math"
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
@@ -65,12 +66,16 @@ func Measure(n int, end func(i int) time.Time, recv time.Time, replayed bool) Cl
 // placed at recv with no duration: no record lasts 56 years or less than
 // nothing.
 func (c Clock) Times(spanStart, spanEnd, recv time.Time) (start, end time.Time, odd bool) {
-	// It runs for every span: the window is taken once, and a clock
-	// without skew (most senders) adds nothing.
+	// It runs for every span: a clock without skew (most senders) and
+	// times within the window (most spans) cost a few integer
+	// comparisons.
+	if c.Skew == 0 && usual(spanStart, spanEnd, recv) {
+		return spanStart, spanEnd, false // most spans: SpanTimes's first case, without its calls
+	}
 	latest, earliest := recv.Add(Ahead), recv.Add(-MaxSpanAge)
 	if c.Skew == 0 && within(spanStart, earliest, latest) && within(spanEnd, earliest, latest) &&
 		!spanEnd.Before(spanStart) && spanEnd.Sub(spanStart) <= recorder.MaxSpan {
-		return spanStart, spanEnd, false // most spans: SpanTimes's first case, without its calls
+		return spanStart, spanEnd, false // what usual leaves to this: recv near the ends of time
 	}
 	plausible := func(t time.Time) bool {
 		if !recorder.Plausible(t) {
@@ -98,4 +103,33 @@ func (c Clock) On(t time.Time) time.Time {
 // within [earliest, latest].
 func within(t, earliest, latest time.Time) bool {
 	return recorder.Plausible(t) && !t.After(latest) && !t.Before(earliest)
+}
+
+// The seconds within which usual decides for recv: far enough from the
+// ends of what a session can hold (1970, and 2262 where Unix nanoseconds
+// overflow) that every instant within the window around recv is
+// plausible.
+const (
+	usualFrom  = int64(MaxSpanAge/time.Second) + 2
+	usualUntil = math.MaxInt64/int64(time.Second) - int64(Ahead/time.Second) - 2
+)
+
+// usual reports, in integer arithmetic, that start and end lie within
+// [recv-MaxSpanAge, recv+Ahead], the end not before the start nor more
+// than recorder.MaxSpan after it: Times's common case, which within and
+// time.Time's comparisons decide at several times the cost. It is never
+// true where they would say otherwise, and it is false (leaving the
+// decision to them) for a recv near the ends of time. Seconds are
+// compared first, so that no nanosecond count it computes overflows.
+func usual(start, end, recv time.Time) bool {
+	r := recv.Unix()
+	if r < usualFrom || r > usualUntil {
+		return false
+	}
+	lo, hi := r-int64(MaxSpanAge/time.Second)-1, r+int64(Ahead/time.Second)+1
+	if s, e := start.Unix(), end.Unix(); s < lo || s > hi || e < lo || e > hi {
+		return false
+	}
+	rn, sn, en := recv.UnixNano(), start.UnixNano(), end.UnixNano()
+	return sn >= rn-int64(MaxSpanAge) && en <= rn+int64(Ahead) && en >= sn && en-sn <= int64(recorder.MaxSpan)
 }
