@@ -83,10 +83,151 @@ type origins struct {
 	ids  atomic.Uint64 // the last request id given
 	mu   sync.Mutex
 	live map[uint64]*converted
-	asIs map[stamp]asIs
+	asIs map[sessions.SessionID]*noted
+	// The session noted last, which the next note and lookup are most
+	// likely of (mu).
+	lastID sessions.SessionID
+	last   *noted
+	// spare is a session's notes let go of when they emptied, for the
+	// next session to note into (mu).
+	spare *noted
 	// handOn's scratch (mu).
 	claims []claim
 }
+
+// noted is the records of a session that are spans as they came, by seq:
+// a record is noted as its session stamps it, in the order of its seqs,
+// and handed on in about that order, so its note is found by an index
+// rather than a hash (a map of every record in flight cost more than the
+// rest of the hand-on). buf[lo+i] is seq base+i; an empty one (c nil) was
+// not noted, or was handed on or given up since. The front is given up
+// by moving lo, and buf is used again from its start once it empties, so
+// a steady stream of requests notes into one array.
+type noted struct {
+	base uint64
+	lo   int
+	buf  []asIs
+}
+
+// maxNotedGap is the most seqs a session's notes span: a note further
+// from the oldest one left gives up those older (their records are made
+// again if they ever go on), so that a session that stamps many records
+// that are not spans as they came, between two that are, holds no room
+// for them.
+const maxNotedGap = 1 << 16
+
+// len is how many seqs the notes span, from base.
+func (n *noted) len() int { return len(n.buf) - n.lo }
+
+// put notes a at seq.
+func (n *noted) put(seq uint64, a asIs) {
+	if n.len() == 0 || seq < n.base {
+		// Empty, or (never, as sessions stamp) before the oldest note:
+		// those after it are given up.
+		clear(n.buf)
+		n.base, n.lo, n.buf = seq, 0, n.buf[:0]
+	}
+	if seq-n.base >= maxNotedGap {
+		n.shift(int(min(uint64(n.len()), seq-n.base-maxNotedGap/2)))
+		n.trim()
+		if n.len() == 0 {
+			n.base = seq
+		}
+	}
+	at := n.lo + int(seq-n.base)
+	for len(n.buf) <= at {
+		if n.lo > 0 && len(n.buf) == cap(n.buf) {
+			// Full, with room given up at the front: move the notes
+			// there rather than grow.
+			live := copy(n.buf, n.buf[n.lo:])
+			clear(n.buf[live:])
+			n.buf, at, n.lo = n.buf[:live], at-n.lo, 0
+			continue
+		}
+		n.buf = append(n.buf, asIs{})
+	}
+	n.buf[at] = a
+}
+
+// get returns the note of seq, if any.
+func (n *noted) get(seq uint64) (asIs, bool) {
+	if seq < n.base || seq-n.base >= uint64(n.len()) {
+		return asIs{}, false
+	}
+	a := n.buf[n.lo+int(seq-n.base)]
+	return a, a.c != nil
+}
+
+// drop forgets the note of seq when it is of c (any, when c is nil).
+func (n *noted) drop(seq uint64, c *converted) {
+	if seq < n.base || seq-n.base >= uint64(n.len()) {
+		return
+	}
+	if a := &n.buf[n.lo+int(seq-n.base)]; a.c != nil && (c == nil || a.c == c) {
+		*a = asIs{}
+	}
+	n.trim()
+}
+
+// trim gives up the empty notes at the front.
+func (n *noted) trim() {
+	k := 0
+	for k < n.len() && n.buf[n.lo+k].c == nil {
+		k++
+	}
+	n.shift(k)
+}
+
+// shift gives up the first k notes.
+func (n *noted) shift(k int) {
+	clear(n.buf[n.lo : n.lo+k])
+	n.lo += k
+	n.base += uint64(k)
+	if n.lo == len(n.buf) {
+		n.lo, n.buf = 0, n.buf[:0]
+	}
+}
+
+// notesOf returns session id's notes; make adds them when there are none.
+// mu is held.
+func (o *origins) notesOf(id sessions.SessionID, make bool) *noted {
+	if o.last != nil && o.lastID == id {
+		return o.last
+	}
+	n := o.asIs[id]
+	if n == nil {
+		if !make {
+			return nil
+		}
+		if n = o.spare; n != nil {
+			o.spare = nil
+		} else {
+			n = &noted{}
+		}
+		o.asIs[id] = n
+	}
+	o.lastID, o.last = id, n
+	return n
+}
+
+// forgetEmpty lets go of session id's notes when none is left. mu is
+// held.
+func (o *origins) forgetEmpty(id sessions.SessionID, n *noted) {
+	if n.len() > 0 {
+		return
+	}
+	delete(o.asIs, id)
+	if o.last == n {
+		o.last = nil
+	}
+	if cap(n.buf) <= maxSpareNotes {
+		o.spare = n // the next session noted takes it, and its array
+	}
+}
+
+// maxSpareNotes is the most notes the array of a spare noted holds room
+// for: what a huge request grew goes.
+const maxSpareNotes = 8192
 
 // handedAsReceived counts the spans the processors of this process
 // handed on as they came, and handedRemade the records they made spans
@@ -100,7 +241,7 @@ func (o *origins) convert(td ptrace.Traces) *converted {
 	if len(c.origins) > 0 {
 		o.mu.Lock()
 		if o.live == nil {
-			o.live, o.asIs = map[uint64]*converted{}, map[stamp]asIs{}
+			o.live, o.asIs = map[uint64]*converted{}, map[sessions.SessionID]*noted{}
 		}
 		o.live[c.id] = c
 		o.mu.Unlock()
@@ -115,8 +256,9 @@ func (o *origins) done(c *converted) {
 		o.mu.Lock()
 		delete(o.live, c.id)
 		for _, k := range c.noted {
-			if v, ok := o.asIs[k]; ok && v.c == c {
-				delete(o.asIs, k)
+			if n := o.notesOf(k.session, false); n != nil {
+				n.drop(k.seq, c)
+				o.forgetEmpty(k.session, n)
 			}
 		}
 		o.mu.Unlock()
@@ -134,9 +276,8 @@ func (o *origins) note(a importer.AsReceived) {
 	if c == nil || i < 0 || i >= len(c.origins) {
 		return
 	}
-	k := stamp{a.Session, a.Seq}
-	o.asIs[k] = asIs{c: c, i: i, kind: a.Kind}
-	c.noted = append(c.noted, k)
+	o.notesOf(a.Session, true).put(a.Seq, asIs{c: c, i: i, kind: a.Kind})
+	c.noted = append(c.noted, stamp{a.Session, a.Seq})
 }
 
 // handOn hands on the records among es that are spans as they came,
@@ -164,12 +305,18 @@ func (o *origins) handOn(es []sessions.Entry, row func(sessions.Entry) bool,
 			continue
 		}
 		k := stamp{id, seq}
-		v, ok := o.asIs[k]
+		n := o.notesOf(id, false)
+		if n == nil {
+			left = append(left, i)
+			continue
+		}
+		v, ok := n.get(seq)
 		if !ok || v.kind != string(kind) {
 			left = append(left, i)
 			continue
 		}
-		delete(o.asIs, k)
+		n.drop(seq, nil)
+		o.forgetEmpty(id, n)
 		src := &v.c.sources[v.c.origins[v.i].source]
 		if src.claimed == 0 {
 			src.session = id
