@@ -25,8 +25,10 @@ import (
 // secret key (random; an Importer that keeps no records keeps it in its
 // store, with the fingerprints of what it handed on) — and a word holding
 // its state and the second it was placed, 12 bytes, whatever the traces'
-// shape. Slots are found by linear
-// probing from the fingerprint, at most three quarters of them used, so
+// shape. Five slots make a bucket of 64 bytes, one cache line, each word
+// in the line of its fingerprint: a lookup in a table of tens of
+// megabytes usually costs one cache miss. Buckets are found by linear
+// probing from the fingerprint, at most four fifths of the slots used, so
 // a span costs 16 to 32 bytes; nothing in it is a pointer, so the
 // garbage collector never scans it. Two spans share a fingerprint with a
 // chance of one in 2^64 per pair: with three million spans remembered, a
@@ -34,12 +36,21 @@ import (
 
 // The table's bounds.
 const (
-	// seenSlotBytes is what a slot of the table costs: its fingerprint
-	// and its word.
-	seenSlotBytes = 12
-	// minSeenSlots is the smallest table; it grows from there.
-	minSeenSlots = 1 << 10
+	// bucketSlots is how many slots a bucket holds: its fingerprints,
+	// its words and 4 spare bytes fill 64.
+	bucketSlots = 5
+	// bucketBytes is what a bucket costs.
+	bucketBytes = 64
+	// minBuckets is the smallest table; it grows from there.
+	minBuckets = 1 << 8
 )
+
+// bucket is five slots in one cache line.
+type bucket struct {
+	fps   [bucketSlots]uint64 // fingerprints; 0 is an empty slot
+	words [bucketSlots]uint32 // state<<30 | the second (from the Importer's epoch) it was set
+	_     uint32
+}
 
 // Ref identifies a span of a sender.
 type Ref struct {
@@ -58,20 +69,20 @@ const (
 
 // Table is the spans an Importer remembers, over every sender.
 type Table struct {
-	fps   []uint64 // fingerprints; 0 is an empty slot
-	words []uint32 // state<<30 | the second (from the Importer's epoch) it was set
-	n     int      // spans remembered
-	max   int      // the most slots the table may have (Config.DedupBytes)
-	key   HashKey
+	buckets []bucket
+	n       int // spans remembered
+	max     int // the most buckets the table may have (Config.DedupBytes)
+	key     HashKey
 	// forgotten counts spans forgotten before the dedup window passed,
 	// to stay within the bound.
 	forgotten int64
+	sink      uint64 // what touch read, so that its reads are kept
 }
 
 // New returns an empty table of at most maxBytes: its largest
 // table, and the half it grows from, fit in them together.
 func New(maxBytes int) Table {
-	return Table{max: max(maxBytes/seenSlotBytes*2/3, minSeenSlots), key: newHashKey()}
+	return Table{max: max(maxBytes/bucketBytes*2/3, minBuckets), key: newHashKey()}
 }
 
 // HashKey is the secret the fingerprints are hashed under: a sender
@@ -137,26 +148,39 @@ func (t *Table) Fingerprint(salt uint64, ref Ref) uint64 {
 	return 1
 }
 
-// home is where the probe for fp starts: its high bits, scaled to the
-// table (a table of any size, without a division).
+// home is the bucket where the probe for fp starts: its high bits,
+// scaled to the table (a table of any size, without a division).
 func (t *Table) home(fp uint64) int {
-	hi, _ := bits.Mul64(fp, uint64(len(t.fps)))
+	hi, _ := bits.Mul64(fp, uint64(len(t.buckets)))
 	return int(hi)
 }
 
-// find returns the slot of fp and true, or the empty slot where it would
-// go and false. The table is not empty.
-func (t *Table) find(fp uint64) (int, bool) {
-	i := t.home(fp)
+// find returns the bucket and slot of fp and true, or the empty slot
+// where it would go and false: the first in the first bucket from fp's
+// home that has one. The table is not empty.
+//
+// A span's bucket is its home or, past it, one that every bucket from
+// its home to it was full when it was put there; a removal keeps that
+// true (removeIf). So a probe ends at the first bucket with an empty
+// slot, and slots in a bucket are in no order.
+func (t *Table) find(fp uint64) (int, int, bool) {
+	b := t.home(fp)
 	for {
-		switch t.fps[i] {
-		case fp:
-			return i, true
-		case 0:
-			return i, false
+		bk := &t.buckets[b]
+		free := -1
+		for k, f := range &bk.fps {
+			if f == fp {
+				return b, k, true
+			}
+			if f == 0 && free < 0 {
+				free = k
+			}
 		}
-		if i++; i == len(t.fps) {
-			i = 0
+		if free >= 0 {
+			return b, free, false
+		}
+		if b++; b == len(t.buckets) {
+			b = 0
 		}
 	}
 }
@@ -170,45 +194,62 @@ func (t *Table) State(fp uint64) State {
 	if t.n == 0 {
 		return None
 	}
-	if i, ok := t.find(fp); ok {
-		return wordState(t.words[i])
+	if b, k, ok := t.find(fp); ok {
+		return wordState(t.buckets[b].words[k])
 	}
 	return None
 }
 
+// touch reads a word of the home bucket of each of fps (0: none), in a
+// loop of reads that do not wait for each other nor for a branch: their
+// cache misses overlap, and the lookups that follow find the lines in
+// the cache.
+func (t *Table) touch(fps []uint64) {
+	if len(t.buckets) == 0 {
+		return
+	}
+	s := t.sink
+	for _, fp := range fps {
+		s += t.buckets[t.home(fp)].fps[0]
+	}
+	t.sink = s
+}
+
 // set sets the state of fp, at the second sec, and reports whether fp is
 // new to the table. A table at its bound makes room by forgetting its
-// oldest spans, at least a quarter of them.
+// oldest spans, at least half of them.
 func (t *Table) Set(fp uint64, st State, sec uint32) bool {
-	if len(t.fps) == 0 {
-		t.resize(min(minSeenSlots, t.max))
+	if len(t.buckets) == 0 {
+		t.resize(min(minBuckets, t.max))
 	}
-	i, ok := t.find(fp)
+	b, k, ok := t.find(fp)
 	if ok {
-		t.words[i] = word(st, sec)
+		t.buckets[b].words[k] = word(st, sec)
 		return false
 	}
-	if 4*(t.n+1) > 3*len(t.fps) {
-		if len(t.fps) < t.max {
-			t.resize(min(2*len(t.fps), t.max))
+	if slots := len(t.buckets) * bucketSlots; 5*(t.n+1) > 4*slots {
+		if len(t.buckets) < t.max {
+			t.resize(min(2*len(t.buckets), t.max))
 		} else {
-			t.forgetOldest(sec, len(t.fps)*3/8)
+			t.forgetOldest(sec, slots*2/5)
 		}
-		i, _ = t.find(fp)
+		b, k, _ = t.find(fp)
 	}
-	t.fps[i], t.words[i] = fp, word(st, sec)
+	t.buckets[b].fps[k], t.buckets[b].words[k] = fp, word(st, sec)
 	t.n++
 	return true
 }
 
-// resize moves the spans into a table of slots slots.
-func (t *Table) resize(slots int) {
-	old, oldWords := t.fps, t.words
-	t.fps, t.words = make([]uint64, slots), make([]uint32, slots)
-	for j, fp := range old {
-		if fp != 0 {
-			i, _ := t.find(fp)
-			t.fps[i], t.words[i] = fp, oldWords[j]
+// resize moves the spans into a table of n buckets.
+func (t *Table) resize(n int) {
+	old := t.buckets
+	t.buckets = make([]bucket, n)
+	for j := range old {
+		for k, fp := range &old[j].fps {
+			if fp != 0 {
+				b, i, _ := t.find(fp)
+				t.buckets[b].fps[i], t.buckets[b].words[i] = fp, old[j].words[k]
+			}
 		}
 	}
 }
@@ -218,14 +259,14 @@ func (t *Table) resize(slots int) {
 // smaller, so that what a burst grew is given back.
 func (t *Table) Sweep(from uint32) int {
 	if t.n == 0 {
-		if t.fps != nil {
+		if t.buckets != nil {
 			*t = Table{max: t.max, key: t.key, forgotten: t.forgotten}
 		}
 		return 0
 	}
 	n := t.removeIf(func(w uint32) bool { return wordSecond(w) < from })
-	if len(t.fps) > minSeenSlots && 8*t.n < len(t.fps) {
-		t.resize(max(minSeenSlots, t.n*8/3))
+	if len(t.buckets) > minBuckets && 8*t.n < len(t.buckets)*bucketSlots {
+		t.resize(max(minBuckets, t.n*8/3/bucketSlots+1))
 	}
 	return n
 }
@@ -241,9 +282,12 @@ func (t *Table) forgetOldest(now uint32, keep int) {
 	// holds every older one): the cut is the youngest age at which the
 	// spans younger than it fit.
 	var ages [1024]int
-	for i, fp := range t.fps {
-		if fp != 0 {
-			ages[min(int(now-min(wordSecond(t.words[i]), now)), len(ages)-1)]++
+	for j := range t.buckets {
+		bk := &t.buckets[j]
+		for k, fp := range &bk.fps {
+			if fp != 0 {
+				ages[min(int(now-min(wordSecond(bk.words[k]), now)), len(ages)-1)]++
+			}
 		}
 	}
 	cut, kept := 0, 0
@@ -256,39 +300,57 @@ func (t *Table) forgetOldest(now uint32, keep int) {
 	t.forgotten += int64(t.removeIf(func(w uint32) bool { return int(now-min(wordSecond(w), now)) >= cut }))
 }
 
+// full reports whether bucket b has no empty slot.
+func (t *Table) full(b int) bool {
+	for _, fp := range &t.buckets[b].fps {
+		if fp == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // removeIf removes every span whose word drop says to, in place, and
-// returns how many went. One pass from a slot that was empty (no probe
-// crosses it): a span after a freed slot in its run is put back where a
-// probe from its home finds it first, which is never past where it was.
+// returns how many went. One pass over the buckets from one that was not
+// full (no probe crosses it): once a slot was freed in a run of full
+// buckets, each span after it in the run is put back where a probe from
+// its home finds it first, which is never past its bucket. A bucket that
+// was not full ends the run: no span after it probes through it.
 func (t *Table) removeIf(drop func(uint32) bool) int {
+	nb := len(t.buckets)
 	start := 0
-	for t.fps[start] != 0 {
-		start++ // the table is never full: at most three quarters used
+	for t.full(start) {
+		start++ // the table is never full: at most four fifths used
 	}
 	removed, hole := 0, false
-	for k := 1; k <= len(t.fps); k++ {
-		i := (start + k) % len(t.fps)
-		fp := t.fps[i]
-		switch {
-		case fp == 0:
-			hole = false // a run ends: nothing after it probes through
-		case drop(t.words[i]):
-			t.fps[i] = 0
-			removed++
-			hole = true
-		case hole:
-			w := t.words[i]
-			t.fps[i] = 0
-			j, _ := t.find(fp)
-			t.fps[j], t.words[j] = fp, w
+	for j := 1; j <= nb; j++ {
+		b := start + j
+		if b >= nb {
+			b -= nb
 		}
+		wasFull := t.full(b)
+		bk := &t.buckets[b]
+		for k, fp := range &bk.fps {
+			switch {
+			case fp == 0:
+			case drop(bk.words[k]):
+				bk.fps[k] = 0
+				removed++
+			case hole:
+				w := bk.words[k]
+				bk.fps[k] = 0
+				c, i, _ := t.find(fp)
+				t.buckets[c].fps[i], t.buckets[c].words[i] = fp, w
+			}
+		}
+		hole = wasFull && (hole || !t.full(b))
 	}
 	t.n -= removed
 	return removed
 }
 
 // bytes is the memory the table holds.
-func (t *Table) Bytes() int { return len(t.fps) * seenSlotBytes }
+func (t *Table) Bytes() int { return len(t.buckets) * bucketBytes }
 
 // Len is how many spans the table remembers.
 func (t *Table) Len() int { return t.n }
