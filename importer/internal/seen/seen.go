@@ -215,6 +215,16 @@ func (t *Table) touch(fps []uint64) {
 	t.sink = s
 }
 
+// Touch brings the bucket where fp is, or would go, into the cache,
+// without waiting for it: called for each of the spans about to be set
+// or looked up, in a loop of other work, ahead of them, their cache
+// misses overlap with that work and with each other.
+func (t *Table) Touch(fp uint64) {
+	if len(t.buckets) != 0 {
+		t.sink += t.buckets[t.home(fp)].fps[0]
+	}
+}
+
 // set sets the state of fp, at the second sec, and reports whether fp is
 // new to the table. A table at its bound makes room by forgetting its
 // oldest spans, at least half of them.
