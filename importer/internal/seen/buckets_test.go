@@ -40,11 +40,14 @@ func (r refSeen) forgetOldest(now uint32, keep int) int {
 	return n
 }
 
-// checkProbes checks what find relies on: a span is in its home bucket,
-// or past it with every bucket between full; and the count.
+// checkProbes checks what find and removeIf rely on: a span is in its
+// home bucket, or past it with every bucket between full; each bucket's
+// overflow count is the spans past it from a home at or before it; and
+// the count.
 func checkProbes(t *testing.T, tab *Table, what string) {
 	t.Helper()
 	nb, n := len(tab.buckets), 0
+	over := make([]uint32, nb)
 	for b := range tab.buckets {
 		for _, fp := range tab.buckets[b].fps {
 			if fp == 0 {
@@ -52,10 +55,16 @@ func checkProbes(t *testing.T, tab *Table, what string) {
 			}
 			n++
 			for c := tab.home(fp); c != b; c = (c + 1) % nb {
+				over[c]++
 				if !tab.full(c) {
 					t.Fatalf("%s: a span in bucket %d of %d is past bucket %d, not full, from its home %d", what, b, nb, c, tab.home(fp))
 				}
 			}
+		}
+	}
+	for b := range over {
+		if tab.buckets[b].over != over[b] {
+			t.Fatalf("%s: bucket %d of %d counts %d spans past it, want %d", what, b, nb, tab.buckets[b].over, over[b])
 		}
 	}
 	if n != tab.n {
@@ -134,7 +143,7 @@ func TestSeenBucketsAreAMapOfSpans(t *testing.T) {
 			if tab.Bytes() > bound*2/3 {
 				t.Fatalf("seed %d, step %d: the table holds %d bytes, over two thirds of %d", seed, step, tab.Bytes(), bound)
 			}
-			if x >= 992 || step%1000 == 0 {
+			if x >= 992 || step%500 == 0 {
 				checkProbes(t, &tab, "after a removal")
 				some := all
 				if len(some) > 300 {
