@@ -10,10 +10,12 @@ import (
 
 // BenchmarkSeenTableLookups is what a lookup costs in a table far larger
 // than the caches, of a million and of four million spans: the state of
-// a span remembered and of one not, a new span set (swept out again
-// after the timed loop, so the table keeps its size; run it with a
-// -benchtime of at most 20000x), and a LookAhead of batches of 256 spans
-// whose parents are remembered, in ns a span:
+// a span remembered and of one not in a loop of lookups that overlap,
+// that of a span remembered in a chain of lookups that each wait for the
+// one before, a new span set (swept out again after the timed loop, so
+// the table keeps its size; run it with a -benchtime of at most 20000x),
+// and a LookAhead of batches of 256 spans whose parents are remembered,
+// in ns a span:
 //
 //	go test ./importer/internal/seen -run '^$' -bench SeenTableLookups -benchtime 20000x
 func BenchmarkSeenTableLookups(b *testing.B) {
@@ -52,6 +54,18 @@ func BenchmarkSeenTableLookups(b *testing.B) {
 			b.StopTimer()
 			if st != None {
 				b.Fatal("a span never set is known")
+			}
+		})
+		// The chained lookups each wait for the one before (the next
+		// fingerprint depends on the word it read), as a lookup between
+		// a span's other work does: the latency of one, not the rate of
+		// many overlapping. (An absent span's answer is known from the
+		// branches taken, not the words read: a chain of them overlaps.)
+		b.Run(size+"/state-present-chained", func(b *testing.B) {
+			j := 0
+			for i := range b.N {
+				st := tab.State(fps[j])
+				j = int((uint64(i)+uint64(st))*0x9E3779B97F4A7C15>>33) % n
 			}
 		})
 		b.Run(size+"/set-new", func(b *testing.B) {
