@@ -252,6 +252,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	defer sc.done()
 	for _, p := range t.pending {
 		p.kid, p.sibling, p.encloses, p.underPlaced = nil, nil, false, false
+		im.seen.Touch(p.fp) // place sets it: its cache miss overlaps with this work
 	}
 	// Each span waiting below a parent that waits too is linked into its
 	// parent's children.

@@ -8,11 +8,11 @@ const MaxLookAhead = 8192
 
 // LookAhead is what an Importer's take knows of a batch's spans before
 // it takes them: the state of each valid span, and of its parent. Looked
-// up in one loop of lookups that do not wait for each other, the table's
-// cache misses (a span's slot is anywhere in tens of megabytes) overlap,
-// where one lookup between each span's other work would wait for each in
-// turn. The zero LookAhead is ready to use; it is not safe for
-// concurrent use.
+// up a few dozen at a time, their home buckets first read in a loop of
+// reads that wait for nothing (Table.touch), the table's cache misses (a
+// span's bucket is anywhere in tens of megabytes) overlap, where one
+// lookup between each span's other work would wait for each in turn.
+// The zero LookAhead is ready to use; it is not safe for concurrent use.
 type LookAhead struct {
 	fps    []uint64 // each valid span's fingerprint, then its parent's (0: none)
 	states []State  // their states
@@ -56,14 +56,29 @@ func (l *LookAhead) LookUp(t *Table, salt uint64, n int, ids func(i int) (trace.
 		l.fps = append(l.fps, t.Fingerprint(salt, Ref{Trace: tid, Span: sid}), parent)
 	}
 	l.states = l.states[:0]
-	for _, fp := range l.fps {
-		st := None
-		if fp != 0 {
-			st = t.State(fp)
+	if t.n == 0 {
+		for range l.fps {
+			l.states = append(l.states, None)
 		}
-		l.states = append(l.states, st)
+		return
+	}
+	for c := 0; c < len(l.fps); c += touchAhead {
+		part := l.fps[c:min(c+touchAhead, len(l.fps))]
+		t.touch(part)
+		for _, fp := range part {
+			st := None
+			if fp != 0 {
+				st = t.State(fp)
+			}
+			l.states = append(l.states, st)
+		}
 	}
 }
+
+// touchAhead is how many fingerprints LookUp brings into the cache
+// (Table.touch) before it looks them up: lines enough that their misses
+// overlap, few enough to still be in the nearest cache when looked up.
+const touchAhead = 32
 
 // Next returns the next valid span's fingerprint, its state and its
 // parent's.

@@ -85,12 +85,12 @@ func TestSeenTableIsAMapOfSpans(t *testing.T) {
 				}
 			default:
 				from := at - uint32(r.IntN(int(at)+1))
-				before := len(tab.fps)
-				grew = grew || before > minSeenSlots
+				before := len(tab.buckets)
+				grew = grew || before > minBuckets
 				if got, want := tab.Sweep(from), ref.sweep(from); got != want {
 					t.Fatalf("seed %d, step %d: sweep(%d) forgot %d, want %d", seed, step, from, got, want)
 				}
-				shrank = shrank || (len(tab.fps) < before && tab.n > 0)
+				shrank = shrank || (len(tab.buckets) < before && tab.n > 0)
 				check("after a sweep", false)
 			}
 		}
@@ -98,8 +98,8 @@ func TestSeenTableIsAMapOfSpans(t *testing.T) {
 		if got, want := tab.Sweep(at+1), ref.sweep(at+1); got != want {
 			t.Fatalf("seed %d: the last sweep forgot %d, want %d", seed, got, want)
 		}
-		if tab.n != 0 || tab.Sweep(at+1) != 0 || tab.fps != nil {
-			t.Fatalf("seed %d: an emptied table holds on to %d slots", seed, len(tab.fps))
+		if tab.n != 0 || tab.Sweep(at+1) != 0 || tab.buckets != nil {
+			t.Fatalf("seed %d: an emptied table holds on to %d buckets", seed, len(tab.buckets))
 		}
 	}
 	if !grew || !shrank {
@@ -156,12 +156,12 @@ func TestSeenTableGivesBackWhatABurstGrew(t *testing.T) {
 		}
 		tab.Set(fp, Placed, at)
 	}
-	grown := len(tab.fps)
+	grown := len(tab.buckets)
 	if n := tab.Sweep(1); n != 99000 {
 		t.Fatalf("sweep forgot %d spans, want 99000", n)
 	}
-	if len(tab.fps) > 4*minSeenSlots {
-		t.Fatalf("the table kept %d slots (grown to %d) for %d spans", len(tab.fps), grown, tab.n)
+	if len(tab.buckets) > 4*minBuckets {
+		t.Fatalf("the table kept %d buckets (grown to %d) for %d spans", len(tab.buckets), grown, tab.n)
 	}
 	for _, fp := range stay {
 		if tab.State(fp) != Placed {
