@@ -17,7 +17,9 @@ func TestCheck(t *testing.T) {
 	plain := []attribute.KeyValue{attribute.String("records.kind", "cache"), attribute.String("records.effect", "changed"), attribute.String("cache.key", "k1")}
 	event := sdktrace.Event{Name: "hit", Time: start.Add(time.Millisecond), Attributes: []attribute.KeyValue{attribute.Int("n", 1)}}
 	link := sdktrace.Link{Attributes: []attribute.KeyValue{attribute.String("why", "retry")}}
-	with := func(kvs ...attribute.KeyValue) []attribute.KeyValue { return append(append([]attribute.KeyValue{}, plain...), kvs...) }
+	with := func(kvs ...attribute.KeyValue) []attribute.KeyValue {
+		return append(append([]attribute.KeyValue{}, plain...), kvs...)
+	}
 	for _, c := range []struct {
 		name   string
 		kind   trace.SpanKind
