@@ -222,13 +222,15 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 			im.settle(rs, id, t, now, false)
 		}
 	}
-	// What still waits keeps nothing of the caller's batch (Import).
+	// What still waits keeps nothing of the caller's batch (Import), and
+	// counts what it holds.
 	for id := range settled {
 		if t := rs.traces[id]; t != nil {
 			for _, p := range t.pending {
 				if p.order > before {
 					p.span.detach()
 				}
+				rs.sized(p)
 			}
 		}
 	}

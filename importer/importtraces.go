@@ -73,7 +73,7 @@ func (im *Importer) settled(rs *remoteSession, id trace.TraceID, t *liveTrace) {
 type pendingSpan struct {
 	span    Span
 	arrived time.Time
-	size    int
+	size    int    // what it counts in pendingBytes; 0 until take sizes it
 	order   int64  // arrival order, for placing spans of equal starts as they came
 	entry   uint64 // its pending entry in the store (kept sessions); 0 without one
 	// wanted says a record was placed below it before it came (its
@@ -156,7 +156,9 @@ func (s *Span) likelyRemoteChild() bool {
 // trace already; add reports whether this one keeps it. im.mu is held.
 func (im *Importer) add(rs *remoteSession, s *Span, fp uint64, wanted, kept bool, now time.Time) (keeps bool) {
 	p := pendingSpans.Get().(*pendingSpan)
-	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals(), wanted: wanted, fp: fp}
+	// Its size counts once take is done with it, if it still waits
+	// (sized): most spans are placed within the take that brought them.
+	*p = pendingSpan{span: *s, arrived: now, order: im.arrivals(), wanted: wanted, fp: fp}
 	im.hold(rs, p)
 	if !changes(s) {
 		return false
@@ -185,7 +187,9 @@ func (im *Importer) arrivals() int64 {
 	return im.counts.arrivals
 }
 
-// hold makes p wait in its trace. im.mu is held.
+// hold makes p wait in its trace, counting its size (0 for a span
+// take adds: counted by sized, if it still waits when take is done).
+// im.mu is held.
 func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
 	t := rs.traces[p.span.TraceID]
 	if t == nil {
@@ -492,4 +496,14 @@ func changes(s *Span) bool {
 		}
 	}
 	return false
+}
+
+// sized counts what p, which take added and which still waits, holds
+// (pendingBytes), once: take sizes only the spans that outlive it.
+// im.mu is held.
+func (rs *remoteSession) sized(p *pendingSpan) {
+	if p.size == 0 {
+		p.size = p.span.size()
+		rs.pendingBytes += p.size
+	}
 }
