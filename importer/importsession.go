@@ -157,6 +157,7 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	var salt uint64
 	keyed := false
 	keptTrace := false           // the last span added kept its trace, touched's last
+	var last *liveTrace          // touched's last, in rs.traces (nothing leaves it before settle)
 	before := im.counts.arrivals // the spans this batch adds are numbered after it
 	look := &im.looking
 	touched := look.Touched[:0] // in the order they came: only these can have become placeable
@@ -191,16 +192,22 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 		if im.tallySpan(rs, b.Resource, s) {
 			continue // a part of a tally, not a record
 		}
-		if rs.waiting(s.TraceID, s.SpanID) {
-			res.Duplicates++
-			continue
+		n := len(touched)
+		same := n > 0 && touched[n-1] == s.TraceID
+		t := last // the trace of the span added before, found once for a run of its spans
+		if !same {
+			t = rs.traces[s.TraceID]
+		}
+		if t != nil {
+			if _, waiting := t.pending[s.SpanID]; waiting {
+				res.Duplicates++
+				continue
+			}
 		}
 		if parent == seen.Placed {
 			im.counts.late++
 		}
-		n := len(touched)
-		same := n > 0 && touched[n-1] == s.TraceID
-		keptTrace = im.add(rs, s, fp, st == seen.Wanted, same && keptTrace, now)
+		keptTrace, last = im.add(rs, t, s, fp, st == seen.Wanted, same && keptTrace, now)
 		if !same {
 			touched = append(touched, s.TraceID)
 		}
