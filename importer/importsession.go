@@ -156,9 +156,8 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	var key string
 	var salt uint64
 	keyed := false
-	keptTrace := false           // the last span added kept its trace, touched's last
-	var last *liveTrace          // touched's last, in rs.traces (nothing leaves it before settle)
-	before := im.counts.arrivals // the spans this batch adds are numbered after it
+	keptTrace := false  // the last span added kept its trace, touched's last
+	var last *liveTrace // touched's last, in rs.traces (nothing leaves it before settle)
 	look := &im.looking
 	touched := look.Touched[:0] // in the order they came: only these can have become placeable
 	for j := range b.Spans {
@@ -198,11 +197,9 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 		if !same {
 			t = rs.traces[s.TraceID]
 		}
-		if t != nil {
-			if _, waiting := t.pending[s.SpanID]; waiting {
-				res.Duplicates++
-				continue
-			}
+		if t != nil && t.pending[s.SpanID] != nil { // waiting
+			res.Duplicates++
+			continue
 		}
 		if parent == seen.Placed {
 			im.counts.late++
@@ -234,10 +231,11 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	for id := range settled {
 		if t := rs.traces[id]; t != nil {
 			for _, p := range t.pending {
-				if p.order > before {
+				if p.size == 0 { // added by this batch: take sizes only the spans that outlive it
 					p.span.detach()
+					p.size = p.span.size()
+					rs.pendingBytes += p.size
 				}
-				rs.sized(p)
 			}
 		}
 	}
@@ -272,7 +270,7 @@ func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue
 		}
 		im.sessions[key] = rs
 		for _, ps := range p.pending {
-			im.hold(rs, ps)
+			im.hold(rs, rs.traces[ps.span.TraceID], ps)
 		}
 		return rs
 	}

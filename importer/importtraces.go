@@ -73,7 +73,7 @@ func (im *Importer) settled(rs *remoteSession, id trace.TraceID, t *liveTrace) {
 type pendingSpan struct {
 	span    Span
 	arrived time.Time
-	size    int    // what it counts in pendingBytes; 0 until take sizes it
+	size    int    // what it counts in pendingBytes; 0 until take sizes a span it added
 	order   int64  // arrival order, for placing spans of equal starts as they came
 	entry   uint64 // its pending entry in the store (kept sessions); 0 without one
 	// wanted says a record was placed below it before it came (its
@@ -157,10 +157,8 @@ func (s *Span) likelyRemoteChild() bool {
 // trace already; add reports whether this one keeps it. im.mu is held.
 func (im *Importer) add(rs *remoteSession, t *liveTrace, s *Span, fp uint64, wanted, kept bool, now time.Time) (keeps bool, in *liveTrace) {
 	p := pendingSpans.Get().(*pendingSpan)
-	// Its size counts once take is done with it, if it still waits
-	// (sized): most spans are placed within the take that brought them.
-	*p = pendingSpan{span: *s, arrived: now, order: im.arrivals(), wanted: wanted, fp: fp}
-	t = im.holdIn(rs, t, p)
+	*p = pendingSpan{span: *s, arrived: now, order: im.arrivals(), wanted: wanted, fp: fp} // sized by take if it outlives it
+	t = im.hold(rs, t, p)
 	if !changes(s) {
 		return false, t
 	}
@@ -179,16 +177,9 @@ func (im *Importer) arrivals() int64 {
 	return im.counts.arrivals
 }
 
-// hold makes p wait in its trace, counting its size (0 for a span
-// take adds: counted by sized, if it still waits when take is done).
-// im.mu is held.
-func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
-	im.holdIn(rs, rs.traces[p.span.TraceID], p)
-}
-
-// holdIn is hold, p's trace t in rs.traces already (nil: none yet); it
-// returns p's trace.
-func (im *Importer) holdIn(rs *remoteSession, t *liveTrace, p *pendingSpan) *liveTrace {
+// hold makes p wait in its trace t (nil: none waits yet), counting its
+// size, and returns the trace. im.mu is held.
+func (im *Importer) hold(rs *remoteSession, t *liveTrace, p *pendingSpan) *liveTrace {
 	if t == nil {
 		t = im.newTrace(p.order)
 		rs.traces[p.span.TraceID] = t
@@ -492,14 +483,4 @@ func changes(s *Span) bool {
 		}
 	}
 	return false
-}
-
-// sized counts what p, which take added and which still waits, holds
-// (pendingBytes), once: take sizes only the spans that outlive it.
-// im.mu is held.
-func (rs *remoteSession) sized(p *pendingSpan) {
-	if p.size == 0 {
-		p.size = p.span.size()
-		rs.pendingBytes += p.size
-	}
 }
