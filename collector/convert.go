@@ -197,8 +197,9 @@ func (c *converted) attrsOf(m pcommon.Map) []attribute.KeyValue {
 	}
 	from := len(c.attrs)
 	for k, v := range m.All() {
-		c.lossy = c.lossy || !exact(v)
-		c.attrs = append(c.attrs, attribute.KeyValue{Key: attribute.Key(k), Value: value(v)})
+		av, exact := valueOf(v)
+		c.lossy = c.lossy || !exact
+		c.attrs = append(c.attrs, attribute.KeyValue{Key: attribute.Key(k), Value: av})
 	}
 	return c.attrs[from:len(c.attrs):len(c.attrs)]
 }
@@ -252,21 +253,28 @@ func attrs(m pcommon.Map) []attribute.KeyValue {
 
 // value converts one OTLP value.
 func value(v pcommon.Value) attribute.Value {
+	av, _ := valueOf(v)
+	return av
+}
+
+// valueOf converts one OTLP value, and reports whether it is exact (as
+// exact says): a value of the API's type rather than its JSON text.
+func valueOf(v pcommon.Value) (attribute.Value, bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		return attribute.StringValue(v.Str())
+		return attribute.StringValue(v.Str()), true
 	case pcommon.ValueTypeInt:
-		return attribute.Int64Value(v.Int())
+		return attribute.Int64Value(v.Int()), true
 	case pcommon.ValueTypeDouble:
-		return attribute.Float64Value(v.Double())
+		return attribute.Float64Value(v.Double()), true
 	case pcommon.ValueTypeBool:
-		return attribute.BoolValue(v.Bool())
+		return attribute.BoolValue(v.Bool()), true
 	case pcommon.ValueTypeSlice:
 		if sv, ok := slice(v.Slice()); ok {
-			return sv
+			return sv, true
 		}
 	}
-	return attribute.StringValue(v.AsString())
+	return attribute.StringValue(v.AsString()), false
 }
 
 // slice converts an OTLP array whose elements share one of the API's

@@ -156,8 +156,8 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 	var key string
 	var salt uint64
 	keyed := false
-	keptTrace := false           // the last span added kept its trace, touched's last
-	before := im.counts.arrivals // the spans this batch adds are numbered after it
+	keptTrace := false  // the last span added kept its trace, touched's last
+	var last *liveTrace // touched's last, in rs.traces (nothing leaves it before settle)
 	look := &im.looking
 	touched := look.Touched[:0] // in the order they came: only these can have become placeable
 	for j := range b.Spans {
@@ -191,16 +191,20 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 		if im.tallySpan(rs, b.Resource, s) {
 			continue // a part of a tally, not a record
 		}
-		if rs.waiting(s.TraceID, s.SpanID) {
+		n := len(touched)
+		same := n > 0 && touched[n-1] == s.TraceID
+		t := last // the trace of the span added before, found once for a run of its spans
+		if !same {
+			t = rs.traces[s.TraceID]
+		}
+		if t != nil && t.pending[s.SpanID] != nil { // waiting
 			res.Duplicates++
 			continue
 		}
 		if parent == seen.Placed {
 			im.counts.late++
 		}
-		n := len(touched)
-		same := n > 0 && touched[n-1] == s.TraceID
-		keptTrace = im.add(rs, s, fp, st == seen.Wanted, same && keptTrace, now)
+		keptTrace, last = im.add(rs, t, s, fp, st == seen.Wanted, same && keptTrace, now)
 		if !same {
 			touched = append(touched, s.TraceID)
 		}
@@ -222,12 +226,15 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 			im.settle(rs, id, t, now, false)
 		}
 	}
-	// What still waits keeps nothing of the caller's batch (Import).
+	// What still waits keeps nothing of the caller's batch (Import), and
+	// counts what it holds.
 	for id := range settled {
 		if t := rs.traces[id]; t != nil {
 			for _, p := range t.pending {
-				if p.order > before {
+				if p.size == 0 { // added by this batch: take sizes only the spans that outlive it
 					p.span.detach()
+					p.size = p.span.size()
+					rs.pendingBytes += p.size
 				}
 			}
 		}
@@ -263,7 +270,7 @@ func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue
 		}
 		im.sessions[key] = rs
 		for _, ps := range p.pending {
-			im.hold(rs, ps)
+			im.hold(rs, rs.traces[ps.span.TraceID], ps)
 		}
 		return rs
 	}

@@ -73,7 +73,7 @@ func (im *Importer) settled(rs *remoteSession, id trace.TraceID, t *liveTrace) {
 type pendingSpan struct {
 	span    Span
 	arrived time.Time
-	size    int
+	size    int    // what it counts in pendingBytes; 0 until take sizes a span it added
 	order   int64  // arrival order, for placing spans of equal starts as they came
 	entry   uint64 // its pending entry in the store (kept sessions); 0 without one
 	// wanted says a record was placed below it before it came (its
@@ -151,15 +151,16 @@ func (s *Span) likelyRemoteChild() bool {
 }
 
 // add takes one span of session rs, that the caller found new (not
-// taken before, not waiting), whose fingerprint is fp; wanted says a
+// taken before, not waiting), whose fingerprint is fp, into its trace t
+// (nil: none waits yet), and returns that trace; wanted says a
 // record was placed below it before it came. kept says the span before it in its batch kept its
 // trace already; add reports whether this one keeps it. im.mu is held.
-func (im *Importer) add(rs *remoteSession, s *Span, fp uint64, wanted, kept bool, now time.Time) (keeps bool) {
+func (im *Importer) add(rs *remoteSession, t *liveTrace, s *Span, fp uint64, wanted, kept bool, now time.Time) (keeps bool, in *liveTrace) {
 	p := pendingSpans.Get().(*pendingSpan)
-	*p = pendingSpan{span: *s, arrived: now, size: s.size(), order: im.arrivals(), wanted: wanted, fp: fp}
-	im.hold(rs, p)
+	*p = pendingSpan{span: *s, arrived: now, order: im.arrivals(), wanted: wanted, fp: fp} // sized by take if it outlives it
+	t = im.hold(rs, t, p)
 	if !changes(s) {
-		return false
+		return false, t
 	}
 	// It keeps its session (or its trace) whenever it is placed: keep it
 	// now, so that it is written ahead while it waits. A trace kept by
@@ -167,16 +168,7 @@ func (im *Importer) add(rs *remoteSession, s *Span, fp uint64, wanted, kept bool
 	if !kept {
 		rs.rec.KeepNow(recorder.Trace(s.TraceID))
 	}
-	return true
-}
-
-// waiting reports whether span id of trace tid waits in rs to be placed.
-func (rs *remoteSession) waiting(tid trace.TraceID, id trace.SpanID) bool {
-	if t := rs.traces[tid]; t != nil {
-		_, ok := t.pending[id]
-		return ok
-	}
-	return false
+	return true, t
 }
 
 // arrivals numbers the spans the Importer takes, in order.
@@ -185,9 +177,9 @@ func (im *Importer) arrivals() int64 {
 	return im.counts.arrivals
 }
 
-// hold makes p wait in its trace. im.mu is held.
-func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
-	t := rs.traces[p.span.TraceID]
+// hold makes p wait in its trace t (nil: none waits yet), counting its
+// size, and returns the trace. im.mu is held.
+func (im *Importer) hold(rs *remoteSession, t *liveTrace, p *pendingSpan) *liveTrace {
 	if t == nil {
 		t = im.newTrace(p.order)
 		rs.traces[p.span.TraceID] = t
@@ -202,6 +194,7 @@ func (im *Importer) hold(rs *remoteSession, p *pendingSpan) {
 	}
 	rs.pendingSpans++
 	rs.pendingBytes += p.size
+	return t
 }
 
 // settleAll places what can be placed in every trace of rs; settleDue
@@ -250,13 +243,11 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	grace := min(DefaultDecisionGrace, im.cfg.DecisionWait)
 	sc := &im.settling
 	defer sc.done()
-	for _, p := range t.pending {
-		p.kid, p.sibling, p.encloses, p.underPlaced = nil, nil, false, false
-		im.seen.Touch(p.fp) // place sets it: its cache miss overlaps with this work
-	}
 	// Each span waiting below a parent that waits too is linked into its
-	// parent's children.
+	// parent's children. A waiting span's links are zero outside settle
+	// (reset as it ends, a span added zero).
 	for _, p := range t.pending {
+		im.seen.Touch(p.fp) // place sets it: its cache miss overlaps with this work
 		if par := p.span.ParentSpanID; par.IsValid() && !p.span.ParentRemote && par != p.span.SpanID {
 			if q := t.pending[par]; q != nil {
 				p.sibling, q.kid = q.kid, p
@@ -337,7 +328,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 		drain()
 	}
 	for _, p := range t.pending {
-		p.kid, p.sibling = nil, nil // nothing of settle's links outlives it
+		p.kid, p.sibling, p.encloses, p.underPlaced = nil, nil, false, false // nothing of settle's links outlives it
 	}
 	if placedAny {
 		// The trace's root is in (or will not come): under KeepByTrace
