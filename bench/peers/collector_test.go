@@ -150,6 +150,11 @@ func start(t testing.TB, p pipeline) *collectorProc {
 	defer logf.Close()
 	c.cmd = exec.Command(otelcolBinary(t), "--config", cfg)
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
+	if os.Getenv("OTELRECORDS_CACHE_DIR") == "" {
+		// The sound cache of the stores it opens goes with the run (as
+		// bench/run's does), not into the user's ~/.cache/otelrecords.
+		c.cmd.Env = append(os.Environ(), "OTELRECORDS_CACHE_DIR="+filepath.Join(dir, "cache"))
+	}
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
