@@ -118,6 +118,9 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 // Level returns the level in force.
 func (r *Recorder) Level() sessions.Level { return sessions.Level(r.level.Load()) }
 
+// KeepBy returns the unit the Recorder's retention rules keep.
+func (r *Recorder) KeepBy() KeepBy { return r.keepBy }
+
 // SetLevel changes the level. It does not end the session in progress:
 // records already stamped are still recorded, and stamping resumes where
 // it stopped when the level is raised again.
