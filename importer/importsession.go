@@ -233,6 +233,7 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 			for _, p := range t.pending {
 				if p.size == 0 { // added by this batch: take sizes only the spans that outlive it
 					p.span.detach()
+					p.from = nil
 					p.size = p.span.size()
 					rs.pendingBytes += p.size
 				}
