@@ -164,3 +164,83 @@ func runRefused(t *testing.T, keepBy string, refuse func(call int) bool) (map[[2
 	})
 	return spans, run
 }
+
+// A span that waits for its parent past its batch, placed by a later
+// batch of the same request (two ResourceSpans of one sender), goes on
+// as it came too; when downstream refuses that request, its record is
+// encoded from the span, which the request still holds: nothing crashes,
+// and each span goes on once.
+func TestProcessorWithoutAStoreFillsASpanPlacedByALaterBatch(t *testing.T) {
+	var calls atomic.Int64
+	sink := new(consumertest.TracesSink)
+	down, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
+		if calls.Add(1) == 1 {
+			return errors.New("downstream refuses the batch")
+		}
+		return sink.ConsumeTraces(ctx, td)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
+	cfg.StateDirectory = t.TempDir()
+	p, err := NewProcessorFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, down)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ts := func(d time.Duration) pcommon.Timestamp { return pcommon.NewTimestampFromTime(start.Add(d)) }
+	td := ptrace.NewTraces()
+	for i := range 2 { // the child first, in its own ResourceSpans; its parent in the next
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "later")
+		rs.Resource().Attributes().PutStr("service.instance.id", "later-1")
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName("later")
+		s := ss.Spans().AppendEmpty()
+		s.SetTraceID(pcommon.TraceID{1, 15: 1})
+		s.SetSpanID(pcommon.SpanID{7: byte(2 - i)})
+		if i == 0 {
+			s.SetParentSpanID(pcommon.SpanID{7: 1})
+		}
+		s.SetName(fmt.Sprintf("step %d", i))
+		s.SetKind(ptrace.SpanKindInternal)
+		s.SetStartTimestamp(ts(time.Duration(10-i) * time.Microsecond))
+		s.SetEndTimestamp(ts(time.Duration(20+i) * time.Microsecond))
+		s.SetFlags(0x101)
+		s.Attributes().PutStr("records.kind", "step")
+		s.Attributes().PutStr("records.effect", map[bool]string{true: "changed", false: "observed"}[i == 1])
+	}
+	body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for try := 0; ; try++ {
+		again, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err = p.ConsumeTraces(context.Background(), again); err == nil {
+			break
+		}
+		if try == 3 {
+			t.Fatalf("refused 4 times: %v", err)
+		}
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() < 2 {
+		t.Fatalf("downstream called %d times: nothing was refused", calls.Load())
+	}
+	seen := map[string]int{}
+	eachHandedOn(t, sink, func(_ string, sp *importer.Span, _ uint32, _ string, _ sessions.Stamped[sessions.Record]) {
+		seen[sp.Name]++
+	})
+	if seen["step 0"] != 1 || seen["step 1"] != 1 {
+		t.Errorf("handed on %v, want each span once", seen)
+	}
+}
