@@ -374,7 +374,7 @@ func (im *Importer) Import(ctx context.Context, batches ...Batch) (Result, error
 	// that need it.
 	var errs []error
 	for _, rs := range touched {
-		errs = append(errs, rs.rec.FlushFilling(ctx, im.fill(queued, rs)))
+		errs = append(errs, rs.rec.Flush(ctx)) // failing, it fills in what queued holds (fillFor)
 	}
 	err := errors.Join(errs...)
 	im.mu.Lock()

@@ -9,7 +9,6 @@ import (
 	"github.com/otelrecords/otelrecords/importer/internal/handed"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
 	"github.com/otelrecords/otelrecords/importer/internal/taken"
-	"github.com/otelrecords/otelrecords/importer/internal/unencoded"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
@@ -204,15 +203,17 @@ func (im *Importer) deleteTaken(ctx context.Context, cuts []takenCut) error {
 	})
 }
 
-// fill returns what a failed flush of rs gives each entry still queued
-// (recorder.Recorder.FlushFilling): a record of queued's, queued
-// unencoded, gets its value, encoded from its span as record encodes a
-// plain span.
-func (im *Importer) fill(queued *unencoded.Records[*remoteSession, Span], rs *remoteSession) func(*sessions.Entry) {
-	if queued.Len() == 0 {
+// fillFor returns what a failed flush of rs gives each entry still
+// queued (recorder.Config.Fill), for an Importer that may queue records
+// unencoded (record): a record an Import in flight queued so gets its
+// value, encoded from its span as record encodes a plain span — by
+// whichever flush fails, for the Collector forgets a span's note as it
+// hands it on, whether downstream takes it or not.
+func (im *Importer) fillFor(rs *remoteSession) func(*sessions.Entry) {
+	if !im.cfg.ForwardOnly || im.cfg.AsReceived == nil {
 		return nil
 	}
-	return queued.Fill(rs, func(s *Span, st sessions.Stamp) ([]byte, error) {
+	return im.imports.Fill(rs, func(s *Span, st sessions.Stamp) ([]byte, error) {
 		var w scratchSpace
 		w.view.set(s)
 		enc := intake.EncodeRecord(&w.Scratch, &w.view, sessions.LevelBasic, -1, st)

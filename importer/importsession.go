@@ -260,6 +260,7 @@ func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue
 	cfg := im.recorderConfig(res)
 	rs := &remoteSession{key: key, salt: salt, last: now, traces: make(map[trace.TraceID]*liveTrace), resource: cfg.Resource,
 		pendingEntries: make(map[uint64]int)}
+	cfg.Fill = im.fillFor(rs)
 	if p, ok := im.parked[key]; ok && (now.Sub(p.last) < im.cfg.SessionTimeout || len(p.pending) > 0 || p.startedIn(spans, now, im.cfg.SessionTimeout)) {
 		delete(im.parked, key)
 		cfg.Resume = &recorder.Resume{ID: p.id, Start: p.start, NextSeq: p.next}

@@ -61,27 +61,6 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	return r.flush(ctx, true)
 }
 
-// FlushFilling is Flush for a caller that queued records with values
-// that are not their encodings (RecordKeptIn): when the flush fails, fill
-// is given each entry still queued, within the flush's turn, to set the
-// values of the caller's before what they stand for is gone. A flush
-// that took them meanwhile ran before this one; one that takes them later
-// finds them filled.
-func (r *Recorder) FlushFilling(ctx context.Context, fill func(*sessions.Entry)) error {
-	r.flushing.Lock()
-	defer r.flushing.Unlock()
-	err := r.flush(ctx, true)
-	if err != nil && fill != nil {
-		r.mu.Lock()
-		for i := range r.batch {
-			fill(&r.batch[i])
-		}
-		r.queued = entryBytes(r.batch)
-		r.mu.Unlock()
-	}
-	return err
-}
-
 // flush runs with r.flushing held, so one flush at a time owns r.store and
 // r.needPrune. Without wait, a busy store is tried once and the batch
 // spooled.
@@ -104,6 +83,14 @@ func (r *Recorder) flush(ctx context.Context, wait bool) error {
 		// Put the batch back in front of whatever was queued meanwhile, so
 		// order is kept when the next Flush writes it.
 		r.batch = append(batch, r.batch...)
+		if r.fill != nil {
+			// Before the shed spools them or another flush hands them on:
+			// a failed write may have used up what a value stood for (the
+			// Collector's note of a span it handed on, Config.Fill).
+			for i := range r.batch {
+				r.fill(&r.batch[i])
+			}
+		}
 		r.queued = entryBytes(r.batch)
 		r.mu.Unlock()
 		r.shed(err)
