@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelrecords/otelrecords/importer"
@@ -83,16 +84,7 @@ func runRefused(t *testing.T, keepBy string, refuse func(call int) bool) (map[[2
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
-	cfg.KeepBy = keepBy
-	cfg.StateDirectory = t.TempDir()
-	p, err := NewProcessorFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, down)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
+	p := startWithoutAStore(t, keepBy, down)
 	start := time.Now()
 	ts := func(d time.Duration) pcommon.Timestamp { return pcommon.NewTimestampFromTime(start.Add(d)) }
 	for r := range 30 {
@@ -122,22 +114,7 @@ func runRefused(t *testing.T, keepBy string, refuse func(call int) bool) (map[[2
 				s.Attributes().PutInt("step.n", int64(i))
 			}
 		}
-		body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for try := 0; ; try++ {
-			again, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err = p.ConsumeTraces(context.Background(), again); err == nil {
-				break
-			}
-			if try == 5 {
-				t.Fatalf("request %d refused 6 times: %v", r, err)
-			}
-		}
+		sendUntilTaken(t, p, td, 6)
 	}
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -182,15 +159,7 @@ func TestProcessorWithoutAStoreFillsASpanPlacedByALaterBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
-	cfg.StateDirectory = t.TempDir()
-	p, err := NewProcessorFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, down)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
+	p := startWithoutAStore(t, "", down)
 	start := time.Now()
 	ts := func(d time.Duration) pcommon.Timestamp { return pcommon.NewTimestampFromTime(start.Add(d)) }
 	td := ptrace.NewTraces()
@@ -214,22 +183,7 @@ func TestProcessorWithoutAStoreFillsASpanPlacedByALaterBatch(t *testing.T) {
 		s.Attributes().PutStr("records.kind", "step")
 		s.Attributes().PutStr("records.effect", map[bool]string{true: "changed", false: "observed"}[i == 1])
 	}
-	body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for try := 0; ; try++ {
-		again, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err = p.ConsumeTraces(context.Background(), again); err == nil {
-			break
-		}
-		if try == 3 {
-			t.Fatalf("refused 4 times: %v", err)
-		}
-	}
+	sendUntilTaken(t, p, td, 4)
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -243,4 +197,45 @@ func TestProcessorWithoutAStoreFillsASpanPlacedByALaterBatch(t *testing.T) {
 	if seen["step 0"] != 1 || seen["step 1"] != 1 {
 		t.Errorf("handed on %v, want each span once", seen)
 	}
+}
+
+// sendUntilTaken sends td to p until p takes it, at most tries times,
+// each time from its bytes, as a sender sends a request again.
+func sendUntilTaken(t *testing.T, p consumer.Traces, td ptrace.Traces, tries int) {
+	t.Helper()
+	body, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for try := 1; ; try++ {
+		again, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err = p.ConsumeTraces(context.Background(), again); err == nil {
+			return
+		}
+		if try == tries {
+			t.Fatalf("request refused %d times: %v", tries, err)
+		}
+	}
+}
+
+// startWithoutAStore starts a records processor without a directory,
+// keeping by keepBy ("": the default), in front of down.
+func startWithoutAStore(t *testing.T, keepBy string, down consumer.Traces) processor.Traces {
+	t.Helper()
+	cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
+	if keepBy != "" {
+		cfg.KeepBy = keepBy
+	}
+	cfg.StateDirectory = t.TempDir()
+	p, err := NewProcessorFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, down)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
