@@ -203,12 +203,10 @@ func (im *Importer) deleteTaken(ctx context.Context, cuts []takenCut) error {
 	})
 }
 
-// fillFor returns what a failed flush of rs gives each entry still
-// queued (recorder.Config.Fill), for an Importer that may queue records
-// unencoded (record): a record an Import in flight queued so gets its
-// value, encoded from its span as record encodes a plain span — by
-// whichever flush fails, for the Collector forgets a span's note as it
-// hands it on, whether downstream takes it or not.
+// fillFor returns what any failed flush of rs gives each entry still
+// queued (recorder.Config.Fill): a record an Import in flight queued
+// unencoded gets its value, encoded from its span as record encodes a
+// plain span (the Collector forgets a note as it hands its span on).
 func (im *Importer) fillFor(rs *remoteSession) func(*sessions.Entry) {
 	if !im.cfg.ForwardOnly || im.cfg.AsReceived == nil {
 		return nil

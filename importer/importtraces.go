@@ -92,9 +92,8 @@ type pendingSpan struct {
 	// span read back from a pending entry (computed when placed).
 	fp uint64
 	// from is the caller's span it is a copy of, given to Import number
-	// took: valid while that Import takes its batches (Importer.imports),
-	// nil once the batch that added it ends (take), so that a span that
-	// waits holds nothing of the caller's.
+	// took: valid while that Import takes its batches, nil once the batch
+	// that added it ends (take): a later batch's record is encoded.
 	from *Span
 	took uint64
 }
@@ -441,8 +440,6 @@ func (im *Importer) record(rs *remoteSession, p *pendingSpan, encloses, kept boo
 		asis.Check(s.Kind, s.Start, s.Attributes, s.Events, s.Links)
 	told := false
 	kept = kept || rs.rec.KeepBy() == recorder.KeepBySession && rs.rec.Kept() // likely written at once
-	// p.from is cleared when its batch ends (take), a later batch of the
-	// same Import may place it: without it, the record is encoded.
 	if asIs && kept && im.cfg.ForwardOnly && p.from != nil && p.took != 0 && p.took == im.imports.Current() {
 		// The span goes on as it came, and its record, the span's alone,
 		// is read by no one while it does: queued unencoded, it is encoded
