@@ -12,6 +12,7 @@ import (
 	"github.com/otelrecords/otelrecords/importer/internal/ahead"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
 	"github.com/otelrecords/otelrecords/importer/internal/sent"
+	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -341,7 +342,7 @@ func (im *Importer) needWrite(batches []Batch) bool {
 			return true
 		}
 		for j := range batches[i].Spans {
-			if changes(&batches[i].Spans[j]) {
+			if _, changed := intake.Speaks(batches[i].Spans[j].Attributes); changed {
 				return true
 			}
 		}

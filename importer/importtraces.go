@@ -91,6 +91,9 @@ type pendingSpan struct {
 	// fp is its fingerprint in the seen table, as take found it; 0 for a
 	// span read back from a pending entry (computed when placed).
 	fp uint64
+	// speaks and changes say what its attributes say of records
+	// (intake.SpeaksRecords, changes), read once as it is held.
+	speaks, changes bool
 	// from is the caller's span it is a copy of, given to Import number
 	// took: valid while that Import takes its batches, nil once the batch
 	// that added it ends (take): a later batch's record is encoded.
@@ -166,7 +169,7 @@ func (im *Importer) add(rs *remoteSession, t *liveTrace, s *Span, fp uint64, wan
 	p := pendingSpans.Get().(*pendingSpan)
 	*p = pendingSpan{span: *s, arrived: now, order: im.arrivals(), wanted: wanted, fp: fp, from: s, took: im.imports.Current()} // sized by take if it outlives it
 	t = im.hold(rs, t, p)
-	if !changes(s) {
+	if !p.changes {
 		return false, t
 	}
 	// It keeps its session (or its trace) whenever it is placed: keep it
@@ -194,6 +197,7 @@ func (im *Importer) hold(rs *remoteSession, t *liveTrace, p *pendingSpan) *liveT
 	}
 	t.pending[p.span.SpanID] = p
 	t.most = max(t.most, len(t.pending))
+	p.speaks, p.changes = intake.Speaks(p.span.Attributes)
 	if p.entry != 0 {
 		rs.pendingEntries[p.entry]++ // written ahead by a run before this one
 	}
@@ -268,7 +272,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	// up stops at a parent that does not wait, or is marked already.
 	if im.marks == MarksEnclosing {
 		for _, p := range t.pending {
-			if !intake.SpeaksRecords(p.span.Attributes) && !p.wanted {
+			if !p.speaks && !p.wanted {
 				continue
 			}
 			for q, n := p, 0; n < intake.MaxEnclosingDepth && !q.span.isRoot(); n++ {
@@ -283,7 +287,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	// be placed now: a span that says nothing of records waits its grace
 	// for a record inside it, until the Importer shuts down (leave).
 	may := func(p *pendingSpan) bool {
-		return force || im.closed || im.marks != MarksEnclosing || intake.SpeaksRecords(p.span.Attributes) ||
+		return force || im.closed || im.marks != MarksEnclosing || p.speaks ||
 			p.encloses || now.Sub(p.arrived) >= grace
 	}
 	ready := &sc.ready
@@ -410,7 +414,7 @@ func (im *Importer) record(rs *remoteSession, p *pendingSpan, encloses, kept boo
 	if !ok {
 		return false
 	}
-	if !im.marks.Records(s.Attributes, encloses) {
+	if !im.marks.Keeps(p.speaks, encloses) {
 		rs.rec.TallyMark(s.Name, end.Sub(start)) // an implicit mark let go
 		return false
 	}
@@ -497,15 +501,4 @@ func cut(s string, n int) string {
 		return s[:n]
 	}
 	return s
-}
-
-// changes reports whether s says it changed something
-// (records.effect=changed).
-func changes(s *Span) bool {
-	for _, kv := range s.Attributes {
-		if kv.Key == spanbridge.EffectKey {
-			return kv.Value.Emit() == spanbridge.EffectChanged
-		}
-	}
-	return false
 }
