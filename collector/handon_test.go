@@ -298,6 +298,52 @@ func checkHandedOn(t *testing.T, dir string, sink *consumertest.TracesSink) (han
 	}
 	handed, asCame = map[string]int{}, map[string]int{}
 	seen := map[string]bool{}
+	eachHandedOn(t, sink, func(instance string, sp *importer.Span, flags uint32, kind string, rec sessions.Stamped[sessions.Record]) {
+		handed[instance]++
+		if flags&0xff != 0 {
+			asCame[instance]++
+		}
+		key := string(recordKey(kind, rec.Stamp.Session, rec.Stamp.Seq))
+		want, ok := stored[key]
+		if !ok {
+			t.Errorf("span %q handed on as %s %d/%d: the store holds no such record", sp.Name, kind, rec.Stamp.Session, rec.Stamp.Seq)
+			return
+		}
+		if seen[key] {
+			t.Errorf("span %q (%s %d/%d) handed on twice", sp.Name, kind, rec.Stamp.Session, rec.Stamp.Seq)
+		}
+		seen[key] = true
+		var held sessions.Stamped[sessions.Record]
+		var row sessions.Session
+		if _, err := importer.DecodeEntry(sessions.Entry{Key: []byte(key), Value: want}, &held, &row); err != nil {
+			t.Fatal(err)
+		}
+		if namesAdded(held.Record.Attributes) {
+			// docs/MAPPING.md §8.2: a record's own attribute named
+			// as one a span adds (records.seq, ...) is read back as
+			// that: no span, made again or not, gives it back.
+			return
+		}
+		got, err := rec.AppendCBOR(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("span %q (flags %#x) pulls back as\n%+v\nthe store holds\n%+v", sp.Name, flags, rec, held)
+		}
+	})
+	if len(seen) != len(stored) {
+		t.Errorf("%d records stored, %d handed on", len(stored), len(seen))
+	}
+	return handed, asCame
+}
+
+// eachHandedOn gives f each span sink holds but the tallies', as pull
+// reads it: the instance of its Resource, the span converted as the
+// processor converts a request, its OTLP flags (as it came, the sender's;
+// made again, none), and the record it reads back as, of kind.
+func eachHandedOn(t *testing.T, sink *consumertest.TracesSink, f func(instance string, sp *importer.Span, flags uint32, kind string, rec sessions.Stamped[sessions.Record])) {
+	t.Helper()
 	for _, td := range sink.AllTraces() {
 		c := batches(td)
 		for i, b := range c.batches {
@@ -317,50 +363,15 @@ func checkHandedOn(t *testing.T, dir string, sink *consumertest.TracesSink) (han
 				if sp.Name == spanbridge.TallyName {
 					continue
 				}
-				handed[instance.Str()]++
-				if flags[j]&0xff != 0 {
-					asCame[instance.Str()]++
-				}
 				kind, rec, err := spanbridge.FromSpan(s.ID, pulledView{sp})
 				if err != nil {
 					t.Fatalf("span %q handed on is no record to pull: %v", sp.Name, err)
 				}
-				key := string(recordKey(kind, rec.Stamp.Session, rec.Stamp.Seq))
-				want, ok := stored[key]
-				if !ok {
-					t.Errorf("span %q handed on as %s %d/%d: the store holds no such record", sp.Name, kind, rec.Stamp.Session, rec.Stamp.Seq)
-					continue
-				}
-				if seen[key] {
-					t.Errorf("span %q (%s %d/%d) handed on twice", sp.Name, kind, rec.Stamp.Session, rec.Stamp.Seq)
-				}
-				seen[key] = true
-				var held sessions.Stamped[sessions.Record]
-				var row sessions.Session
-				if _, err := importer.DecodeEntry(sessions.Entry{Key: []byte(key), Value: want}, &held, &row); err != nil {
-					t.Fatal(err)
-				}
-				if namesAdded(held.Record.Attributes) {
-					// docs/MAPPING.md §8.2: a record's own attribute named
-					// as one a span adds (records.seq, ...) is read back as
-					// that: no span, made again or not, gives it back.
-					continue
-				}
-				got, err := rec.AppendCBOR(nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("span %q (flags %#x) pulls back as\n%+v\nthe store holds\n%+v", sp.Name, flags[j], rec, held)
-				}
+				f(instance.Str(), sp, flags[j], kind, rec)
 			}
 		}
 		c.release()
 	}
-	if len(seen) != len(stored) {
-		t.Errorf("%d records stored, %d handed on", len(stored), len(seen))
-	}
-	return handed, asCame
 }
 
 // namesAdded reports whether a record has an attribute of its own named
@@ -448,10 +459,21 @@ func TestProcessorHandsOnWhatItStores(t *testing.T) {
 // request's, sent at the same time by another client, so that a record
 // is placed (and handed on) by a request other than its span's, in flight
 // or done. Each span goes on once, as it came or made again, and reads
-// back as the store's record.
+// back as the store's record. Without a directory of records, the
+// records of the spans that go on as they came are queued unencoded
+// (importer/internal/unencoded): each span still goes on once.
 func TestProcessorHandsOnConcurrently(t *testing.T) {
+	t.Run("directory", func(t *testing.T) { handOnConcurrently(t, true) })
+	t.Run("state only", func(t *testing.T) { handOnConcurrently(t, false) })
+}
+
+// handOnConcurrently is TestProcessorHandsOnConcurrently with a
+// directory of records, or with a state directory only.
+func handOnConcurrently(t *testing.T, directory bool) {
 	cfg := NewProcessorFactory().CreateDefaultConfig().(*ProcessorConfig)
-	cfg.Directory = filepath.Join(t.TempDir(), "store")
+	if directory {
+		cfg.Directory = filepath.Join(t.TempDir(), "store")
+	}
 	p, sink := startRecordsProcessor(t, cfg)
 	now := time.Now()
 	ts := func(d time.Duration) pcommon.Timestamp { return pcommon.NewTimestampFromTime(now.Add(d)) }
@@ -498,7 +520,26 @@ func TestProcessorHandsOnConcurrently(t *testing.T) {
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	handed, asCame := checkHandedOn(t, cfg.Directory, sink)
+	var handed, asCame map[string]int
+	if directory {
+		handed, asCame = checkHandedOn(t, cfg.Directory, sink)
+	} else {
+		handed, asCame = map[string]int{}, map[string]int{}
+		once := map[[24]byte]bool{}
+		eachHandedOn(t, sink, func(instance string, sp *importer.Span, flags uint32, _ string, _ sessions.Stamped[sessions.Record]) {
+			var id [24]byte
+			copy(id[:16], sp.TraceID[:])
+			copy(id[16:], sp.SpanID[:])
+			if once[id] {
+				t.Errorf("span %q handed on twice", sp.Name)
+			}
+			once[id] = true
+			handed[instance]++
+			if flags&0xff != 0 {
+				asCame[instance]++
+			}
+		})
+	}
 	t.Logf("%d spans handed on, %d as they came", handed["concurrent"], asCame["concurrent"])
 	if want := clients * rounds * traces * 3; handed["concurrent"] != want || asCame["concurrent"] < want/3 {
 		t.Errorf("%d spans handed on, %d as they came: want %d, at least a third as they came", handed["concurrent"], asCame["concurrent"], want)

@@ -109,30 +109,27 @@ type noted struct {
 	buf  []asIs
 }
 
-// maxNotedGap is the most seqs a session's notes span: a note further
-// from the oldest one left gives up those older (their records are made
-// again if they ever go on), so that a session that stamps many records
-// that are not spans as they came, between two that are, holds no room
-// for them.
+// maxNotedGap is the most seqs a session's notes span: a record further
+// from the oldest note left is not noted (it is encoded, and made a span
+// again when it goes on), so that a session that stamps many records that
+// are not spans as they came, between two that are, holds no room for
+// them beyond this, while the oldest note's request is in flight.
 const maxNotedGap = 1 << 16
 
 // len is how many seqs the notes span, from base.
 func (n *noted) len() int { return len(n.buf) - n.lo }
 
-// put notes a at seq.
-func (n *noted) put(seq uint64, a asIs) {
-	if n.len() == 0 || seq < n.base {
-		// Empty, or (never, as sessions stamp) before the oldest note:
-		// those after it are given up.
+// put notes a at seq, and reports whether it did: not for a seq before
+// the oldest note (never, as sessions stamp) or maxNotedGap or more
+// after it. A note is never given up for another: the Importer may have
+// queued its record unencoded, to be handed on only as the span noted.
+func (n *noted) put(seq uint64, a asIs) bool {
+	if n.len() == 0 {
 		clear(n.buf)
 		n.base, n.lo, n.buf = seq, 0, n.buf[:0]
 	}
-	if seq-n.base >= maxNotedGap {
-		n.shift(int(min(uint64(n.len()), seq-n.base-maxNotedGap/2)))
-		n.trim()
-		if n.len() == 0 {
-			n.base = seq
-		}
+	if seq < n.base || seq-n.base >= maxNotedGap {
+		return false
 	}
 	at := n.lo + int(seq-n.base)
 	for len(n.buf) <= at {
@@ -147,6 +144,7 @@ func (n *noted) put(seq uint64, a asIs) {
 		n.buf = append(n.buf, asIs{})
 	}
 	n.buf[at] = a
+	return true
 }
 
 // get returns the note of seq, if any.
@@ -267,17 +265,24 @@ func (o *origins) done(c *converted) {
 }
 
 // note takes the Importer's word that a record is a span as it came
-// (importer.Config.AsReceived), if its request is still in flight.
-func (o *origins) note(a importer.AsReceived) {
+// (importer.Config.AsReceived), if its request is still in flight, and
+// reports whether it did: the span then goes on when the record does,
+// unless a write fails first, and the record may be queued unencoded.
+func (o *origins) note(a importer.AsReceived) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	c := o.live[a.Origin>>originBits]
 	i := int(a.Origin&maxOrigins) - 1
 	if c == nil || i < 0 || i >= len(c.origins) {
-		return
+		return false
 	}
-	o.notesOf(a.Session, true).put(a.Seq, asIs{c: c, i: i, kind: a.Kind})
+	n := o.notesOf(a.Session, true)
+	if !n.put(a.Seq, asIs{c: c, i: i, kind: a.Kind}) {
+		o.forgetEmpty(a.Session, n)
+		return false
+	}
 	c.noted = append(c.noted, stamp{a.Session, a.Seq})
+	return true
 }
 
 // handOn hands on the records among es that are spans as they came,

@@ -5,7 +5,8 @@ import "testing"
 // TestNotedFindsBySeq checks a session's notes against a map of what was
 // noted and not yet dropped: found by seq, dropped only for their own
 // request, the front given up as it empties, and a note past
-// maxNotedGap giving up older ones rather than holding room for the gap.
+// maxNotedGap refused rather than giving up older ones (whose records may
+// be queued unencoded) or holding room for the gap.
 func TestNotedFindsBySeq(t *testing.T) {
 	c1, c2 := &converted{}, &converted{}
 	var n noted
@@ -37,7 +38,9 @@ func TestNotedFindsBySeq(t *testing.T) {
 			c = c2
 		}
 		a := asIs{c: c, i: int(seq), kind: "cache"}
-		n.put(seq, a)
+		if !n.put(seq, a) {
+			t.Fatalf("seq %d refused", seq)
+		}
 		want[seq] = a
 	}
 	check("noted")
@@ -52,19 +55,24 @@ func TestNotedFindsBySeq(t *testing.T) {
 	n.drop(13, nil)
 	delete(want, 13)
 	check("dropped by seq")
-	// A note far past the oldest gives up the older ones.
+	// A note far past the oldest is refused; the older ones stay.
 	far := n.base + maxNotedGap + 5
-	n.put(far, asIs{c: c1, kind: "far"})
-	for seq := range want {
-		if far-seq > maxNotedGap/2 {
-			delete(want, seq)
-		}
+	if n.put(far, asIs{c: c1, kind: "far"}) {
+		t.Fatal("a note maxNotedGap past the oldest was taken")
 	}
-	want[far] = asIs{c: c1, kind: "far"}
+	if n.put(n.base-1, asIs{c: c1, kind: "before"}) {
+		t.Fatal("a note before the oldest was taken")
+	}
 	check("past the gap")
 	if n.len() > maxNotedGap {
 		t.Fatalf("%d notes held for a gap of %d", n.len(), maxNotedGap)
 	}
+	near := n.base + maxNotedGap - 1
+	if !n.put(near, asIs{c: c2, kind: "near"}) {
+		t.Fatal("a note within maxNotedGap of the oldest was refused")
+	}
+	want[near] = asIs{c: c2, kind: "near"}
+	check("within the gap")
 	for seq := range want {
 		n.drop(seq, nil)
 		delete(want, seq)

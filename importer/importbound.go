@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
+	"github.com/otelrecords/otelrecords/importer/internal/taken"
 )
 
 // One bound over every sender (Config.HeldBytes): a thousand
@@ -29,7 +30,7 @@ func (im *Importer) account(rs *remoteSession) {
 // mem: a fixed part, its waiting spans and their traces' entries, the ids
 // of its next taken entry, and mem.
 func (rs *remoteSession) holding(mem int) int {
-	return sessionOverhead + rs.pendingBytes + len(rs.traces)*liveTraceBytes + cap(rs.taken)*takenRefBytes + mem
+	return sessionOverhead + rs.pendingBytes + len(rs.traces)*liveTraceBytes + cap(rs.taken)*taken.RefBytes + mem
 }
 
 // keepWithinHeld lets the oldest held data go while the sessions hold

@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel"
 
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
+	"github.com/otelrecords/otelrecords/importer/internal/taken"
+	"github.com/otelrecords/otelrecords/importer/internal/unencoded"
 	"github.com/otelrecords/otelrecords/internal/ground/clock"
 	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
@@ -121,10 +123,12 @@ type Config struct {
 	// whose record is the span as it came, before the record can reach
 	// Forward, with the Importer's lock held (quick, and not calling the
 	// Importer): handed on instead of a span made from the record, the
-	// span reads back as the record (docs/MAPPING.md §8.3). A span placed
-	// past its Import is told of then: the caller knows whether its
-	// Origin is still its own.
-	AsReceived func(AsReceived)
+	// span reads back as the record (docs/MAPPING.md §8.3). It reports
+	// whether the caller holds the span to hand on; with ForwardOnly the
+	// record is then queued unencoded (importer/internal/unencoded). A
+	// span placed past its Import is told of then: the caller knows
+	// whether its Origin is still its own.
+	AsReceived func(AsReceived) bool
 }
 
 // AsReceived is a record that its span as it came reads back as, once it
@@ -199,7 +203,7 @@ type Importer struct {
 	held       int                       // bytes held over every session (bound.go)
 	seen       seen.Table                // the spans taken, over every sender, for the dedup window
 	looking    seen.LookAhead            // take's working space, reused under mu
-	takenQueue takenQueue                // ForwardOnly: taken entries for the loop to write
+	takenQueue taken.Queue               // ForwardOnly: taken entries for the loop to write
 	keySaved   bool                      // ForwardOnly: the store holds the fingerprints' key
 	recovered  bool                      // what a previous run left is read back
 	swept      time.Time                 // when the seen sets were last swept
@@ -207,9 +211,10 @@ type Importer struct {
 	ended      recorder.Stats            // what ended sessions counted
 	counts     importCounts
 	closed     bool
-	settling   settleScratch // settle's working space, reused under mu
-	freeTraces []*liveTrace  // settled traces, for the next ones (newTrace)
-	recording  *scratchSpace // record's working space, reused under mu
+	settling   settleScratch                           // settle's working space, reused under mu
+	freeTraces []*liveTrace                            // settled traces, for the next ones (newTrace)
+	recording  *scratchSpace                           // record's working space, reused under mu
+	imports    unencoded.Imports[*remoteSession, Span] // the Import taking its batches, what it queued unencoded
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -342,6 +347,7 @@ func (im *Importer) Import(ctx context.Context, batches ...Batch) (Result, error
 	}
 	now := im.now()
 	touched := make([]*remoteSession, 0, 1)
+	im.imports.Begin()
 	for i := range batches {
 		rs, r := im.take(&batches[i], now)
 		res.Accepted += r.Accepted
@@ -360,6 +366,7 @@ func (im *Importer) Import(ctx context.Context, batches ...Batch) (Result, error
 	for _, rs := range touched {
 		rs.inflightMarked = false
 	}
+	queued := im.imports.End()
 	im.mu.Unlock()
 
 	// Outside the lock: writes of different senders overlap (Badger
@@ -367,10 +374,11 @@ func (im *Importer) Import(ctx context.Context, batches ...Batch) (Result, error
 	// that need it.
 	var errs []error
 	for _, rs := range touched {
-		errs = append(errs, rs.rec.Flush(ctx))
+		errs = append(errs, rs.rec.Flush(ctx)) // failing, it fills in what queued holds (fillFor)
 	}
 	err := errors.Join(errs...)
 	im.mu.Lock()
+	im.imports.GiveBack(queued)
 	for _, rs := range touched {
 		rs.inflight--
 	}
@@ -476,7 +484,7 @@ func (im *Importer) Shutdown(ctx context.Context) error {
 		}
 		ending = append(ending, rs)
 	}
-	taken := im.takenQueue.take()
+	taken := im.takenQueue.Take()
 	im.mu.Unlock()
 	var errs []error
 	for _, rs := range ending {
@@ -566,7 +574,7 @@ func (im *Importer) tick() {
 	}
 	im.sweepSeen(now)
 	im.keepWithinHeld(now)
-	taken := im.takenQueue.take()
+	taken := im.takenQueue.Take()
 	im.mu.Unlock()
 	im.writeQueued(ctx, taken)
 	for _, rs := range ending {

@@ -3,13 +3,14 @@ package importer
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"time"
 
 	"github.com/otelrecords/otelrecords/importer/internal/ahead"
 	"github.com/otelrecords/otelrecords/importer/internal/handed"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
+	"github.com/otelrecords/otelrecords/importer/internal/taken"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -27,9 +28,6 @@ import (
 // Fingerprints rather than ids: a third of the bytes through Badger,
 // whose tables of them cost the processor more CPU than anything it
 // writes.
-
-// takenRefBytes is what a taken entry holds for a span: its fingerprint.
-const takenRefBytes = 8
 
 // sink is where a session's Recorder gives what it wrote
 // (recorder.Sink): with Config.Forward, a handed.Sink, which hands it on
@@ -87,47 +85,8 @@ func (im *Importer) writeTaken(rs *remoteSession, id uint64) {
 	if len(rs.taken) == 0 {
 		return
 	}
-	q := &im.takenQueue
-	start := len(q.arena)
-	q.arena = keys.AppendImportTakenAt(q.arena, id, rs.rec.NextSeq())
-	mid := len(q.arena)
-	for _, fp := range rs.taken {
-		q.arena = binary.LittleEndian.AppendUint64(q.arena, fp)
-	}
-	q.bounds = append(q.bounds, [3]int{start, mid, len(q.arena)})
+	im.takenQueue.Add(id, rs.rec.NextSeq(), rs.taken)
 	rs.taken = rs.taken[:0]
-}
-
-// takenQueue is the taken entries waiting for the loop to write them, in
-// one arena; spare is the arena of those it wrote last.
-type takenQueue struct {
-	arena, spare []byte
-	bounds       [][3]int // each entry's key from [0] to [1], value to [2]
-}
-
-// maxTakenArena is the largest arena of taken entries kept for a later
-// round.
-const maxTakenArena = 4 << 20
-
-// take returns the entries queued, and empties the queue. The entries'
-// arena becomes the spare, which the take after next reuses: the loop
-// takes and writes them (writeQueued) before it takes again, so the
-// queue fills two arenas turn about rather than grow a new one a round.
-// im.mu is held.
-func (q *takenQueue) take() []sessions.Entry {
-	if len(q.bounds) == 0 {
-		return nil
-	}
-	out := make([]sessions.Entry, len(q.bounds))
-	for i, b := range q.bounds {
-		out[i] = sessions.Entry{Key: q.arena[b[0]:b[1]:b[1]], Value: q.arena[b[1]:b[2]:b[2]]}
-	}
-	next := q.spare[:0]
-	if cap(next) > maxTakenArena {
-		next = nil // what a burst grew goes
-	}
-	q.arena, q.spare, q.bounds = next, q.arena, q.bounds[:0]
-	return out
 }
 
 // writeQueued writes the taken entries the loop took. A store that
@@ -190,11 +149,7 @@ func (im *Importer) readTaken(st sessions.Store, id, from uint64, at uint32) (ui
 			continue
 		}
 		next = max(next, seq)
-		for v := e.Value; len(v) >= takenRefBytes; v = v[takenRefBytes:] {
-			if fp := binary.LittleEndian.Uint64(v); fp != 0 {
-				im.seen.Set(fp, seen.Placed, at)
-			}
-		}
+		taken.Each(e.Value, func(fp uint64) { im.seen.Set(fp, seen.Placed, at) })
 	}
 	return next, nil
 }
@@ -246,4 +201,20 @@ func (im *Importer) deleteTaken(ctx context.Context, cuts []takenCut) error {
 		}
 		return nil
 	})
+}
+
+// fillFor returns what any failed flush of rs gives each entry still
+// queued (recorder.Config.Fill): a record an Import in flight queued
+// unencoded gets its value, encoded from its span as record encodes a
+// plain span (the Collector forgets a note as it hands its span on).
+func (im *Importer) fillFor(rs *remoteSession) func(*sessions.Entry) {
+	if !im.cfg.ForwardOnly || im.cfg.AsReceived == nil {
+		return nil
+	}
+	return im.imports.Fill(rs, func(s *Span, st sessions.Stamp) ([]byte, error) {
+		var w scratchSpace
+		w.view.set(s)
+		enc := intake.EncodeRecord(&w.Scratch, &w.view, sessions.LevelBasic, -1, st)
+		return w.Buf, enc.Err
+	}, func(err error) { im.reports.Once("record", err) })
 }

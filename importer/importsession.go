@@ -12,6 +12,7 @@ import (
 	"github.com/otelrecords/otelrecords/importer/internal/ahead"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
 	"github.com/otelrecords/otelrecords/importer/internal/sent"
+	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -233,6 +234,7 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 			for _, p := range t.pending {
 				if p.size == 0 { // added by this batch: take sizes only the spans that outlive it
 					p.span.detach()
+					p.from = nil
 					p.size = p.span.size()
 					rs.pendingBytes += p.size
 				}
@@ -259,6 +261,7 @@ func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue
 	cfg := im.recorderConfig(res)
 	rs := &remoteSession{key: key, salt: salt, last: now, traces: make(map[trace.TraceID]*liveTrace), resource: cfg.Resource,
 		pendingEntries: make(map[uint64]int)}
+	cfg.Fill = im.fillFor(rs)
 	if p, ok := im.parked[key]; ok && (now.Sub(p.last) < im.cfg.SessionTimeout || len(p.pending) > 0 || p.startedIn(spans, now, im.cfg.SessionTimeout)) {
 		delete(im.parked, key)
 		cfg.Resume = &recorder.Resume{ID: p.id, Start: p.start, NextSeq: p.next}
@@ -339,7 +342,7 @@ func (im *Importer) needWrite(batches []Batch) bool {
 			return true
 		}
 		for j := range batches[i].Spans {
-			if changes(&batches[i].Spans[j]) {
+			if _, changed := intake.Speaks(batches[i].Spans[j].Attributes); changed {
 				return true
 			}
 		}

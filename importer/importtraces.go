@@ -13,6 +13,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/importer/internal/asis"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
+	"github.com/otelrecords/otelrecords/importer/internal/unencoded"
 	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/sessions"
@@ -34,6 +35,7 @@ type liveTrace struct {
 	pending map[trace.SpanID]*pendingSpan
 	first   int64 // the arrival order of its first span waiting
 	most    int   // the most spans that waited in it at once
+	kept    bool  // a span of it added by this Importer changed something: it is kept
 }
 
 // maxFreeTraces is the most settled traces an Importer keeps for the
@@ -52,7 +54,7 @@ func (im *Importer) newTrace(order int64) *liveTrace {
 		t := im.freeTraces[n-1]
 		im.freeTraces[n-1] = nil
 		im.freeTraces = im.freeTraces[:n-1]
-		t.first = order
+		t.first, t.kept = order, false
 		return t
 	}
 	return &liveTrace{pending: make(map[trace.SpanID]*pendingSpan), first: order}
@@ -89,6 +91,14 @@ type pendingSpan struct {
 	// fp is its fingerprint in the seen table, as take found it; 0 for a
 	// span read back from a pending entry (computed when placed).
 	fp uint64
+	// speaks and changes say what its attributes say of records
+	// (intake.SpeaksRecords, changes), read once as it is held.
+	speaks, changes bool
+	// from is the caller's span it is a copy of, given to Import number
+	// took: valid while that Import takes its batches, nil once the batch
+	// that added it ends (take): a later batch's record is encoded.
+	from *Span
+	took uint64
 }
 
 // A scratchSpace is what recording an imported span uses and gives
@@ -157,9 +167,9 @@ func (s *Span) likelyRemoteChild() bool {
 // trace already; add reports whether this one keeps it. im.mu is held.
 func (im *Importer) add(rs *remoteSession, t *liveTrace, s *Span, fp uint64, wanted, kept bool, now time.Time) (keeps bool, in *liveTrace) {
 	p := pendingSpans.Get().(*pendingSpan)
-	*p = pendingSpan{span: *s, arrived: now, order: im.arrivals(), wanted: wanted, fp: fp} // sized by take if it outlives it
+	*p = pendingSpan{span: *s, arrived: now, order: im.arrivals(), wanted: wanted, fp: fp, from: s, took: im.imports.Current()} // sized by take if it outlives it
 	t = im.hold(rs, t, p)
-	if !changes(s) {
+	if !p.changes {
 		return false, t
 	}
 	// It keeps its session (or its trace) whenever it is placed: keep it
@@ -168,6 +178,7 @@ func (im *Importer) add(rs *remoteSession, t *liveTrace, s *Span, fp uint64, wan
 	if !kept {
 		rs.rec.KeepNow(recorder.Trace(s.TraceID))
 	}
+	t.kept = true
 	return true, t
 }
 
@@ -186,6 +197,7 @@ func (im *Importer) hold(rs *remoteSession, t *liveTrace, p *pendingSpan) *liveT
 	}
 	t.pending[p.span.SpanID] = p
 	t.most = max(t.most, len(t.pending))
+	p.speaks, p.changes = intake.Speaks(p.span.Attributes)
 	if p.entry != 0 {
 		rs.pendingEntries[p.entry]++ // written ahead by a run before this one
 	}
@@ -260,7 +272,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	// up stops at a parent that does not wait, or is marked already.
 	if im.marks == MarksEnclosing {
 		for _, p := range t.pending {
-			if !intake.SpeaksRecords(p.span.Attributes) && !p.wanted {
+			if !p.speaks && !p.wanted {
 				continue
 			}
 			for q, n := p, 0; n < intake.MaxEnclosingDepth && !q.span.isRoot(); n++ {
@@ -275,7 +287,7 @@ func (im *Importer) settle(rs *remoteSession, id trace.TraceID, t *liveTrace, no
 	// be placed now: a span that says nothing of records waits its grace
 	// for a record inside it, until the Importer shuts down (leave).
 	may := func(p *pendingSpan) bool {
-		return force || im.closed || im.marks != MarksEnclosing || intake.SpeaksRecords(p.span.Attributes) ||
+		return force || im.closed || im.marks != MarksEnclosing || p.speaks ||
 			p.encloses || now.Sub(p.arrived) >= grace
 	}
 	ready := &sc.ready
@@ -357,7 +369,7 @@ func (im *Importer) place(rs *remoteSession, id trace.TraceID, t *liveTrace, p *
 	if p.entry != 0 {
 		im.placedPending(rs, p.entry)
 	}
-	recorded := im.record(rs, &p.span, encloses || p.wanted, p.arrived)
+	recorded := im.record(rs, p, encloses || p.wanted, t.kept)
 	if recorded {
 		im.tookRecord(rs, fp)
 	}
@@ -395,21 +407,22 @@ func (h *readyHeap) Pop() any {
 // (intake.EncodeRecord, then the Recorder), on the Importer's goroutine. It
 // reports whether the span is recorded (or held to be). encloses says a
 // record lies inside it.
-func (im *Importer) record(rs *remoteSession, s *Span, encloses bool, arrived time.Time) (recorded bool) {
-	start, end, odd := rs.clock.Times(s.Start, s.End, arrived)
+func (im *Importer) record(rs *remoteSession, p *pendingSpan, encloses, kept bool) (recorded bool) {
+	s := &p.span
+	start, end, odd := rs.clock.Times(s.Start, s.End, p.arrived)
 	st, ok := rs.rec.Stamp(start)
 	if !ok {
 		return false
 	}
-	if !im.marks.Records(s.Attributes, encloses) {
+	if !im.marks.Keeps(p.speaks, encloses) {
 		rs.rec.TallyMark(s.Name, end.Sub(start)) // an implicit mark let go
 		return false
 	}
 	defer func() {
-		if p := recover(); p != nil {
+		if e := recover(); e != nil {
 			rs.problems++
 			recorded = false
-			im.reports.Once("panic", fmt.Errorf("otelrecords: recording imported span %q failed: %v", cut(s.Name, 64), p))
+			im.reports.Once("panic", fmt.Errorf("otelrecords: recording imported span %q failed: %v", cut(s.Name, 64), e))
 		}
 	}()
 	w := im.recording
@@ -427,6 +440,23 @@ func (im *Importer) record(rs *remoteSession, s *Span, encloses bool, arrived ti
 	v := &w.view
 	v.set(s)
 	v.start, v.end = start, end
+	asIs := s.Origin != 0 && im.cfg.AsReceived != nil && !odd && rs.clock.Skew == 0 &&
+		asis.Check(s.Kind, s.Start, s.Attributes, s.Events, s.Links)
+	told := false
+	kept = kept || rs.rec.KeepBy() == recorder.KeepBySession && rs.rec.Kept() // likely written at once
+	if asIs && kept && im.cfg.ForwardOnly && p.from != nil && p.took != 0 && p.took == im.imports.Current() {
+		// The span goes on as it came, and its record, the span's alone,
+		// is read by no one while it does: queued unencoded, it is encoded
+		// only if its flush fails (package unencoded).
+		if kind, _, ok := intake.Plain(v); ok {
+			told = true
+			if im.cfg.AsReceived(AsReceived{Origin: s.Origin, Session: st.Session, Seq: st.Seq, Kind: kind}) &&
+				rs.rec.RecordKeptIn(recorder.Trace(s.TraceID), kind, st, unencoded.Value) {
+				im.imports.Add(rs, st, p.from)
+				return true
+			}
+		}
+	}
 	var enc intake.Encoded
 	level := max(rs.rec.Level(), sessions.LevelBasic)
 	if odd {
@@ -449,8 +479,7 @@ func (im *Importer) record(rs *remoteSession, s *Span, encloses bool, arrived ti
 	case enc.Err != nil:
 		err = rs.rec.RecordTooLargeIn(recorder.Trace(s.TraceID), enc.Kind, enc.Effect, enc.Name, enc.Err)
 	default:
-		if s.Origin != 0 && im.cfg.AsReceived != nil && !odd && rs.clock.Skew == 0 && enc.Problem == nil && !enc.Cut &&
-			asis.Check(s.Kind, s.Start, s.Attributes, s.Events, s.Links) { // told before another Import's Flush may hand it on
+		if asIs && !told && enc.Problem == nil && !enc.Cut { // told before another Import's Flush may hand it on
 			im.cfg.AsReceived(AsReceived{Origin: s.Origin, Session: st.Session, Seq: st.Seq, Kind: enc.Kind})
 		}
 		// Under KeepBySession the trace changes nothing; under KeepByTrace
@@ -472,15 +501,4 @@ func cut(s string, n int) string {
 		return s[:n]
 	}
 	return s
-}
-
-// changes reports whether s says it changed something
-// (records.effect=changed).
-func changes(s *Span) bool {
-	for _, kv := range s.Attributes {
-		if kv.Key == spanbridge.EffectKey {
-			return kv.Value.Emit() == spanbridge.EffectChanged
-		}
-	}
-	return false
 }

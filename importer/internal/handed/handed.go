@@ -10,6 +10,8 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
+
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -44,7 +46,11 @@ func (h *Head) Unwritten(es []sessions.Entry) {
 // Written notes that what was handed on was written: nothing of it waits.
 func (h *Head) Written() { h.n, h.sum = 0, 0 }
 
-// sumOf hashes the keys and values of es, each length first.
+// sumOf hashes the keys and values of es, each length first; of a
+// record, only its key. A record's key is its stamp, which no other
+// record has, and its value may be filled in after it was handed on (a
+// record queued unencoded, whose write failed: importer/internal/
+// unencoded) — the same record still, not to be handed on again.
 func sumOf(es []sessions.Entry) uint64 {
 	var m maphash.Hash
 	m.SetSeed(seed)
@@ -52,8 +58,18 @@ func sumOf(es []sessions.Entry) uint64 {
 	for _, e := range es {
 		m.Write(binary.LittleEndian.AppendUint32(n[:0], uint32(len(e.Key))))
 		m.Write(e.Key)
+		if isRecord(e.Key) {
+			continue
+		}
 		m.Write(binary.LittleEndian.AppendUint32(n[:0], uint32(len(e.Value))))
 		m.Write(e.Value)
 	}
 	return m.Sum64()
+}
+
+// isRecord reports whether key is a record's.
+func isRecord(key []byte) bool {
+	k, tail, err := keys.Split(key)
+	_, _, ok := keys.RecordTail(tail)
+	return err == nil && ok && string(k) != keys.SessionsKind
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -55,5 +56,24 @@ func TestHeadHandsOnAllOfAnotherBatch(t *testing.T) {
 		if got := h.Rest(es); len(got) != len(es) {
 			t.Errorf("Rest(%v) = %v, want all", keysOf(es), keysOf(got))
 		}
+	}
+}
+
+// A record handed on and not written is the same record when its value
+// is filled in meanwhile (one queued unencoded: importer/internal/
+// unencoded): it is not handed on again. A session row whose value
+// differs is another entry.
+func TestHeadKnowsARecordByItsKey(t *testing.T) {
+	rec := sessions.Entry{Key: keys.AppendRecord(nil, "step", 7, 3), Value: []byte{0}}
+	row := sessions.Entry{Key: keys.AppendRecord(nil, keys.SessionsKind, 7, 0), Value: []byte("row")}
+	var h Head
+	h.Unwritten([]sessions.Entry{row, rec})
+	filled := []sessions.Entry{row, {Key: rec.Key, Value: []byte("the record's value")}}
+	if got := h.Rest(filled); len(got) != 0 {
+		t.Errorf("a record filled in after it was handed on: Rest = %v, want none", keysOf(got))
+	}
+	other := []sessions.Entry{{Key: row.Key, Value: []byte("another row")}, rec}
+	if got := h.Rest(other); len(got) != 2 {
+		t.Errorf("a session row changed: Rest = %v, want both", keysOf(got))
 	}
 }

@@ -23,45 +23,46 @@ const (
 	plainString = 1024 // bytes of any one string: a name, a key, a value
 )
 
-// appendPlain appends the value of the record of the ended span s,
-// stamped st, to dst, straight from the span — the bytes EncodeRecord
-// would append, without the record in between and its boxed attribute
-// values — and returns the record's kind and effect. ok is false, and dst
-// is returned as it was, for any span that is not plain: one with links or
-// events, dropped attributes, events or links, a status other than unset,
-// a start outside what an id holds, heavy attributes, attribute values
-// other than a bool, an int64, a float64 or a string, more than plainAttrs
-// attributes, a string longer than plainString, or a records.kind or
-// records.effect that is not valid. Those go the general way (EncodeRecord).
-func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp) (out []byte, kind string, effect sessions.Effect, ok bool) {
+// Plain reports whether s is a plain span, whose record EncodeRecord
+// encodes straight from the span (appendPlain), and returns its kind and
+// effect: a record within every limit, with nothing cut and nothing
+// wrong with its control attributes. ok is false for any span that is
+// not plain: one with links or events, dropped attributes, events or
+// links, a status other than unset, a start outside what an id holds,
+// heavy attributes, attribute values other than a bool, an int64, a
+// float64 or a string, more than plainAttrs attributes, a string longer
+// than plainString, or a records.kind or records.effect that is not
+// valid. The Importer of the Collector's records processor queues such a
+// span's record without its value while the span itself goes on
+// (importer.Config.AsReceived), for the value is the span's alone.
+func Plain(s spanbridge.Source) (kind string, effect sessions.Effect, ok bool) {
 	if len(s.Links()) > 0 || len(s.Events()) > 0 ||
 		s.DroppedAttributes() != 0 || s.DroppedEvents() != 0 || s.DroppedLinks() != 0 ||
 		s.Status().Code != codes.Unset {
-		return dst, "", 0, false
+		return "", 0, false
 	}
-	start := s.StartTime()
-	if !recorder.Sane(start) {
-		return dst, "", 0, false
+	if !recorder.Sane(s.StartTime()) {
+		return "", 0, false
 	}
 	attrs := s.Attributes()
 	if len(attrs) > plainAttrs {
-		return dst, "", 0, false
+		return "", 0, false
 	}
 	kind = sessions.MarksKind
 	effect = sessions.Observed
 	for i := range attrs {
 		kv := &attrs[i]
 		if len(kv.Key) > plainString || strings.HasPrefix(string(kv.Key), spanbridge.FullPrefix) {
-			return dst, "", 0, false
+			return "", 0, false
 		}
 		switch kv.Key {
 		case spanbridge.KindKey:
 			if kv.Value.Type() != attribute.STRING {
-				return dst, "", 0, false
+				return "", 0, false
 			}
 			k, err := keys.CheckKind(kv.Value.AsString())
 			if err != nil {
-				return dst, "", 0, false
+				return "", 0, false
 			}
 			kind = k
 			continue
@@ -72,7 +73,7 @@ func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp)
 			case spanbridge.EffectObserved:
 				effect = sessions.Observed
 			default:
-				return dst, "", 0, false
+				return "", 0, false
 			}
 			continue
 		}
@@ -80,17 +81,34 @@ func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp)
 		case attribute.BOOL, attribute.INT64, attribute.FLOAT64:
 		case attribute.STRING:
 			if len(kv.Value.AsString()) > plainString {
-				return dst, "", 0, false
+				return "", 0, false
 			}
 		default:
-			return dst, "", 0, false
+			return "", 0, false
 		}
 	}
-	name, scope, sc := s.Name(), s.InstrumentationScope(), s.SpanContext()
-	traceState := sc.TraceState().String()
-	if len(name) > plainString || len(scope.Name) > plainString || len(scope.Version) > plainString || len(traceState) > plainString {
+	scope := s.InstrumentationScope()
+	if len(s.Name()) > plainString || len(scope.Name) > plainString || len(scope.Version) > plainString ||
+		len(s.SpanContext().TraceState().String()) > plainString {
+		return "", 0, false
+	}
+	return kind, effect, true
+}
+
+// appendPlain appends the value of the record of the ended span s,
+// stamped st, to dst, straight from the span — the bytes EncodeRecord
+// would append, without the record in between and its boxed attribute
+// values — and returns the record's kind and effect. ok is false, and dst
+// is returned as it was, for any span that is not Plain. Those go the
+// general way (EncodeRecord).
+func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp) (out []byte, kind string, effect sessions.Effect, ok bool) {
+	kind, effect, ok = Plain(s)
+	if !ok {
 		return dst, "", 0, false
 	}
+	start, attrs := s.StartTime(), s.Attributes()
+	name, scope, sc := s.Name(), s.InstrumentationScope(), s.SpanContext()
+	traceState := sc.TraceState().String()
 	parent := s.Parent().SpanID()
 	spanKind := s.SpanKind().String() // "unspecified" too, as spanbridge.MapTo
 	traceID, spanID := sc.TraceID(), sc.SpanID()

@@ -191,3 +191,30 @@ func BenchmarkEncodeSpan(b *testing.B) {
 		})
 	}
 }
+
+// Speaks reads in one pass what SpeaksRecords says and whether the span
+// says it changed something: records.effect, the first one, is the
+// string "changed" (a bool, an int or a slice never is).
+func TestSpeaksIsSpeaksRecordsAndTheEffect(t *testing.T) {
+	kind, changed, observed := attribute.String("records.kind", "cache"), attribute.String("records.effect", "changed"), attribute.String("records.effect", "observed")
+	other := attribute.Int("n", 1)
+	for _, tc := range []struct {
+		attrs   []attribute.KeyValue
+		changed bool
+	}{
+		{nil, false},
+		{[]attribute.KeyValue{other}, false},
+		{[]attribute.KeyValue{kind}, false},
+		{[]attribute.KeyValue{kind, other, changed}, true},
+		{[]attribute.KeyValue{other, changed, kind}, true},
+		{[]attribute.KeyValue{observed, changed}, false},
+		{[]attribute.KeyValue{changed, observed}, true},
+		{[]attribute.KeyValue{attribute.Bool("records.effect", true)}, false},
+		{[]attribute.KeyValue{attribute.StringSlice("records.effect", []string{"changed"})}, false},
+	} {
+		speaks, got := Speaks(tc.attrs)
+		if speaks != SpeaksRecords(tc.attrs) || got != tc.changed {
+			t.Errorf("Speaks(%v) = %v, %v; want %v, %v", tc.attrs, speaks, got, SpeaksRecords(tc.attrs), tc.changed)
+		}
+	}
+}

@@ -78,13 +78,33 @@ func SpeaksRecords(attrs []attribute.KeyValue) bool {
 	return false
 }
 
+// Speaks is SpeaksRecords and whether attrs say the span changed
+// something (records.effect=changed), read in one pass: the Importer
+// reads both as it holds a span.
+func Speaks(attrs []attribute.KeyValue) (speaks, changed bool) {
+	for i := range attrs {
+		switch attrs[i].Key {
+		case spanbridge.KindKey:
+			speaks = true
+		case spanbridge.EffectKey:
+			v := &attrs[i].Value
+			return true, v.Type() == attribute.STRING && v.AsString() == spanbridge.EffectChanged
+		}
+	}
+	return speaks, false
+}
+
 // Records reports whether a span with attributes attrs becomes a record
 // under the policy m; encloses says a record started inside it. The
 // SpanProcessor and the Importer both ask it: the one keep decision of a
 // span.
 func (m Marks) Records(attrs []attribute.KeyValue, encloses bool) bool {
-	if m == MarksAll || SpeaksRecords(attrs) {
-		return true
-	}
-	return m == MarksEnclosing && encloses
+	return m.Keeps(SpeaksRecords(attrs), encloses)
+}
+
+// Keeps is Records for a caller that knows whether the span's
+// attributes speak of records (SpeaksRecords): the Importer reads them
+// once as it holds a span.
+func (m Marks) Keeps(speaks, encloses bool) bool {
+	return m == MarksAll || speaks || m == MarksEnclosing && encloses
 }

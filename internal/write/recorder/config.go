@@ -87,6 +87,13 @@ type Config struct {
 	// place (Sink): what it wrote goes there, and the store is left to
 	// the prune, the byte bound and the spool.
 	Sink Sink
+	// Fill, if set, is given each entry queued when a flush fails, under
+	// the Recorder's lock, before anything else takes them again (the
+	// shed, the spool, the next flush): a caller that queued records with
+	// values that are not their encodings (RecordKeptIn) sets their values
+	// there, while what they stand for is still at hand. Whichever flush
+	// fails — the caller's, another's, Close's — the values are set.
+	Fill func(*sessions.Entry)
 	// TallyEvery is how often at most the tally of what a kept session
 	// let go (docs/FORMAT.md §3.6) is rewritten while the session runs:
 	// at a Flush when it changed and TallyEvery has passed since it was

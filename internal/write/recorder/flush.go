@@ -83,6 +83,14 @@ func (r *Recorder) flush(ctx context.Context, wait bool) error {
 		// Put the batch back in front of whatever was queued meanwhile, so
 		// order is kept when the next Flush writes it.
 		r.batch = append(batch, r.batch...)
+		if r.fill != nil {
+			// Before the shed spools them or another flush hands them on:
+			// a failed write may have used up what a value stood for (the
+			// Collector's note of a span it handed on, Config.Fill).
+			for i := range r.batch {
+				r.fill(&r.batch[i])
+			}
+		}
 		r.queued = entryBytes(r.batch)
 		r.mu.Unlock()
 		r.shed(err)

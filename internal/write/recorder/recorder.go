@@ -24,7 +24,8 @@ import (
 // exporter calls them from its own goroutine, never from a span call.
 type Recorder struct {
 	open   func() (sessions.Store, error)
-	sink   Sink // Config.Sink; nil: batches go to the store
+	sink   Sink                  // Config.Sink; nil: batches go to the store
+	fill   func(*sessions.Entry) // Config.Fill
 	onKeep func()
 	now    func() time.Time
 	ids    *IDs
@@ -85,7 +86,7 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 	if now == nil {
 		now = time.Now
 	}
-	r := &Recorder{open: open, sink: cfg.Sink, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, exact: cfg.ExactIDs, report: cfg.Report,
+	r := &Recorder{open: open, sink: cfg.Sink, fill: cfg.Fill, onKeep: cfg.OnKeep, now: now, ids: cfg.IDs, exact: cfg.ExactIDs, report: cfg.Report,
 		label: cfg.Label, resource: cfg.Resource, keep: cfg.KeepSessions, keepBy: cfg.KeepBy}
 	r.proc = Process{PID: os.Getpid(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	if cfg.Process != nil {
@@ -117,6 +118,9 @@ func New(cfg Config, open func() (sessions.Store, error), now func() time.Time) 
 
 // Level returns the level in force.
 func (r *Recorder) Level() sessions.Level { return sessions.Level(r.level.Load()) }
+
+// KeepBy returns the unit the Recorder's retention rules keep.
+func (r *Recorder) KeepBy() KeepBy { return r.keepBy }
 
 // SetLevel changes the level. It does not end the session in progress:
 // records already stamped are still recorded, and stamping resumes where

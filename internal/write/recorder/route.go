@@ -58,6 +58,29 @@ func (r *Recorder) RecordEncodedIn(t Trace, kind string, effect sessions.Effect,
 	return r.routeLocked(t, k, effect, st, value, nil, "")
 }
 
+// RecordKeptIn queues value as the record of trace t stamped st if the
+// record is written at once — its trace is kept already, or, under
+// KeepBySession or with the zero Trace, its session is — and reports
+// whether it did; otherwise it does nothing, and the caller routes the
+// record as RecordEncodedIn does. Only a record written at once may be
+// queued with a value that is not its encoding (the Importer of the
+// Collector's records processor queues one whose span goes on as it
+// came): a record held could be let go, and tallied from its value.
+func (r *Recorder) RecordKeptIn(t Trace, kind string, st sessions.Stamp, value []byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || !r.kept {
+		return false
+	}
+	if r.keepBy == KeepByTrace && t != (Trace{}) {
+		if d, ok := r.traces.decided[t]; !ok || d.d != decidedKept {
+			return false
+		}
+	}
+	r.queueRecord(kind, uint64(st.Session), st.Seq, value)
+	return true
+}
+
 // RecordTooLarge routes a record that could not be encoded within what a
 // store holds (cause wraps ErrTooLarge, as AppendEncoded returns it): it
 // is dropped and counted in Stats.TooLarge, and if it was Changed it still
