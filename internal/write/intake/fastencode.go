@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/trace"
 
 	cw "github.com/otelrecords/otelrecords/internal/ground/cborwire"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
@@ -36,33 +38,52 @@ const (
 // span's record without its value while the span itself goes on
 // (importer.Config.AsReceived), for the value is the span's alone.
 func Plain(s spanbridge.Source) (kind string, effect sessions.Effect, ok bool) {
+	p, ok := plainOf(s)
+	return p.kind, p.effect, ok
+}
+
+// plain is what plainOf read of a plain span, so that appendPlain asks
+// the span (an SDK span's accessors copy) for each once.
+type plain struct {
+	kind       string
+	effect     sessions.Effect
+	start      time.Time
+	attrs      []attribute.KeyValue
+	name       string
+	scope      instrumentation.Scope
+	sc         trace.SpanContext
+	traceState string
+}
+
+// plainOf is Plain, with what it read of s.
+func plainOf(s spanbridge.Source) (p plain, ok bool) {
 	if len(s.Links()) > 0 || len(s.Events()) > 0 ||
 		s.DroppedAttributes() != 0 || s.DroppedEvents() != 0 || s.DroppedLinks() != 0 ||
 		s.Status().Code != codes.Unset {
-		return "", 0, false
+		return plain{}, false
 	}
-	if !recorder.Sane(s.StartTime()) {
-		return "", 0, false
+	start := s.StartTime()
+	if !recorder.Sane(start) {
+		return plain{}, false
 	}
 	attrs := s.Attributes()
 	if len(attrs) > plainAttrs {
-		return "", 0, false
+		return plain{}, false
 	}
-	kind = sessions.MarksKind
-	effect = sessions.Observed
+	kind, effect := sessions.MarksKind, sessions.Observed
 	for i := range attrs {
 		kv := &attrs[i]
 		if len(kv.Key) > plainString || strings.HasPrefix(string(kv.Key), spanbridge.FullPrefix) {
-			return "", 0, false
+			return plain{}, false
 		}
 		switch kv.Key {
 		case spanbridge.KindKey:
 			if kv.Value.Type() != attribute.STRING {
-				return "", 0, false
+				return plain{}, false
 			}
 			k, err := keys.CheckKind(kv.Value.AsString())
 			if err != nil {
-				return "", 0, false
+				return plain{}, false
 			}
 			kind = k
 			continue
@@ -73,7 +94,7 @@ func Plain(s spanbridge.Source) (kind string, effect sessions.Effect, ok bool) {
 			case spanbridge.EffectObserved:
 				effect = sessions.Observed
 			default:
-				return "", 0, false
+				return plain{}, false
 			}
 			continue
 		}
@@ -81,18 +102,19 @@ func Plain(s spanbridge.Source) (kind string, effect sessions.Effect, ok bool) {
 		case attribute.BOOL, attribute.INT64, attribute.FLOAT64:
 		case attribute.STRING:
 			if len(kv.Value.AsString()) > plainString {
-				return "", 0, false
+				return plain{}, false
 			}
 		default:
-			return "", 0, false
+			return plain{}, false
 		}
 	}
-	scope := s.InstrumentationScope()
-	if len(s.Name()) > plainString || len(scope.Name) > plainString || len(scope.Version) > plainString ||
-		len(s.SpanContext().TraceState().String()) > plainString {
-		return "", 0, false
+	name, scope, sc := s.Name(), s.InstrumentationScope(), s.SpanContext()
+	traceState := sc.TraceState().String()
+	if len(name) > plainString || len(scope.Name) > plainString || len(scope.Version) > plainString ||
+		len(traceState) > plainString {
+		return plain{}, false
 	}
-	return kind, effect, true
+	return plain{kind, effect, start, attrs, name, scope, sc, traceState}, true
 }
 
 // appendPlain appends the value of the record of the ended span s,
@@ -102,13 +124,12 @@ func Plain(s spanbridge.Source) (kind string, effect sessions.Effect, ok bool) {
 // is returned as it was, for any span that is not Plain. Those go the
 // general way (EncodeRecord).
 func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp) (out []byte, kind string, effect sessions.Effect, ok bool) {
-	kind, effect, ok = Plain(s)
+	p, ok := plainOf(s)
 	if !ok {
 		return dst, "", 0, false
 	}
-	start, attrs := s.StartTime(), s.Attributes()
-	name, scope, sc := s.Name(), s.InstrumentationScope(), s.SpanContext()
-	traceState := sc.TraceState().String()
+	kind, effect = p.kind, p.effect
+	start, attrs, name, scope, sc, traceState := p.start, p.attrs, p.name, p.scope, p.sc, p.traceState
 	parent := s.Parent().SpanID()
 	spanKind := s.SpanKind().String() // "unspecified" too, as spanbridge.MapTo
 	traceID, spanID := sc.TraceID(), sc.SpanID()
