@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/otelrecords/otelrecords/importer/internal/ahead"
@@ -211,7 +212,12 @@ func (im *Importer) fillFor(rs *remoteSession) func(*sessions.Entry) {
 	if !im.cfg.ForwardOnly || im.cfg.AsReceived == nil {
 		return nil
 	}
-	return im.imports.Fill(rs, func(s *Span, st sessions.Stamp) ([]byte, error) {
+	return im.imports.Fill(rs, func(s *Span, st sessions.Stamp) (_ []byte, err error) {
+		defer func() { // as record's: a panic encoding one span is reported, not the Collector's end
+			if p := recover(); p != nil {
+				err = fmt.Errorf("encoding span %q panicked: %v", cut(s.Name, 64), p)
+			}
+		}()
 		var w scratchSpace
 		w.view.set(s)
 		enc := intake.EncodeRecord(&w.Scratch, &w.view, sessions.LevelBasic, -1, st)
