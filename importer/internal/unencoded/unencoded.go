@@ -96,17 +96,6 @@ func (r *Records[O, S]) fill(owner O, e *sessions.Entry, encode func(span *S, st
 	return true
 }
 
-// Fill returns what gives each entry of owner's queue its value when it
-// is a record of r's queued unencoded (Records.fill); another owner's
-// records, and what is not queued unencoded, are left as they are.
-func (r *Records[O, S]) Fill(owner O, encode func(span *S, st sessions.Stamp) ([]byte, error), report func(error)) func(*sessions.Entry) {
-	return func(e *sessions.Entry) {
-		if Is(e.Value) {
-			r.fill(owner, e, encode, report)
-		}
-	}
-}
-
 // Imports tells which Import of an Importer is taking its batches, and
 // keeps what each Import queued unencoded until its flushes are done, for
 // any failed flush to fill in (Fill). The zero Imports has begun none.

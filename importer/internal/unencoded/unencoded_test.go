@@ -16,10 +16,12 @@ import (
 func TestFillEncodesOnlyItsOwnersRecords(t *testing.T) {
 	type span struct{ name string }
 	spans := []span{{"a"}, {"b"}, {"c"}}
-	var r Records[string, span]
-	r.Add("mine", sessions.Stamp{Session: 7, Seq: 1}, &spans[0])
-	r.Add("theirs", sessions.Stamp{Session: 8, Seq: 2}, &spans[1])
-	r.Add("mine", sessions.Stamp{Session: 7, Seq: 3}, &spans[2])
+	var im Imports[string, span]
+	im.Begin()
+	im.Add("mine", sessions.Stamp{Session: 7, Seq: 1}, &spans[0])
+	im.Add("theirs", sessions.Stamp{Session: 8, Seq: 2}, &spans[1])
+	im.Add("mine", sessions.Stamp{Session: 7, Seq: 3}, &spans[2])
+	r := im.End()
 	entry := func(session, seq uint64, v []byte) sessions.Entry {
 		return sessions.Entry{Key: keys.AppendRecord(nil, "step", session, seq), Value: v}
 	}
@@ -31,7 +33,7 @@ func TestFillEncodesOnlyItsOwnersRecords(t *testing.T) {
 		entry(7, 4, []byte{0xa2, 1, 2}), // encoded already: left
 	}
 	var reported []error
-	fill := r.Fill("mine", func(s *span, st sessions.Stamp) ([]byte, error) {
+	fill := im.Fill("mine", func(s *span, st sessions.Stamp) ([]byte, error) {
 		return fmt.Appendf(nil, "%s@%d/%d", s.name, st.Session, st.Seq), nil
 	}, func(err error) { reported = append(reported, err) })
 	for i := range queue {
@@ -47,14 +49,19 @@ func TestFillEncodesOnlyItsOwnersRecords(t *testing.T) {
 		t.Errorf("reported %v", reported)
 	}
 	// An encoding that fails is reported, and the record stays unencoded.
-	failing := r.Fill("theirs", func(*span, sessions.Stamp) ([]byte, error) { return nil, errors.New("no") },
+	failing := im.Fill("theirs", func(*span, sessions.Stamp) ([]byte, error) { return nil, errors.New("no") },
 		func(err error) { reported = append(reported, err) })
 	failing(&queue[1])
 	if !Is(queue[1].Value) || len(reported) != 1 {
 		t.Errorf("a failed encoding: value %q, %d reports; want it unencoded, one report", queue[1].Value, len(reported))
 	}
-	r.Reset()
+	im.GiveBack(r)
 	if r.Len() != 0 {
-		t.Errorf("Reset left %d records", r.Len())
+		t.Errorf("GiveBack left %d records", r.Len())
+	}
+	late := entry(7, 1, Value)
+	im.Fill("mine", func(*span, sessions.Stamp) ([]byte, error) { return []byte("late"), nil }, nil)(&late)
+	if !Is(late.Value) {
+		t.Errorf("a record of an Import given back was filled: %q", late.Value)
 	}
 }
