@@ -92,7 +92,7 @@ type pendingSpan struct {
 	// span read back from a pending entry (computed when placed).
 	fp uint64
 	// speaks and changes say what its attributes say of records
-	// (intake.SpeaksRecords, changes), read once as it is held.
+	// (intake.Speaks), read once as it is held.
 	speaks, changes bool
 	// from is the caller's span it is a copy of, given to Import number
 	// took: valid while that Import takes its batches, nil once the batch
