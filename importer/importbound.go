@@ -6,6 +6,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
 	"github.com/otelrecords/otelrecords/importer/internal/taken"
+	"github.com/otelrecords/otelrecords/sessions"
 )
 
 // One bound over every sender (Config.HeldBytes): a thousand
@@ -121,9 +122,11 @@ func (rs *remoteSession) oldestPending() []*pendingSpan {
 }
 
 // drop lets a waiting span of a session not kept go, as the pending
-// budget lets a held record go: counted in Stats.Evicted. Its children
-// no longer wait for it. im.mu is held.
+// budget lets a held record go: counted in Stats.Evicted and in the
+// session's tally. Its children no longer wait for it; taken once, it is
+// not tallied again when it comes again. im.mu is held.
 func (im *Importer) drop(rs *remoteSession, p *pendingSpan, now time.Time) {
+	im.tallyDropped(rs, p)
 	t := rs.traces[p.span.TraceID]
 	delete(t.pending, p.span.SpanID)
 	if len(t.pending) == 0 {
@@ -133,4 +136,24 @@ func (im *Importer) drop(rs *remoteSession, p *pendingSpan, now time.Time) {
 	rs.pendingBytes -= p.size
 	rs.evicted++
 	im.remember(rs, spanRef{Trace: p.span.TraceID, Span: p.span.SpanID}, seen.Placed, now)
+}
+
+// tallyDropped counts p, a span drop lets go, in rs's tally as record
+// would have: the record it would have been (unstamped: it takes no seq),
+// or the implicit mark the marks policy lets go. A record waiting below
+// it, which settle alone looks for, is not: it is a mark either way.
+// im.mu is held.
+func (im *Importer) tallyDropped(rs *remoteSession, p *pendingSpan) {
+	s := &p.span
+	start, end, odd := rs.clock.Times(s.Start, s.End, p.arrived)
+	if !im.marks.Keeps(p.speaks, p.wanted) {
+		rs.rec.TallyMark(s.Name, end.Sub(start))
+		return
+	}
+	defer im.recovering(rs, s, nil)
+	w := im.scratch(s, start, end)
+	defer im.unscratch(w)
+	if enc := im.encode(rs, w, odd, sessions.Stamp{}); enc.Err == nil {
+		rs.rec.TallyRecord(enc.Kind, w.Buf)
+	}
 }

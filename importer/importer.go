@@ -79,9 +79,10 @@ type Config struct {
 	// memory that no store has yet: spans waiting for their parents,
 	// records of sessions not kept yet, traces not decided yet. Past it
 	// the oldest go first across senders — dropped and counted as a warm
-	// run's are (Stats.Evicted), or for a kept session's spans, recorded
-	// without waiting longer. Each session is also bounded by the pending
-	// budget (WithPendingBudget), as a Go program's is. Zero means
+	// run's are (Stats.Evicted, and the session's tally once it is kept),
+	// or for a kept session's spans, recorded without waiting longer.
+	// Each session is also bounded by the pending budget
+	// (WithPendingBudget), as a Go program's is. Zero means
 	// DefaultHeldBytes.
 	HeldBytes int
 	// DedupWindow is how long a span taken is recognised when it is

@@ -3,7 +3,6 @@ package importer
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -11,21 +10,13 @@ import (
 
 	"github.com/otelrecords/otelrecords/importer/internal/ahead"
 	"github.com/otelrecords/otelrecords/importer/internal/seen"
+	"github.com/otelrecords/otelrecords/importer/internal/sender"
 	"github.com/otelrecords/otelrecords/importer/internal/sent"
 	"github.com/otelrecords/otelrecords/internal/write/intake"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
 	"github.com/otelrecords/otelrecords/internal/write/sharedstore"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
-)
-
-// The Resource attributes that say which process sent a span, and
-// describe it in its session row (OpenTelemetry's semantic conventions).
-const (
-	instanceIDKey = attribute.Key("service.instance.id")
-	pidKey        = attribute.Key("process.pid")
-	osTypeKey     = attribute.Key("os.type")
-	hostArchKey   = attribute.Key("host.arch")
 )
 
 // parkAfter is how long a kept session with nothing waiting stays in
@@ -98,53 +89,6 @@ type retiredEntry struct {
 	last time.Time
 }
 
-// sessionKey says which session a Resource's spans belong to: the
-// sender's records.session.id, else its service.instance.id, else the
-// Resource as a whole (process.pid among it, when the sender says it).
-func sessionKey(res []attribute.KeyValue) string {
-	for _, k := range []attribute.Key{spanbridge.SessionIDKey, instanceIDKey} {
-		for _, kv := range res {
-			if kv.Key == k && kv.Value.Emit() != "" {
-				return string(k) + "=" + kv.Value.Emit()
-			}
-		}
-	}
-	// NewSet sorts the slice it is given: a copy, so that Import leaves
-	// the caller's Resource as it was (and races with no other reader).
-	set := attribute.NewSet(slices.Clone(res)...)
-	return "resource:" + set.Encoded(attribute.DefaultEncoder())
-}
-
-// replayed reports whether a Resource says it is a recorded session sent
-// again (records.session.id, which `records replay` sets).
-func replayed(res []attribute.KeyValue) bool {
-	for _, kv := range res {
-		if kv.Key == spanbridge.SessionIDKey {
-			return true
-		}
-	}
-	return false
-}
-
-// senderProcess is what a session row says of the sender: its pid, OS and
-// architecture from its Resource; zero values where it says nothing.
-func senderProcess(res []attribute.KeyValue) *recorder.Process {
-	p := &recorder.Process{}
-	for _, kv := range res {
-		switch kv.Key {
-		case pidKey:
-			if kv.Value.Type() == attribute.INT64 {
-				p.PID = int(kv.Value.AsInt64())
-			}
-		case osTypeKey:
-			p.OS = kv.Value.Emit()
-		case hostArchKey:
-			p.Arch = kv.Value.Emit()
-		}
-	}
-	return p
-}
-
 // take takes one batch: each span — rejected without valid ids, counted
 // once when taken before — waiting for its parent or placed at once, in
 // its sender's session (the one in progress, or one continued, or a new
@@ -168,7 +112,7 @@ func (im *Importer) take(b *Batch, now time.Time) (*remoteSession, Result) {
 			continue
 		}
 		if !keyed {
-			key, keyed = sessionKey(b.Resource), true
+			key, keyed = sender.Key(b.Resource), true
 			salt = im.seen.Salt(key)
 			if rs = im.sessions[key]; rs != nil {
 				rs.last = now
@@ -284,7 +228,7 @@ func (im *Importer) sessionFor(key string, salt uint64, res []attribute.KeyValue
 		im.retired = append(im.retired, retiredEntry{id: uint64(p.id), last: p.last})
 		delete(im.parked, key)
 	}
-	rs.clock = measureClock(spans, now, replayed(res))
+	rs.clock = measureClock(spans, now, sender.Replayed(res))
 	rs.rec = recorder.New(cfg, im.openFor(cfg.Sink), im.now)
 	// The session starts at its earliest span, whichever is stamped
 	// first: a parent arriving after its children starts before them.
@@ -315,15 +259,11 @@ func (p *parkedSession) startedIn(spans []Span, now time.Time, timeout time.Dura
 // recorderConfig is the Recorder configuration of a sender's session.
 func (im *Importer) recorderConfig(res []attribute.KeyValue) recorder.Config {
 	cfg := im.opts.Recorder()
-	cfg.Report, cfg.IDs, cfg.Process, cfg.Resource = im.reports.Once, im.ids, senderProcess(res), spanbridge.Attrs(res)
+	cfg.Report, cfg.IDs, cfg.Process, cfg.Resource = im.reports.Once, im.ids, sender.Process(res), spanbridge.Attrs(res)
 	cfg.Imported = true
 	cfg.Sink = im.sink()
-	// The sender's own label wins over the Importer's: it knows what it
-	// is doing.
-	for _, kv := range res {
-		if kv.Key == spanbridge.SessionLabelKey {
-			cfg.Label = kv.Value.Emit()
-		}
+	if label, ok := sender.Label(res); ok {
+		cfg.Label = label // the sender's own wins over the Importer's: it knows what it is doing
 	}
 	return cfg
 }
@@ -334,7 +274,7 @@ func (im *Importer) recorderConfig(res []attribute.KeyValue) recorder.Config {
 func (im *Importer) needWrite(batches []Batch) bool {
 	now := im.now()
 	for i := range batches {
-		key := sessionKey(batches[i].Resource)
+		key := sender.Key(batches[i].Resource)
 		if rs, ok := im.sessions[key]; ok && rs.rec.Kept() {
 			return true
 		}

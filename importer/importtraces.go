@@ -418,28 +418,10 @@ func (im *Importer) record(rs *remoteSession, p *pendingSpan, encloses, kept boo
 		rs.rec.TallyMark(s.Name, end.Sub(start)) // an implicit mark let go
 		return false
 	}
-	defer func() {
-		if e := recover(); e != nil {
-			rs.problems++
-			recorded = false
-			im.reports.Once("panic", fmt.Errorf("otelrecords: recording imported span %q failed: %v", cut(s.Name, 64), e))
-		}
-	}()
-	w := im.recording
-	if w == nil {
-		w = &scratchSpace{Scratch: *intake.NewScratch()}
-		im.recording = w
-	}
-	defer func() {
-		w.view = importedView{} // holds nothing of the span past the call
-		if cap(w.Buf) > intake.MaxScratch {
-			im.recording = nil // what a huge span grew goes
-		}
-	}()
-	inputs := -1 // an imported span does not say which attributes it started with
+	defer im.recovering(rs, s, &recorded)
+	w := im.scratch(s, start, end)
+	defer im.unscratch(w)
 	v := &w.view
-	v.set(s)
-	v.start, v.end = start, end
 	asIs := s.Origin != 0 && im.cfg.AsReceived != nil && !odd && rs.clock.Skew == 0 &&
 		asis.Check(s.Kind, s.Start, s.Attributes, s.Events, s.Links)
 	told := false
@@ -457,13 +439,7 @@ func (im *Importer) record(rs *remoteSession, p *pendingSpan, encloses, kept boo
 			}
 		}
 	}
-	var enc intake.Encoded
-	level := max(rs.rec.Level(), sessions.LevelBasic)
-	if odd {
-		enc = intake.EncodeMappedWith(&w.Scratch, v, level, inputs, st, func(m *spanbridge.Mapped) { keepSenderTimes(m, s) })
-	} else {
-		enc = intake.EncodeRecord(&w.Scratch, v, level, inputs, st)
-	}
+	enc := im.encode(rs, w, odd, st)
 	if enc.Cut {
 		rs.cut++
 	}
@@ -494,6 +470,54 @@ func (im *Importer) record(rs *remoteSession, p *pendingSpan, encloses, kept boo
 		im.reports.Once(class, err)
 	}
 	return true
+}
+
+// recovering, deferred, recovers from a panic recording s (encoding a
+// hostile span), counts and reports it, and sets *ok false (ok nil: no
+// result to set).
+func (im *Importer) recovering(rs *remoteSession, s *Span, ok *bool) {
+	if e := recover(); e != nil {
+		rs.problems++
+		if ok != nil {
+			*ok = false
+		}
+		im.reports.Once("panic", fmt.Errorf("otelrecords: recording imported span %q failed: %v", cut(s.Name, 64), e))
+	}
+}
+
+// scratch returns the Importer's scratch space, its view showing s
+// from start to end on the gateway's clock, until unscratch. im.mu is
+// held.
+func (im *Importer) scratch(s *Span, start, end time.Time) *scratchSpace {
+	w := im.recording
+	if w == nil {
+		w = &scratchSpace{Scratch: *intake.NewScratch()}
+		im.recording = w
+	}
+	w.view.set(s)
+	w.view.start, w.view.end = start, end
+	return w
+}
+
+// unscratch empties w of its span, and lets go of what a huge one grew.
+func (im *Importer) unscratch(w *scratchSpace) {
+	w.view = importedView{}
+	if cap(w.Buf) > intake.MaxScratch {
+		im.recording = nil
+	}
+}
+
+// encode encodes the record of the span w shows, stamped st, into w's
+// buffer: with the sender's own times beside when odd says they were
+// replaced (skew.Clock.Times).
+func (im *Importer) encode(rs *remoteSession, w *scratchSpace, odd bool, st sessions.Stamp) intake.Encoded {
+	const inputs = -1 // an imported span does not say which attributes it started with
+	level := max(rs.rec.Level(), sessions.LevelBasic)
+	if odd {
+		s := w.view.s
+		return intake.EncodeMappedWith(&w.Scratch, &w.view, level, inputs, st, func(m *spanbridge.Mapped) { keepSenderTimes(m, s) })
+	}
+	return intake.EncodeRecord(&w.Scratch, &w.view, level, inputs, st)
 }
 
 func cut(s string, n int) string {

@@ -19,9 +19,10 @@ const DefaultTallyEvery = 30 * time.Second
 // go, where it decides to: held records the pending budget pushes out
 // (the hold's OnDrop, so DropHeld's trims too), traces dropped after
 // their grace, evicted, or still held at Close, and late records of a
-// trace let go. It is written only once the session is kept: with the
-// session's first batch, at a Flush when it changed and TallyEvery has
-// passed since it was last queued, and at Close.
+// trace let go; and what its caller let go before it (TallyRecord,
+// TallyMark, TallyMarks). It is written only once the session is kept:
+// with the session's first batch, at a Flush when it changed and
+// TallyEvery has passed since it was last queued, and at Close.
 
 // lastPart is the last tally part a Recorder of this process took.
 var lastPart atomic.Uint64
@@ -61,6 +62,20 @@ func (r *Recorder) tallyTrace(h *heldTrace) {
 		vlen := int(binary.BigEndian.Uint32(p[9+n:]))
 		r.tally.Add(kind, p[13+n:13+n+vlen])
 		p = p[13+n+vlen:]
+	}
+}
+
+// TallyRecord counts one record of kind let go before it reached the
+// Recorder, from its value as AppendEncoded encodes it (any stamp), as a
+// held record pushed out is counted: an Importer's bound lets a span go
+// while it waits for its parent. An invalid kind is counted nowhere, as
+// Record would refuse it.
+func (r *Recorder) TallyRecord(kind string, value []byte) {
+	k, err := keys.CheckKind(kind)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil && !r.closed {
+		r.tally.AddString(k, value)
 	}
 }
 

@@ -188,3 +188,34 @@ func TestTallyOfAResumedSessionIsANewPart(t *testing.T) {
 		t.Fatalf("k counted %d over both parts, want %d + 20", n, first)
 	}
 }
+
+// A record let go before it reached the Recorder (an Importer's bound
+// lets a waiting span go) is tallied from its encoding, unstamped, as a
+// held record pushed out is; one of an invalid kind, or given after
+// Close, is not.
+func TestTallyRecordCountsARecordLetGoBeforeIt(t *testing.T) {
+	f := newFixture(t, recorder.Config{}, newOpStore())
+	body := sessions.Record{Name: "lookup", Wall: time.Millisecond, Attributes: sessions.Attrs{
+		{Key: "cache.key", Value: sessions.StringValue("k9")},
+		{Key: "result", Value: sessions.StringValue("hit")},
+	}}
+	v, err := recorder.AppendEncoded(nil, "cache", sessions.Stamp{}, &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.rec.TallyRecord("/cache/", v)
+	f.rec.TallyRecord("", v)
+	f.hit("k0", time.Millisecond, sessions.Changed)
+	if err := f.rec.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.rec.TallyRecord("cache", v)
+	s, _ := f.rec.Session()
+	tl := tallyOf(t, f.store, s.ID)
+	if c, h := hits(tl, "k9"); c != 1 || h != 1 || tl.Count() != 1 || f.rec.Stats().Tallied != 1 {
+		t.Fatalf("k9 tallied %d times, %d hits; %d in all, Stats.Tallied %d: want 1 of each", c, h, tl.Count(), f.rec.Stats().Tallied)
+	}
+	if e := tl.Entries[0]; e.Kind != "cache" || e.Name != "lookup" || e.Wall != time.Millisecond {
+		t.Errorf("tallied as %+v", e)
+	}
+}
