@@ -121,7 +121,7 @@ var table = []Instrument{
 		{"cause", "unwritable", "Unwritable"},
 	}},
 	{"records.problems", Counter, "{span}", "Spans with invalid control attributes (recorded as documented), that may have lost records.effect to the attribute limit, or that failed to record.", Both, one("Problems")},
-	{"records.tallied", Counter, "{record}", "Records keep-what-changed let go that were counted in the session's tally (written only if the session is kept): held records pushed out, records of traces let go, implicit marks let go.", Both, one("Tallied")},
+	{"records.tallied", Counter, "{record}", "Records keep-what-changed let go that were counted in the session's tally (written only if the session is kept): held records pushed out, spans of a session not kept let go by the held bound while they waited for their parent, records of traces let go, implicit marks let go.", Both, one("Tallied")},
 	{"records.trimmed", Counter, "{record}", "Records of a kept session deleted to keep the store within its byte bound.", Both, one("TrimmedRecords")},
 	{"sessions.kept", Counter, "{session}", "Sessions kept because they changed something (the SDK's one session: 1 once kept; the Collector: summed over senders).", Both, one("SessionsKept")},
 	{"sessions.trimmed", Counter, "{session}", "Other sessions deleted to keep the store within its byte bound.", Both, one("TrimmedSessions")},
