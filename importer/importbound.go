@@ -139,10 +139,10 @@ func (im *Importer) drop(rs *remoteSession, p *pendingSpan, now time.Time) {
 }
 
 // tallyDropped counts p, a span drop lets go, in rs's tally as record
-// would have: the record it would have been (unstamped: it takes no seq),
-// or the implicit mark the marks policy lets go. A record waiting below
-// it, which settle alone looks for, is not: it is a mark either way.
-// im.mu is held.
+// would have: its record, unstamped (never a changed one, which no tally
+// counts: Speaks reads the first records.effect, the mapping the last),
+// or the implicit mark the marks policy lets go, a record waiting below
+// it not looked for. im.mu is held.
 func (im *Importer) tallyDropped(rs *remoteSession, p *pendingSpan) {
 	s := &p.span
 	start, end, odd := rs.clock.Times(s.Start, s.End, p.arrived)
@@ -153,7 +153,7 @@ func (im *Importer) tallyDropped(rs *remoteSession, p *pendingSpan) {
 	defer im.recovering(rs, s, nil)
 	w := im.scratch(s, start, end)
 	defer im.unscratch(w)
-	if enc := im.encode(rs, w, odd, sessions.Stamp{}); enc.Err == nil {
+	if enc := im.encode(rs, w, odd, sessions.Stamp{}); enc.Err == nil && enc.Effect != sessions.Changed {
 		rs.rec.TallyRecord(enc.Kind, w.Buf)
 	}
 }
