@@ -207,14 +207,20 @@ func TestSpeaksIsSpeaksRecordsAndTheEffect(t *testing.T) {
 		{[]attribute.KeyValue{kind}, false},
 		{[]attribute.KeyValue{kind, other, changed}, true},
 		{[]attribute.KeyValue{other, changed, kind}, true},
-		{[]attribute.KeyValue{observed, changed}, false},
-		{[]attribute.KeyValue{changed, observed}, true},
+		{[]attribute.KeyValue{observed, changed}, true},
+		{[]attribute.KeyValue{changed, observed}, false},
+		{[]attribute.KeyValue{changed, kind, attribute.String("records.effect", "maybe")}, false},
 		{[]attribute.KeyValue{attribute.Bool("records.effect", true)}, false},
 		{[]attribute.KeyValue{attribute.StringSlice("records.effect", []string{"changed"})}, false},
 	} {
 		speaks, got := Speaks(tc.attrs)
 		if speaks != SpeaksRecords(tc.attrs) || got != tc.changed {
 			t.Errorf("Speaks(%v) = %v, %v; want %v, %v", tc.attrs, speaks, got, SpeaksRecords(tc.attrs), tc.changed)
+		}
+		// What the record the span maps to says: the one effect of a span.
+		s := tracetest.SpanStub{Name: "s", StartTime: time.Now(), EndTime: time.Now(), Attributes: tc.attrs}.Snapshot()
+		if mapped := spanbridge.Map(s, sessions.LevelBasic, -1).Effect == sessions.Changed; mapped != got {
+			t.Errorf("Speaks(%v) says changed %v, its record %v", tc.attrs, got, mapped)
 		}
 	}
 }

@@ -80,7 +80,9 @@ func SpeaksRecords(attrs []attribute.KeyValue) bool {
 
 // Speaks is SpeaksRecords and whether attrs say the span changed
 // something (records.effect=changed), read in one pass: the Importer
-// reads both as it holds a span.
+// reads both as it holds a span. Of attributes that repeat
+// records.effect (a span from elsewhere may; the SDK's never do) the
+// last one speaks, as in the record the span maps to.
 func Speaks(attrs []attribute.KeyValue) (speaks, changed bool) {
 	for i := range attrs {
 		switch attrs[i].Key {
@@ -88,10 +90,10 @@ func Speaks(attrs []attribute.KeyValue) (speaks, changed bool) {
 			speaks = true
 		case spanbridge.EffectKey:
 			v := &attrs[i].Value
-			return true, v.Type() == attribute.STRING && v.AsString() == spanbridge.EffectChanged
+			speaks, changed = true, v.Type() == attribute.STRING && v.AsString() == spanbridge.EffectChanged
 		}
 	}
-	return speaks, false
+	return speaks, changed
 }
 
 // Records reports whether a span with attributes attrs becomes a record
