@@ -122,6 +122,34 @@ func (emptyProcessor) OnEnd(sdktrace.ReadOnlySpan)                     {}
 func (emptyProcessor) Shutdown(context.Context) error                  { return nil }
 func (emptyProcessor) ForceFlush(context.Context) error                { return nil }
 
+// turnSide is a provider that takes turns with others within one
+// benchmark (figures 1 and 2), and the process CPU of its turns.
+type turnSide struct {
+	name string
+	tp   *sdktrace.TracerProvider
+	tr   trace.Tracer
+	cpu  time.Duration
+}
+
+// turn ends the spans [from, to) on s and flushes its provider, adding
+// the process CPU that took to s's.
+func (s *turnSide) turn(b *testing.B, ctx context.Context, from, to int) {
+	cpu := processCPU(b)
+	endSpans(ctx, s.tr, from, to)
+	if err := s.tp.ForceFlush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	s.cpu += processCPU(b) - cpu
+}
+
+// reportTurns reports each side's process CPU a span, as
+// <name>-cpu-ns/op.
+func reportTurns(b *testing.B, sides []turnSide) {
+	for _, s := range sides {
+		b.ReportMetric(float64(s.cpu.Nanoseconds())/float64(b.N), s.name+"-cpu-ns/op")
+	}
+}
+
 // levelOffChunk is how many spans BenchmarkLevelOff ends on one provider
 // before it turns to the next.
 const levelOffChunk = 1000
@@ -150,11 +178,7 @@ func BenchmarkLevelOff(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sides := []struct {
-		name string
-		tp   *sdktrace.TracerProvider
-		cpu  time.Duration
-	}{
+	sides := []turnSide{
 		{name: "none", tp: sdktrace.NewTracerProvider()},
 		// The A/A control: a second provider identical to none, so the
 		// table shows how far two of the same differ on this machine.
@@ -164,10 +188,9 @@ func BenchmarkLevelOff(b *testing.B) {
 		{name: "offproc", tp: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(offProc))},
 	}
 	ctx := context.Background()
-	tracers := make([]trace.Tracer, len(sides))
 	for i := range sides {
 		defer checkShutdown(b, sides[i].tp)
-		tracers[i] = sides[i].tp.Tracer("bench")
+		sides[i].tr = sides[i].tp.Tracer("bench")
 	}
 	defer func() {
 		if err := off.Shutdown(ctx); err != nil { // not on its provider: tp.Shutdown leaves it
@@ -179,20 +202,11 @@ func BenchmarkLevelOff(b *testing.B) {
 	for c, from := 0, 0; from < b.N; c, from = c+1, from+levelOffChunk {
 		to := min(from+levelOffChunk, b.N)
 		for j := range sides {
-			s := &sides[(c+j)%len(sides)]
-			tr := tracers[(c+j)%len(sides)]
-			cpu := processCPU(b)
-			endSpans(ctx, tr, from, to)
-			if err := s.tp.ForceFlush(ctx); err != nil {
-				b.Fatal(err)
-			}
-			s.cpu += processCPU(b) - cpu
+			sides[(c+j)%len(sides)].turn(b, ctx, from, to)
 		}
 	}
 	b.StopTimer()
-	for _, s := range sides {
-		b.ReportMetric(float64(s.cpu.Nanoseconds())/float64(b.N), s.name+"-cpu-ns/op")
-	}
+	reportTurns(b, sides)
 	if st := off.Stats(); st.Written+st.Held+st.Queued != 0 {
 		b.Fatalf("at level off the exporter recorded something: %+v", st)
 	}
@@ -254,14 +268,11 @@ func BenchmarkSpanTurns(b *testing.B) {
 	for _, procs := range []int{runtime.GOMAXPROCS(0), 1} {
 		b.Run(fmt.Sprintf("%dp", procs), func(b *testing.B) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			sides := []struct {
-				name string
-				tp   *sdktrace.TracerProvider
-				cpu  time.Duration
-			}{{name: "bsp"}, {name: "aa"}, {name: "warm"}}
+			sides := []turnSide{{name: "bsp"}, {name: "aa"}, {name: "warm"}}
 			for i, p := range []provider{bsp, bsp, warm} {
 				sides[i].tp, _ = p.make(b)
 				defer checkShutdown(b, sides[i].tp)
+				sides[i].tr = sides[i].tp.Tracer("bench")
 			}
 			ctx := context.Background()
 			settle()
@@ -272,19 +283,11 @@ func BenchmarkSpanTurns(b *testing.B) {
 					if c%2 == 1 {
 						j = len(sides) - 1 - j
 					}
-					s := &sides[j]
-					cpu := processCPU(b)
-					endSpans(ctx, s.tp.Tracer("bench"), from, to)
-					if err := s.tp.ForceFlush(ctx); err != nil {
-						b.Fatal(err)
-					}
-					s.cpu += processCPU(b) - cpu
+					sides[j].turn(b, ctx, from, to)
 				}
 			}
 			b.StopTimer()
-			for _, s := range sides {
-				b.ReportMetric(float64(s.cpu.Nanoseconds())/float64(b.N), s.name+"-cpu-ns/op")
-			}
+			reportTurns(b, sides)
 		})
 	}
 }
