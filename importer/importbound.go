@@ -140,7 +140,7 @@ func (im *Importer) drop(rs *remoteSession, p *pendingSpan, now time.Time) {
 
 // tallyDropped counts p, a span drop lets go, in rs's tally as record
 // would have: its record, unstamped (never a changed one, which no tally
-// counts: Speaks reads the first records.effect, the mapping the last),
+// counts; a change keeps its session while it waits, so none is let go),
 // or the implicit mark the marks policy lets go, a record waiting below
 // it not looked for. im.mu is held.
 func (im *Importer) tallyDropped(rs *remoteSession, p *pendingSpan) {
