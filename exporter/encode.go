@@ -51,7 +51,7 @@ func (e *Exporter) enqueue(s sdktrace.ReadOnlySpan, k spanKey, o openSpan, recor
 		case enc.Err != nil:
 			q.what, q.kind, q.effect, tl = spanTooLarge, enc.Kind, enc.Effect, tooLarge{enc.Name, enc.Err}
 		default:
-			q.what, q.kind, q.effect, value = spanRecord, enc.Kind, enc.Effect, w.Buf
+			q.what, q.kind, q.effect, q.hint, value = spanRecord, enc.Kind, enc.Effect, enc.Hint, w.Buf
 		}
 	}
 	e.queue.put(int(k.span[6])%queueShards, q, value, tl, s, forward, tr)

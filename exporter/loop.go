@@ -254,7 +254,7 @@ func (e *Exporter) route(b *queueBatch, i int) {
 	var err error
 	switch q.what {
 	case spanRecord:
-		err = e.rec.RecordEncodedIn(t, q.kind, q.effect, q.stamp, b.bytes[q.start:q.end])
+		err = e.rec.RecordEncodedIn(t, q.kind, q.effect, q.stamp, b.bytes[q.start:q.end], q.hint)
 	case spanTooLarge:
 		tl := b.tooLarge[q.start]
 		err = e.rec.RecordTooLargeIn(t, q.kind, q.effect, tl.name, tl.err)

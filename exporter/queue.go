@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelrecords/otelrecords/internal/write/tally"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -52,7 +53,8 @@ type queuedSpan struct {
 	ticket     uint64
 	stamp      sessions.Stamp
 	kind       string
-	start, end int // its value in bytes; for a tooLarge one, start indexes tooLarge
+	start, end int        // its value in bytes; for a tooLarge one, start indexes tooLarge
+	hint       tally.Hint // where its value's tally fields are
 	effect     sessions.Effect
 	what       uint8
 	root       bool // a local root: its trace's grace starts (KeepByTrace)

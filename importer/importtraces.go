@@ -460,7 +460,7 @@ func (im *Importer) record(rs *remoteSession, p *pendingSpan, encloses, kept boo
 		}
 		// Under KeepBySession the trace changes nothing; under KeepByTrace
 		// the record is held with its trace until the trace is decided.
-		err = rs.rec.RecordEncodedIn(recorder.Trace(s.TraceID), enc.Kind, enc.Effect, st, w.Buf)
+		err = rs.rec.RecordEncodedIn(recorder.Trace(s.TraceID), enc.Kind, enc.Effect, st, w.Buf, enc.Hint)
 	}
 	if err != nil && !errors.Is(err, sessions.ErrClosed) {
 		class := "record"

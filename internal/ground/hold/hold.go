@@ -18,9 +18,10 @@ import "encoding/binary"
 //
 // The bound: payload bytes plus headers never exceed the budget as long as
 // every entry counts at least 8 bytes more than its payload, which the
-// Recorder's entries do (a record counts its key, at least 29 bytes,
-// against a payload of its seq and kind, 9 bytes plus the kind). The ring
-// grows by doubling, never past the budget.
+// Recorder's entries do (a record counts its key, 28 bytes plus its kind,
+// against a payload of its seq, kind and tally hint, 15 bytes plus the
+// kind, besides the value both count). The ring grows by doubling, never
+// past the budget.
 type Buffer[T any] struct {
 	budget  int
 	ring    []byte

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
+	"github.com/otelrecords/otelrecords/internal/write/tally"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -18,6 +19,10 @@ type Encoded struct {
 	Cut     bool   // the SDK dropped some of the span's attributes
 	Err     error  // nothing was appended; wraps recorder.ErrTooLarge for a record no store holds
 	Name    string // the record's name, when it was too large: its report names it
+	// Hint locates the fields a tally reads in the value, when the
+	// encoder noted them (plain spans); handed with the value to the
+	// Recorder, which counts a held record it lets go from it.
+	Hint tally.Hint
 }
 
 // EncodeRecord appends the value of the record of the ended span s,
@@ -29,9 +34,9 @@ type Encoded struct {
 // goroutines.
 func EncodeRecord(w *Scratch, s spanbridge.Source, level sessions.Level, inputs int, st sessions.Stamp) Encoded {
 	// Most spans are plain (appendPlain): encoded straight from the span.
-	if buf, kind, effect, ok := appendPlain(w.Buf[:0], s, inputs, st); ok {
+	if buf, enc, ok := appendPlain(w.Buf[:0], s, inputs, st); ok {
 		w.Buf = buf
-		return Encoded{Kind: kind, Effect: effect}
+		return enc
 	}
 	return EncodeMapped(w, s, level, inputs, st)
 }

@@ -12,6 +12,7 @@ import (
 	cw "github.com/otelrecords/otelrecords/internal/ground/cborwire"
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
+	"github.com/otelrecords/otelrecords/internal/write/tally"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -122,13 +123,17 @@ func plainOf(s spanbridge.Source) (p plain, ok bool) {
 // would append, without the record in between and its boxed attribute
 // values — and returns the record's kind and effect. ok is false, and dst
 // is returned as it was, for any span that is not Plain. Those go the
-// general way (EncodeRecord).
-func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp) (out []byte, kind string, effect sessions.Effect, ok bool) {
+// general way (EncodeRecord). The Encoded it returns has the record's
+// kind and effect, and a Hint of where its name, attributes and wall_ns
+// start, for a tally to read them in place should the record be let go.
+func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp) (out []byte, enc Encoded, ok bool) {
 	p, ok := plainOf(s)
 	if !ok {
-		return dst, "", 0, false
+		return dst, Encoded{}, false
 	}
-	kind, effect = p.kind, p.effect
+	kind, effect := p.kind, p.effect
+	base := len(dst)
+	var hint tally.Hint
 	start, attrs, name, scope, sc, traceState := p.start, p.attrs, p.name, p.scope, p.sc, p.traceState
 	parent := s.Parent().SpanID()
 	spanKind := s.SpanKind().String() // "unspecified" too, as spanbridge.MapTo
@@ -159,9 +164,13 @@ func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp)
 	dst = cw.AppendMapHead(dst, 2+there(mapped > 0)+there(hasScope)+there(effect != sessions.Observed)+
 		there(hasInputs)+there(spanID.IsValid())+there(traceID.IsValid())+there(spanKind != "")+
 		there(traceState != "")+there(parent.IsValid()))
-	dst = cw.AppendText(cw.AppendText(dst, cw.KeyName), name)
+	dst = cw.AppendText(dst, cw.KeyName)
+	hint.Name = uint32(len(dst) - base)
+	dst = cw.AppendText(dst, name)
 	if mapped > 0 {
-		dst = cw.AppendMapHead(cw.AppendText(dst, cw.KeyAttrs), mapped)
+		dst = cw.AppendText(dst, cw.KeyAttrs)
+		hint.Attrs = uint32(len(dst) - base)
+		dst = cw.AppendMapHead(dst, mapped)
 		for _, i := range order {
 			kv := &attrs[i]
 			if kv.Key == spanbridge.KindKey || kv.Key == spanbridge.EffectKey {
@@ -210,7 +219,9 @@ func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp)
 	if spanID.IsValid() {
 		dst = cw.AppendBytes(cw.AppendText(dst, cw.KeySpanID), spanID[:])
 	}
-	dst = cw.AppendInt(cw.AppendText(dst, cw.KeyWall), int64(max(s.EndTime().Sub(start), time.Duration(0))))
+	dst = cw.AppendText(dst, cw.KeyWall)
+	hint.Wall = uint32(len(dst) - base)
+	dst = cw.AppendInt(dst, int64(max(s.EndTime().Sub(start), time.Duration(0))))
 	if traceID.IsValid() {
 		dst = cw.AppendBytes(cw.AppendText(dst, cw.KeyTraceID), traceID[:])
 	}
@@ -223,7 +234,7 @@ func appendPlain(dst []byte, s spanbridge.Source, inputs int, st sessions.Stamp)
 	if parent.IsValid() {
 		dst = cw.AppendBytes(cw.AppendText(dst, cw.KeyParentSpanID), parent[:])
 	}
-	return dst, kind, effect, true
+	return dst, Encoded{Kind: kind, Effect: effect, Hint: hint}, true
 }
 
 // there is 1 for a key that is there, 0 for one left out.

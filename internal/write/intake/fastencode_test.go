@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelrecords/otelrecords/internal/write/tally"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/spanbridge"
 )
@@ -40,7 +41,9 @@ func randomSpan(r *rand.Rand, tr trace.Tracer, parent context.Context) {
 		attrs = append(attrs, spanbridge.EffectKey.String(effects[r.IntN(len(effects))]))
 	}
 	for i := range r.IntN(8) {
-		key := fmt.Sprintf("k%d.%s", r.IntN(20), strings.Repeat("x", r.IntN(4)))
+		// Some keys a tally tells records apart by (cache.key) or counts
+		// (cache.result) too.
+		key := fmt.Sprintf("k%d.%s", r.IntN(20), []string{"", "x", "xx", "xxx", "key", "result"}[r.IntN(6)])
 		switch r.IntN(40) {
 		case 0:
 			attrs = append(attrs, attribute.Bool(key, pick(0.5)))
@@ -128,7 +131,7 @@ func TestPlainEncodingIsTheRecords(t *testing.T) {
 	stub := tracetest.SpanStub{Name: "dup", StartTime: time.Now(), EndTime: time.Now().Add(time.Millisecond),
 		Attributes: []attribute.KeyValue{spanbridge.KindKey.String("dup"), attribute.String("a", "1"), attribute.Int("a", 2), attribute.Bool("b", true)}}
 	dup := stub.Snapshot()
-	if _, _, _, ok := appendPlain(nil, dup, 3, sessions.Stamp{}); !ok {
+	if _, _, ok := appendPlain(nil, dup, 3, sessions.Stamp{}); !ok {
 		t.Fatal("a span repeating a key is not plain")
 	}
 	spans = append(spans, dup)
@@ -138,7 +141,8 @@ func TestPlainEncodingIsTheRecords(t *testing.T) {
 	for i, s := range spans {
 		st := sessions.Stamp{Session: sessions.SessionID(1 + r.Uint64()>>1), Seq: uint64(i), Offset: time.Duration(r.Int64N(1 << 40))}
 		inputs := []int{-1, 0, 2, 100}[r.IntN(4)]
-		got, kind, effect, ok := appendPlain(w.Buf[:0], s, inputs, st)
+		got, enc, ok := appendPlain(w.Buf[:0], s, inputs, st)
+		kind, effect := enc.Kind, enc.Effect
 		want := EncodeMapped(&m, s, sessions.LevelBasic, inputs, st)
 		if !ok {
 			continue
@@ -149,6 +153,16 @@ func TestPlainEncodingIsTheRecords(t *testing.T) {
 		}
 		if !bytes.Equal(got, m.Buf) || kind != want.Kind || effect != want.Effect {
 			t.Fatalf("span %d (%q, attrs %v, inputs %d):\nplain  %x %q %v\nmapped %x %q %v", i, s.Name(), s.Attributes(), inputs, got, kind, effect, m.Buf, want.Kind, want.Effect)
+		}
+		// A tally reads the record where the hint says (it fits every
+		// plain record) as it reads it walking the value.
+		hinted, walked := tally.New(), tally.New()
+		fit := hinted.AddHinted([]byte(kind), got, enc.Hint)
+		walked.Add([]byte(kind), got)
+		ht, err1 := hinted.Tally(1, 1).MarshalCBOR()
+		wt, err2 := walked.Tally(1, 1).MarshalCBOR()
+		if !fit || err1 != nil || err2 != nil || !bytes.Equal(ht, wt) {
+			t.Fatalf("span %d (%q, attrs %v): hint %+v\nhinted %x %v\nwalked %x %v", i, s.Name(), s.Attributes(), enc.Hint, ht, err1, wt, err2)
 		}
 		w.Buf = got
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
+	"github.com/otelrecords/otelrecords/internal/write/tally"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -185,5 +186,25 @@ func TestImportedSessionsShareTheirBatches(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(20, write); n > limit {
 		t.Errorf("queueing and writing 100 records of an imported session allocates %v times, want at most %v (the pool's)", n, limit)
+	}
+}
+
+// The records a session holds take at most its budget in memory, however
+// small they are: each one's payload (seq, kind, tally hint) and the
+// hold's header fit within what its key counts (package hold's bound).
+func TestHeldRecordsTakeAtMostTheBudget(t *testing.T) {
+	const budget = 64 << 10
+	f := newFixture(t, recorder.Config{PendingBudget: budget}, newOpStore())
+	v, err := recorder.AppendEncoded(nil, "a", sessions.Stamp{}, &sessions.Record{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 * budget / len(v) {
+		if err := f.rec.RecordEncodedIn(recorder.Trace{}, "a", sessions.Observed, f.stamp(), v, tally.Hint{Name: 1, Wall: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := f.rec.HeldMemory(); m > budget || f.rec.Stats().Evicted == 0 {
+		t.Fatalf("held records take %d bytes of a %d budget (%d evicted)", m, budget, f.rec.Stats().Evicted)
 	}
 }

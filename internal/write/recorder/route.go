@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/write/tally"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -28,12 +29,12 @@ func (r *Recorder) Record(kind string, effect sessions.Effect, st sessions.Stamp
 	body.Effect = effect // the record says what it did (FORMAT.md §3.2)
 	value, err := AppendEncoded(nil, k, st, &body)
 	if errors.Is(err, ErrTooLarge) {
-		return r.routeLocked(Trace{}, k, effect, st, nil, err, body.Name)
+		return r.routeLocked(Trace{}, k, effect, st, nil, tally.Hint{}, err, body.Name)
 	}
 	if err != nil {
 		return fmt.Errorf("otelrecords: encode %s record: %w", k, err)
 	}
-	return r.routeLocked(Trace{}, k, effect, st, value, nil, "")
+	return r.routeLocked(Trace{}, k, effect, st, value, tally.Hint{}, nil, "")
 }
 
 // RecordEncoded is Record for a record already encoded, as AppendEncoded
@@ -43,19 +44,20 @@ func (r *Recorder) Record(kind string, effect sessions.Effect, st sessions.Stamp
 // so the caller may reuse it at once; routing it allocates nothing once
 // the buffers have grown to the session's pace.
 func (r *Recorder) RecordEncoded(kind string, effect sessions.Effect, st sessions.Stamp, value []byte) error {
-	return r.RecordEncodedIn(Trace{}, kind, effect, st, value)
+	return r.RecordEncodedIn(Trace{}, kind, effect, st, value, tally.Hint{})
 }
 
 // RecordEncodedIn is RecordEncoded for a record of trace t: under
 // KeepByTrace it is held with its trace until the trace is decided (see
 // KeepByTrace); under KeepBySession, or with the zero Trace, the trace
-// changes nothing.
-func (r *Recorder) RecordEncodedIn(t Trace, kind string, effect sessions.Effect, st sessions.Stamp, value []byte) error {
+// changes nothing. hint, when not zero, is where the encoder put the
+// fields a tally reads in value: a held record let go is counted from it.
+func (r *Recorder) RecordEncodedIn(t Trace, kind string, effect sessions.Effect, st sessions.Stamp, value []byte, hint tally.Hint) error {
 	k, err := r.checkKind(kind)
 	if err != nil {
 		return err
 	}
-	return r.routeLocked(t, k, effect, st, value, nil, "")
+	return r.routeLocked(t, k, effect, st, value, hint, nil, "")
 }
 
 // RecordKeptIn queues value as the record of trace t stamped st if the
@@ -97,7 +99,7 @@ func (r *Recorder) RecordTooLargeIn(t Trace, kind string, effect sessions.Effect
 	if err != nil {
 		return err
 	}
-	return r.routeLocked(t, k, effect, sessions.Stamp{}, nil, cause, name)
+	return r.routeLocked(t, k, effect, sessions.Stamp{}, nil, tally.Hint{}, cause, name)
 }
 
 // checkKind returns kind in canonical form, or counts it Invalid.
@@ -113,7 +115,7 @@ func (r *Recorder) checkKind(kind string) (string, error) {
 
 // routeLocked routes under r.mu and calls the keep hook, outside it, if
 // this record kept the session.
-func (r *Recorder) routeLocked(t Trace, k string, effect sessions.Effect, st sessions.Stamp, value []byte, encErr error, name string) error {
+func (r *Recorder) routeLocked(t Trace, k string, effect sessions.Effect, st sessions.Stamp, value []byte, hint tally.Hint, encErr error, name string) error {
 	r.mu.Lock()
 	wasKept := r.kept
 	var err error
@@ -121,9 +123,9 @@ func (r *Recorder) routeLocked(t Trace, k string, effect sessions.Effect, st ses
 	case r.closed:
 		err = sessions.ErrClosed
 	case r.keepBy == KeepByTrace && t != Trace{}:
-		err = r.routeTrace(t, k, effect, st, value, encErr, name)
+		err = r.routeTrace(t, k, effect, st, value, hint, encErr, name)
 	default:
-		err = r.route(k, effect, st, value, encErr, name)
+		err = r.route(k, effect, st, value, hint, encErr, name)
 	}
 	keptNow := !wasKept && r.kept
 	r.mu.Unlock()
@@ -135,7 +137,7 @@ func (r *Recorder) routeLocked(t Trace, k string, effect sessions.Effect, st ses
 
 // route applies the retention rules to an encoded record (or to encErr,
 // why it could not be encoded); r.mu is held.
-func (r *Recorder) route(k string, effect sessions.Effect, st sessions.Stamp, value []byte, err error, name string) error {
+func (r *Recorder) route(k string, effect sessions.Effect, st sessions.Stamp, value []byte, hint tally.Hint, err error, name string) error {
 	if r.closed {
 		return sessions.ErrClosed
 	}
@@ -152,7 +154,7 @@ func (r *Recorder) route(k string, effect sessions.Effect, st sessions.Stamp, va
 	if !r.kept && effect != sessions.Changed {
 		// A held record needs no key until the session is kept: its kind
 		// and stamp give it back then.
-		r.stats.Evicted += int64(r.holdRecord(k, st, value))
+		r.stats.Evicted += int64(r.holdRecord(k, st, value, hint))
 		return nil
 	}
 	if !r.kept {
@@ -169,19 +171,28 @@ func tooLarge(k, name string, err error) error {
 }
 
 // holdRecord holds a record of a session not kept yet. Its payload is its
-// seq, its kind's length and kind, then its value; its key is rebuilt from
-// them when the session is kept. It counts what it will take in the store,
-// namespace + key + value bytes: the key is at least 20 bytes longer than
-// the payload's seq and kind, more than the buffer's 8-byte header, so the
-// buffer never needs more than the budget (package hold): a session that
-// never changes anything holds its budget and little else (BENCHMARKS.md,
-// figure 3). No kind is interned: a program whose kinds vary
-// (compile/<hash>) holds nothing for kinds it no longer records.
-func (r *Recorder) holdRecord(kind string, st sessions.Stamp, value []byte) (dropped int) {
-	var pre [9]byte
+// seq, its kind's length and kind, the hint of its tally fields, then its
+// value; its key is rebuilt from them when the session is kept. It counts
+// what it will take in the store, namespace + key + value bytes: the key
+// is 19 bytes longer than the payload's seq and kind, more than the
+// hint's 6 and the buffer's 8-byte header, so the buffer never needs more
+// than the budget (package hold): a session that never changes anything
+// holds its budget and little else (BENCHMARKS.md, figure 3). No kind is
+// interned: a program whose kinds vary (compile/<hash>) holds nothing for
+// kinds it no longer records.
+func (r *Recorder) holdRecord(kind string, st sessions.Stamp, value []byte, hint tally.Hint) (dropped int) {
+	var pre [9 + tally.HintSize]byte
 	binary.BigEndian.PutUint64(pre[:8], st.Seq)
 	pre[8] = byte(len(kind)) // at most keys.MaxKindLen, 128
-	return r.held.Hold(struct{}{}, keys.Size(kind)+len(value), pre[:], []byte(kind), value)
+	tally.AppendHint(pre[9:9], hint)
+	return r.held.Hold(struct{}{}, keys.Size(kind)+len(value), pre[:9], []byte(kind), pre[9:], value)
+}
+
+// heldParts splits a payload holdRecord made into its seq, kind, hint
+// and value.
+func heldParts(p []byte) (seq uint64, kind []byte, hint tally.Hint, value []byte) {
+	n := int(p[8])
+	return binary.BigEndian.Uint64(p), p[9 : 9+n], tally.ReadHint(p[9+n:]), p[9+n+tally.HintSize:]
 }
 
 // appendHeld queues the held records, oldest first, as entries to write:
@@ -193,8 +204,7 @@ func (r *Recorder) appendHeld() {
 	}
 	id := uint64(r.start.Load().id)
 	r.held.Each(func(_ struct{}, p []byte) {
-		seq, n := binary.BigEndian.Uint64(p), int(p[8])
-		kind, value := p[9:9+n], p[9+n:]
+		seq, kind, _, value := heldParts(p)
 		r.queueRecord(string(kind), id, seq, value) // once, at the keep
 
 	})

@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"encoding/binary"
 	"sync/atomic"
 	"time"
 
@@ -47,21 +46,20 @@ func newPart() uint64 {
 // tallyHeld counts a held record the hold lets go (its payload as
 // holdRecord makes it); r.mu is held.
 func (r *Recorder) tallyHeld(_ struct{}, p []byte) {
-	if len(p) < 9 || len(p) < 9+int(p[8]) {
+	if len(p) < 9 || len(p) < 9+int(p[8])+tally.HintSize {
 		return
 	}
-	n := int(p[8])
-	r.tally.Add(p[9:9+n], p[9+n:])
+	_, kind, hint, value := heldParts(p)
+	r.tally.AddHinted(kind, value, hint)
 }
 
 // tallyTrace counts the records of a held trace let go; r.mu is held.
 func (r *Recorder) tallyTrace(h *heldTrace) {
 	for p := h.buf; len(p) > 0; {
-		n := int(p[8])
-		kind := p[9 : 9+n]
-		vlen := int(binary.BigEndian.Uint32(p[9+n:]))
-		r.tally.Add(kind, p[13+n:13+n+vlen])
-		p = p[13+n+vlen:]
+		var kind, value []byte
+		var hint tally.Hint
+		_, kind, hint, value, p = traceEntry(p)
+		r.tally.AddHinted(kind, value, hint)
 	}
 }
 

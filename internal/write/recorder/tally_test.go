@@ -1,12 +1,14 @@
 package recorder_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
+	"github.com/otelrecords/otelrecords/internal/write/tally"
 	"github.com/otelrecords/otelrecords/sessions"
 	"github.com/otelrecords/otelrecords/tallies"
 )
@@ -113,7 +115,7 @@ func TestTallyRewrittenEveryInterval(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f.rec.RecordEncodedIn(tr, "cache", sessions.Observed, st, v); err != nil {
+		if err := f.rec.RecordEncodedIn(tr, "cache", sessions.Observed, st, v, tally.Hint{}); err != nil {
 			t.Fatal(err)
 		}
 		f.rec.EndTrace(tr)
@@ -177,7 +179,7 @@ func TestTallyOfAResumedSessionIsANewPart(t *testing.T) {
 		tr[0] = byte(i + 1)
 		st, _ := g.rec.Stamp(time.Time{})
 		v, _ := recorder.AppendEncoded(nil, "cache", st, &sessions.Record{Name: "lookup", Attributes: sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue("k")}}})
-		if err := g.rec.RecordEncodedIn(tr, "cache", sessions.Observed, st, v); err != nil {
+		if err := g.rec.RecordEncodedIn(tr, "cache", sessions.Observed, st, v, tally.Hint{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -217,5 +219,65 @@ func TestTallyRecordCountsARecordLetGoBeforeIt(t *testing.T) {
 	}
 	if e := tl.Entries[0]; e.Kind != "cache" || e.Name != "lookup" || e.Wall != time.Millisecond {
 		t.Errorf("tallied as %+v", e)
+	}
+}
+
+// TestHeldRecordsAreTalliedFromTheirHint: a record held, then let go — by
+// the budget outside any trace, or with its trace after its grace — is
+// counted from the hint it was routed with. The hint here is true to the
+// value's shape but names the record by its span_kind's text, so that
+// the tally shows which it was read from.
+func TestHeldRecordsAreTalliedFromTheirHint(t *testing.T) {
+	v, err := recorder.AppendEncoded(nil, "cache", sessions.Stamp{Session: 1, Seq: 1}, &sessions.Record{
+		Name: "lookup", Wall: time.Millisecond, SpanKind: "internal",
+		Attributes: sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue("k1")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kindAt := bytes.Index(v, append([]byte{0x60 | 8}, "internal"...))
+	wallAt := bytes.Index(v, []byte{0x1a, 0x00, 0x0f, 0x42, 0x40}) // 1,000,000 ns
+	if kindAt < 0 || wallAt < 0 {
+		t.Fatalf("span_kind at %d, wall_ns at %d in %x", kindAt, wallAt, v)
+	}
+	hint := tally.Hint{Name: uint32(kindAt), Wall: uint32(wallAt)}
+	for _, c := range []struct {
+		name string
+		cfg  recorder.Config
+	}{
+		{"budget", recorder.Config{PendingBudget: 3 * len(v)}},
+		{"trace", byTrace(0)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, c.cfg, newOpStore())
+			for i := range 10 {
+				var tr recorder.Trace
+				if c.cfg.KeepBy == recorder.KeepByTrace {
+					tr[0] = byte(i + 1)
+				}
+				if err := f.rec.RecordEncodedIn(tr, "cache", sessions.Observed, f.stamp(), v, hint); err != nil {
+					t.Fatal(err)
+				}
+				f.rec.EndTrace(tr)
+			}
+			f.now = f.now.Add(recorder.TraceGrace)
+			f.rec.DecideTraces()
+			f.hit("k0", time.Millisecond, sessions.Changed)
+			if err := f.rec.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			s, _ := f.rec.Session()
+			var named, other int64
+			for _, e := range tallyOf(t, f.store, s.ID).Entries {
+				if e.Name == "internal" && e.Wall == time.Duration(e.Count)*time.Millisecond {
+					named += e.Count
+				} else {
+					other += e.Count
+				}
+			}
+			if named < 7 || other != 0 {
+				t.Fatalf("%d records tallied from the hint, %d otherwise; want every one let go (7 or more) from it", named, other)
+			}
+		})
 	}
 }

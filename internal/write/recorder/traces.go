@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/ground/keys"
+	"github.com/otelrecords/otelrecords/internal/write/tally"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -121,7 +122,7 @@ const (
 
 // routeTrace applies the rules of KeepByTrace to a record of trace t
 // (value nil and err set for a record too large to store); r.mu is held.
-func (r *Recorder) routeTrace(t Trace, k string, effect sessions.Effect, st sessions.Stamp, value []byte, err error, name string) error {
+func (r *Recorder) routeTrace(t Trace, k string, effect sessions.Effect, st sessions.Stamp, value []byte, hint tally.Hint, err error, name string) error {
 	tr := &r.traces
 	if d, ok := tr.decided[t]; ok {
 		switch {
@@ -166,7 +167,7 @@ func (r *Recorder) routeTrace(t Trace, k string, effect sessions.Effect, st sess
 		r.queueRecord(k, uint64(st.Session), st.Seq, value)
 		return nil
 	}
-	r.holdInTrace(t, k, st, value)
+	r.holdInTrace(t, k, st, value, hint)
 	return nil
 }
 
@@ -181,8 +182,11 @@ func tooLargeErr(k string, err error, name string) error {
 
 // holdInTrace holds a record of trace t, counted as the session's held
 // records count (keys.Size + value), then evicts held traces while the
-// budget is passed.
-func (r *Recorder) holdInTrace(t Trace, k string, st sessions.Stamp, value []byte) {
+// budget is passed. The trace's buffer holds, for each record, its seq,
+// its kind's length and kind, its value's length, its tally hint, then
+// its value (traceEntry reads them back): 19 bytes and the kind besides
+// the value, within the 28 and the kind its key counts.
+func (r *Recorder) holdInTrace(t Trace, k string, st sessions.Stamp, value []byte, hint tally.Hint) {
 	h := r.holdTrace(t)
 	if h.n == 0 {
 		r.stats.TracesSeen++ // its first record: the trace is seen
@@ -194,6 +198,7 @@ func (r *Recorder) holdInTrace(t Trace, k string, st sessions.Stamp, value []byt
 	h.buf = append(h.buf, k...)
 	binary.BigEndian.PutUint32(pre[9:], uint32(len(value)))
 	h.buf = append(h.buf, pre[9:13]...)
+	h.buf = tally.AppendHint(h.buf, hint)
 	h.buf = append(h.buf, value...)
 	n := keys.Size(k) + len(value)
 	h.n++
@@ -302,6 +307,17 @@ func (r *Recorder) dropHeldTraces() {
 	}
 }
 
+// traceEntry reads the first record holdInTrace put in a trace's buffer
+// p, and returns it and the rest of p.
+func traceEntry(p []byte) (seq uint64, kind []byte, hint tally.Hint, value, rest []byte) {
+	n := int(p[8])
+	kind = p[9 : 9+n]
+	vlen := int(binary.BigEndian.Uint32(p[9+n:]))
+	hint = tally.ReadHint(p[13+n:])
+	at := 13 + n + tally.HintSize
+	return binary.BigEndian.Uint64(p), kind, hint, p[at : at+vlen], p[at+vlen:]
+}
+
 // keepTrace keeps trace t: the session, if this is its first kept trace
 // (with the records it held outside any trace), then the trace's held
 // records, oldest first. r.mu is held.
@@ -317,12 +333,10 @@ func (r *Recorder) keepTrace(t Trace) {
 	if h != nil {
 		id := uint64(r.start.Load().id)
 		for p := h.buf; len(p) > 0; {
-			seq, n := binary.BigEndian.Uint64(p), int(p[8])
-			kind := p[9 : 9+n]
-			vlen := int(binary.BigEndian.Uint32(p[9+n:]))
-			value := p[13+n : 13+n+vlen]
+			var seq uint64
+			var kind, value []byte
+			seq, kind, _, value, p = traceEntry(p)
 			r.queueRecord(string(kind), id, seq, value) // once, at the keep
-			p = p[13+n+vlen:]
 		}
 		r.release(t, h)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otelrecords/otelrecords/internal/write/recorder"
+	"github.com/otelrecords/otelrecords/internal/write/tally"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -25,7 +26,7 @@ func (f *fixture) traced(tr byte, name string, effect sessions.Effect) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if err := f.rec.RecordEncodedIn(trace(tr), "step", effect, st, v); err != nil {
+	if err := f.rec.RecordEncodedIn(trace(tr), "step", effect, st, v, tally.Hint{}); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -178,15 +179,15 @@ func TestKeepByTraceForgetsAllButTheNewestDecisions(t *testing.T) {
 	n := recorder.MaxDecisions + 10
 	for i := range n {
 		tr := recorder.Trace{0: byte(i >> 8), 1: byte(i), 15: 1}
-		if err := f.rec.RecordEncodedIn(tr, "step", sessions.Changed, f.stamp(), f.value("x")); err != nil {
+		if err := f.rec.RecordEncodedIn(tr, "step", sessions.Changed, f.stamp(), f.value("x"), tally.Hint{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The oldest decisions are forgotten: a late span of the first trace
 	// is held, one of the last is written.
 	first, last := recorder.Trace{15: 1}, recorder.Trace{0: byte((n - 1) >> 8), 1: byte(n - 1), 15: 1}
-	f.rec.RecordEncodedIn(first, "step", sessions.Observed, f.stamp(), f.value("late first"))
-	f.rec.RecordEncodedIn(last, "step", sessions.Observed, f.stamp(), f.value("late last"))
+	f.rec.RecordEncodedIn(first, "step", sessions.Observed, f.stamp(), f.value("late first"), tally.Hint{})
+	f.rec.RecordEncodedIn(last, "step", sessions.Observed, f.stamp(), f.value("late last"), tally.Hint{})
 	if s := f.rec.Stats(); s.Held != 1 || s.Pending != int64(n+1) {
 		t.Fatalf("stats %+v: want the first trace's decision forgotten (1 held) and the last's remembered (%d pending)", s, n+1)
 	}
@@ -343,7 +344,7 @@ func TestKeepByTraceFloodOfOpenTracesStaysWithinBudget(t *testing.T) {
 	const n = 50_000
 	for i := range n {
 		tr := recorder.Trace{0: byte(i >> 16), 1: byte(i >> 8), 2: byte(i), 15: 1}
-		if err := f.rec.RecordEncodedIn(tr, "step", sessions.Observed, f.stamp(), f.value("lookup")); err != nil {
+		if err := f.rec.RecordEncodedIn(tr, "step", sessions.Observed, f.stamp(), f.value("lookup"), tally.Hint{}); err != nil {
 			t.Fatal(err)
 		}
 		if s := f.rec.Stats(); s.HeldBytes > budget {
@@ -401,7 +402,7 @@ func TestKeepByTraceConcurrentTraces(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					if err := rec.RecordEncodedIn(tr, "step", effect, st, v); err != nil {
+					if err := rec.RecordEncodedIn(tr, "step", effect, st, v, tally.Hint{}); err != nil {
 						t.Error(err)
 						return
 					}

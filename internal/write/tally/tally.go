@@ -97,9 +97,21 @@ func (c *Counter) Add(kind []byte, value []byte) { add(c, kind, value) }
 // AddString is Add of a kind given as a string.
 func (c *Counter) AddString(kind string, value []byte) { add(c, kind, value) }
 
-func add[K string | []byte](c *Counter, kind K, value []byte) {
+// AddHinted is Add of a value whose fields h locates, and reports
+// whether h fit the value; a value it does not fit is walked as Add
+// walks it.
+func (c *Counter) AddHinted(kind []byte, value []byte, h Hint) (fit bool) {
+	return addHinted(c, kind, value, h)
+}
+
+func add[K string | []byte](c *Counter, kind K, value []byte) { addHinted(c, kind, value, Hint{}) }
+
+func addHinted[K string | []byte](c *Counter, kind K, value []byte, h Hint) (fit bool) {
 	var r record
-	r.read(value)
+	if fit = h.Name != 0 && r.hinted(value, h); !fit {
+		r = record{}
+		r.read(value)
+	}
 	c.id = append(c.id[:0], kind...)
 	c.id = append(c.id, 0)
 	c.id = append(c.id, cut(r.name)...)
@@ -117,6 +129,7 @@ func add[K string | []byte](c *Counter, kind K, value []byte) {
 	if e := c.entry(len(kind), keyAt); e != nil {
 		c.add(e, r.wall, c.outcome(value, r.outcome))
 	}
+	return fit
 }
 
 // AddMark counts an implicit mark let go, named name, that ran for d.

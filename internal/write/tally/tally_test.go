@@ -143,3 +143,39 @@ func BenchmarkCounterAddWarm(b *testing.B) {
 		c.Add(kind, vs[i%len(vs)])
 	}
 }
+
+// TestHintThatDoesNotFitIsWalked: a Hint that points where the value has
+// no name, attributes or wall_ns (or past its end) is not trusted: the
+// record is counted as Add counts it, walking the value.
+func TestHintThatDoesNotFitIsWalked(t *testing.T) {
+	v := encode(t, "lookup", time.Millisecond, sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue("k1")}, {Key: "cache.result", Value: sessions.StringValue("hit")}})
+	want := tally.New()
+	want.Add([]byte("cache"), v)
+	wantBytes, err := want.Tally(1, 1).MarshalCBOR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []tally.Hint{
+		{Name: 1, Wall: 2},              // the stamp's key, then a map head
+		{Name: 1, Attrs: 1, Wall: 3},    // text where a map should be
+		{Name: uint32(len(v)), Wall: 1}, // past the end
+		{Name: uint32(len(v) + 9), Wall: 1 << 31},
+	} {
+		got := tally.New()
+		if got.AddHinted([]byte("cache"), v, h) {
+			t.Errorf("hint %+v fit a value it does not describe", h)
+		}
+		b, err := got.Tally(1, 1).MarshalCBOR()
+		if err != nil || string(b) != string(wantBytes) {
+			t.Errorf("hint %+v: tally %x (%v), walked %x", h, b, err, wantBytes)
+		}
+	}
+	for h, want := range map[tally.Hint]tally.Hint{
+		{Name: 1, Attrs: 2, Wall: 0xffff}:  {Name: 1, Attrs: 2, Wall: 0xffff},
+		{Name: 1, Attrs: 2, Wall: 1 << 16}: {}, // past what it holds: no hint
+	} {
+		if b := tally.AppendHint(nil, h); len(b) != tally.HintSize || tally.ReadHint(b) != want {
+			t.Errorf("AppendHint(%+v) then ReadHint: %x, %+v", h, b, tally.ReadHint(b))
+		}
+	}
+}
