@@ -279,8 +279,7 @@ func readAnswers(t *testing.T, bin string, p fourPathStore, truth map[string]ser
 
 	ids := a.sessionOf()
 	for _, l := range recordsJSON(t, bin, p.args("diff", "--session", ids[0], "--against-session", ids[1], "--json")) {
-		key := canonical([]any{l["change"], l["kind"], l["name"], l["key"], l["verdict"], l["effect"], l["total"]})
-		a.diff[key] = canonical(l)
+		a.diff[diffKey(l)] = canonical(l)
 	}
 
 	for i, s := range ids {
@@ -293,6 +292,12 @@ func readAnswers(t *testing.T, bin string, p fourPathStore, truth map[string]ser
 		a.reports[fourPathInstances[i].id] = reportNumbers(t, page)
 	}
 	return a
+}
+
+// diffKey is what a line of `records diff --json` is compared by between
+// paths: its change, kind, name, key, verdict and effect, or its total.
+func diffKey(l map[string]any) string {
+	return canonical([]any{l["change"], l["kind"], l["name"], l["key"], l["verdict"], l["effect"], l["total"]})
 }
 
 // sessionOf returns the session ids of the instances, in the order of
