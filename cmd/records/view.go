@@ -102,6 +102,18 @@ func (f *sessionFlag) missing() error {
 	return fmt.Errorf("the store has no session %d (records sessions lists them)", f.id)
 }
 
+// need returns missing's error when the flag names a session the store
+// holds neither a row nor a record of, and nil otherwise: a command that
+// lists records (dump, show) would print none, as it does for a session
+// that holds none of the kind asked, and leave a mistyped id unsaid.
+func (f *sessionFlag) need(r *sessions.Records) error {
+	if !f.set {
+		return nil
+	}
+	_, err := pickSession(r, *f)
+	return err
+}
+
 // sessionRows reads the session rows the options select, oldest first.
 func sessionRows(r *sessions.Records, opts ...sessions.ReadOption) ([]sessions.Session, error) {
 	var rows []sessions.Session
