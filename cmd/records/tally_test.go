@@ -246,6 +246,42 @@ func TestWhySaysTalliedHits(t *testing.T) {
 	}
 }
 
+// Why of a key of a kind no kept record has, only tallies (a server kept
+// by trace, whose lookups all hit and were let go), says how often each
+// session hit it; a kind neither kept nor tallied is named as missing,
+// with the kinds there are.
+func TestWhyOfAKindOnlyTallied(t *testing.T) {
+	dir, ids := writeTallyStore(t, tallyStart)
+	e := tallies.Entry{Kind: "dns", Name: "resolve", Key: sessions.Attrs{str("dns.key", "example.com")}}
+	for range 4 {
+		e.Add(3*time.Microsecond, "hit")
+	}
+	tl := tallies.Tally{Session: ids[3], Part: 2, Entries: []tallies.Entry{e}}
+	v, err := tl.MarshalCBOR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := badgerstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.Write([]sessions.Entry{{Key: keys.Tally(uint64(ids[3]), 2), Value: v}})
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "why", "--dir", dir, "dns", "dns.key=example.com")
+	if code != 0 || !strings.Contains(row(out, ids[3].String()), "hit 4 times, let go (tallied)") {
+		t.Errorf("why of a key only tallied: exit %d, stderr %q, stdout\n%s\nwant session %s's 4 tallied hits", code, errOut, out, ids[3])
+	}
+	code, out, errOut = runCLI(t, "why", "--dir", dir, "dnz", "dns.key=example.com")
+	if want := "records: the store has no records of kind dnz; its kinds are: cache (and let go, tallied: dns, resolve)\n"; code != 1 || out != "" || errOut != want {
+		t.Errorf("why of a kind neither kept nor tallied: exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, want)
+	}
+}
+
 // Summary shows each kind's hit rate, kept and tallied hits together, and
 // says which sessions have no tally.
 func TestSummaryHitRates(t *testing.T) {

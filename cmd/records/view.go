@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -86,6 +87,39 @@ func needKind(r *sessions.Records, kind string) error {
 		names[i] = render.String(k)
 	}
 	return fmt.Errorf("the store has no records of kind %s; its kinds are: %s", render.String(kind), strings.Join(names, ", "))
+}
+
+// needKindOrTallied is needKind for a view that counts what kept sessions
+// let go too (why): a kind whose records were all let go and tallied (a
+// server kept by trace, whose lookups all hit) is there, and the error
+// names the kinds only tallied beside those kept.
+func needKindOrTallied(r *sessions.Records, kind string) error {
+	err := needKind(r, kind)
+	if err == nil {
+		return nil
+	}
+	sum, terr := tallied.Read(r, nil, nil, false)
+	if terr != nil {
+		return terr
+	}
+	kept, terr := r.Kinds()
+	if terr != nil {
+		return terr
+	}
+	var let []string
+	for _, e := range sum.Kinds() {
+		if e.Kind == kind {
+			return nil
+		}
+		// "" is the rest of kinds past a tally's bound.
+		if e.Kind != "" && !slices.Contains(kept, e.Kind) {
+			let = append(let, render.String(e.Kind))
+		}
+	}
+	if len(let) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (and let go, tallied: %s)", err, strings.Join(let, ", "))
 }
 
 // readOptions returns the read options that narrow a read to the session.

@@ -98,7 +98,7 @@ median_ns, mean_ns, outcomes} (docs/FORMAT.md §8.5).`,
 				return usageError{Err: fmt.Errorf("%q: want KEY=VALUE, an attribute and its value", args[1])}
 			}
 			return a.read(cmd, func(r *sessions.Records) error {
-				if err := needKind(r, kind); err != nil {
+				if err := needKindOrTallied(r, kind); err != nil {
 					return err
 				}
 				return views.Why(cmd.OutOrStdout(), r, kind, key, value, asJSON)
