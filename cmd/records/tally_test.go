@@ -337,3 +337,24 @@ func TestServeDiffReadsTallies(t *testing.T) {
 		}
 	}
 }
+
+// Serve's history of a key says what each session tallied of it, as
+// records why does: its JSON is why --json's lines, tallies included, and
+// its page lists a key only tallied rather than no record at all (the
+// cost page links every key there, tallied hits and all).
+func TestServeWhyReadsTallies(t *testing.T) {
+	dir, ids := writeTallyStore(t, tallyStart)
+	base := startServe(t, dir)
+	for _, k := range []string{"k3", "k1"} {
+		want := mustRun(t, "why", "--dir", dir, "cache", "cache.key="+k, "--json")
+		if got := get(t, base, "/api/why?kind=cache&key=cache.key&value="+k); got != want {
+			t.Errorf("serve's why JSON of %s:\n%s\nrecords why --json:\n%s", k, got, want)
+		}
+	}
+	page := get(t, base, "/why?kind=cache&key=cache.key&value=k3")
+	for _, w := range []string{"/sessions/" + ids[2].String() + "\"", "hit 12 times, let go (tallied)", "1 record, and 12 hits let go and tallied"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("serve's why page of k3 does not say %q", w)
+		}
+	}
+}
