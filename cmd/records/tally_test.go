@@ -282,6 +282,14 @@ func TestWhyOfAKindOnlyTallied(t *testing.T) {
 	if want := "records: the store has no records of kind dnz; its kinds are: cache (and let go, tallied: dns, resolve)\n"; code != 1 || out != "" || errOut != want {
 		t.Errorf("why of a kind neither kept nor tallied: exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, want)
 	}
+	// show and dump list kept records only: of a kind only tallied they
+	// say where its records went, rather than that there were none.
+	for _, args := range [][]string{{"show", "dns"}, {"dump", "--kind", "dns"}} {
+		code, out, errOut := runCLI(t, append(args, "--dir", dir)...)
+		if want := "records: the store keeps no record of kind dns: its sessions let them go, and counted them in their tallies (records cost and records why count them)\n"; code != 1 || out != "" || errOut != want {
+			t.Errorf("%v of a kind only tallied: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, code, out, errOut, want)
+		}
+	}
 }
 
 // Summary shows each kind's hit rate, kept and tallied hits together, and

@@ -70,8 +70,16 @@ func (f *sessionFlag) Type() string { return "id" }
 
 // needKind returns an error naming the kinds the store has when it has no
 // record of kind: a typed read of a kind that is not there would print
-// nothing, and leave the user to guess whether the kind was misspelt.
-func needKind(r *sessions.Records, kind string) error {
+// nothing, and leave the user to guess whether the kind was misspelt. A
+// kind whose records the sessions all let go, and tallied (a server kept
+// by trace, whose lookups all hit), is said to be so.
+func needKind(r *sessions.Records, kind string) error { return checkKind(r, kind, false) }
+
+// needKindOrTallied is needKind for a view that counts what kept sessions
+// let go too (why): a kind only tallied is there.
+func needKindOrTallied(r *sessions.Records, kind string) error { return checkKind(r, kind, true) }
+
+func checkKind(r *sessions.Records, kind string, tallies bool) error {
 	kinds, err := r.Kinds()
 	if err != nil {
 		return err
@@ -79,47 +87,33 @@ func needKind(r *sessions.Records, kind string) error {
 	if slices.Contains(kinds, kind) {
 		return nil
 	}
+	sum, err := tallied.Read(r, nil, nil, false)
+	if err != nil {
+		return err
+	}
+	var let []string // the kinds only tallied
+	for _, e := range sum.Kinds() {
+		switch {
+		case e.Kind == kind && tallies:
+			return nil
+		case e.Kind == kind:
+			return fmt.Errorf("the store keeps no record of kind %s: its sessions let them go, and counted them in their tallies (records cost and records why count them)", render.String(kind))
+		case e.Kind != "" && !slices.Contains(kinds, e.Kind): // "": the rest of kinds past a tally's bound
+			let = append(let, render.String(e.Kind))
+		}
+	}
+	var also string
+	if len(let) > 0 {
+		also = " (and let go, tallied: " + strings.Join(let, ", ") + ")"
+	}
 	if len(kinds) == 0 {
-		return fmt.Errorf("the store has no records of kind %s: it has no records at all", render.String(kind))
+		return fmt.Errorf("the store has no records of kind %s: it has no records at all%s", render.String(kind), also)
 	}
 	names := make([]string, len(kinds))
 	for i, k := range kinds {
 		names[i] = render.String(k)
 	}
-	return fmt.Errorf("the store has no records of kind %s; its kinds are: %s", render.String(kind), strings.Join(names, ", "))
-}
-
-// needKindOrTallied is needKind for a view that counts what kept sessions
-// let go too (why): a kind whose records were all let go and tallied (a
-// server kept by trace, whose lookups all hit) is there, and the error
-// names the kinds only tallied beside those kept.
-func needKindOrTallied(r *sessions.Records, kind string) error {
-	err := needKind(r, kind)
-	if err == nil {
-		return nil
-	}
-	sum, terr := tallied.Read(r, nil, nil, false)
-	if terr != nil {
-		return terr
-	}
-	kept, terr := r.Kinds()
-	if terr != nil {
-		return terr
-	}
-	var let []string
-	for _, e := range sum.Kinds() {
-		if e.Kind == kind {
-			return nil
-		}
-		// "" is the rest of kinds past a tally's bound.
-		if e.Kind != "" && !slices.Contains(kept, e.Kind) {
-			let = append(let, render.String(e.Kind))
-		}
-	}
-	if len(let) == 0 {
-		return err
-	}
-	return fmt.Errorf("%w (and let go, tallied: %s)", err, strings.Join(let, ", "))
+	return fmt.Errorf("the store has no records of kind %s; its kinds are: %s%s", render.String(kind), strings.Join(names, ", "), also)
 }
 
 // readOptions returns the read options that narrow a read to the session.
