@@ -282,6 +282,12 @@ func TestWhyOfAKindOnlyTallied(t *testing.T) {
 	if want := "records: the store has no records of kind dnz; its kinds are: cache (and let go, tallied: dns, resolve)\n"; code != 1 || out != "" || errOut != want {
 		t.Errorf("why of a kind neither kept nor tallied: exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, want)
 	}
+	// Of an attribute tallies do not keep, records let go cannot be told
+	// apart: the error does not say no tally had it.
+	code, out, errOut = runCLI(t, "why", "--dir", dir, "cache", "cache.result=miss")
+	if want := "records: no record of kind cache has cache.result=miss; of the records let go, tallies keep only key and *.key attributes, so cannot tell\n"; code != 1 || out != "" || errOut != want {
+		t.Errorf("why of an attribute tallies do not keep: exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, want)
+	}
 	// show and dump list kept records only: of a kind only tallied they
 	// say where its records went, rather than that there were none.
 	for _, args := range [][]string{{"show", "dns"}, {"dump", "--kind", "dns"}} {

@@ -136,6 +136,11 @@ func Why(w io.Writer, r *sessions.Records, kind, key, value string, asJSON bool)
 	if err := out.Flush(); err != nil {
 		return err
 	}
+	if n == 0 && !tallies.IsKey(key) && sum.Tallied() {
+		// "and no tally of one" would say the records let go had none:
+		// a tally does not keep the attribute, so cannot tell.
+		return fmt.Errorf("no record of kind %s has %s=%s; of the records let go, tallies keep only key and *.key attributes, so cannot tell", render.String(kind), render.String(key), render.String(value))
+	}
 	if n == 0 {
 		return fmt.Errorf("no record of kind %s has %s=%s, and no tally of one", render.String(kind), render.String(key), render.String(value))
 	}
