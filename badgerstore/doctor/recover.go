@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,7 +44,14 @@ type Recovery struct {
 	Damage []*badgerstore.CorruptError
 	// Kept counts what the new store holds, by kind ("sessions" for
 	// session rows; keys otelrecords does not know count under "").
+	// Tallies and Importer count the store's other entries.
 	Kept map[string]int
+	// Tallies counts the tallies the new store holds (docs/FORMAT.md
+	// §3.6: what a kept session let go, a part per writer).
+	Tallies int
+	// Importer counts the entries of an Importer's bookkeeping the new
+	// store holds (docs/FORMAT.md §12).
+	Importer int
 	// Lost says, for people, what could not be read: blocks of tables,
 	// stretches of logs, values of the value log.
 	Lost []string
@@ -295,7 +303,20 @@ func countKept(path string, rec *Recovery) {
 		if err != nil {
 			return
 		}
-		rec.Kept[kindOf(e.Key)]++
+		rec.count(e.Key, 1)
+	}
+}
+
+// count adds n records (or one entry of another sort) under key to what
+// the new store holds.
+func (rec *Recovery) count(key []byte, n int) {
+	switch {
+	case keys.IsTally(key):
+		rec.Tallies++
+	case bytes.HasPrefix(key, []byte(keys.ImportRoot+"/")):
+		rec.Importer++
+	default:
+		rec.Kept[kindOf(key)] += n
 	}
 }
 
@@ -324,24 +345,26 @@ func writeRecovered(dir string, kept []sessions.Entry, rec *Recovery) error {
 		}
 	}
 	for _, e := range kept {
-		kind, n := recordsIn(e)
-		rec.Kept[kind] += n
+		key, n := recordsIn(e)
+		rec.count(key, n)
 	}
 	return s.Close()
 }
 
-// recordsIn returns the kind of what an entry holds, as kindOf, and how
-// many records: those of a chunk that decodes, else one.
-func recordsIn(e sessions.Entry) (kind string, n int) {
+// recordsIn returns the key that says what an entry holds (a chunk's
+// first record's), and how many records: those of a chunk that decodes,
+// else one. A chunk that does not decode is an entry otelrecords does not
+// know: nil.
+func recordsIn(e sessions.Entry) (key []byte, n int) {
 	first, lo, hi, ok := chunk.ParseKey(e.Key)
 	if !ok {
-		return kindOf(e.Key), 1
+		return e.Key, 1
 	}
 	recs, _, err := chunk.Decode(e.Value, lo, hi, nil, nil)
 	if err != nil || len(recs) == 0 {
-		return "", 1
+		return nil, 1
 	}
-	return kindOf(first), len(recs)
+	return first, len(recs)
 }
 
 // describeKey names a key for people: the record, records or session row

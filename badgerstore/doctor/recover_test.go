@@ -17,6 +17,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/otelrecords/otelrecords/badgerstore"
+	"github.com/otelrecords/otelrecords/internal/ground/keys"
 	"github.com/otelrecords/otelrecords/internal/store/badgerfmt/badgerfmttest"
 	"github.com/otelrecords/otelrecords/internal/store/spool"
 	"github.com/otelrecords/otelrecords/internal/testkit/testsupport"
@@ -90,7 +91,7 @@ func TestRecover(t *testing.T) {
 					t.Fatalf("the new store holds %q, which was not written so", k)
 				}
 			}
-			kept := 0
+			kept := rec.Tallies + rec.Importer
 			for _, n := range rec.Kept {
 				kept += n
 			}
@@ -330,5 +331,41 @@ func TestRecoverThroughALink(t *testing.T) {
 	}
 	if got := readAll(t, dir); len(got) != len(want)-1 {
 		t.Errorf("the recovered store holds %d entries, want %d", len(got), len(want)-1)
+	}
+}
+
+// TestRecoverCountsTalliesAndImporterEntries checks that a store's own
+// entries other than records and session rows, its tallies and an
+// Importer's bookkeeping, are counted as such, not as keys otelrecords
+// does not know.
+func TestRecoverCountsTalliesAndImporterEntries(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := badgerstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Write([]sessions.Entry{
+		{Key: keys.Session(7), Value: []byte{0xa0}},
+		{Key: keys.Tally(7, 1), Value: []byte{0xa0}},
+		{Key: keys.Tally(7, 2), Value: []byte{0xa0}},
+		{Key: keys.ImportSender(7), Value: []byte{0xa0}},
+		{Key: []byte("elsewhere/key"), Value: []byte("v")},
+	})
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, "MANIFEST"), 12); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := Recover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Tallies != 2 || rec.Importer != 1 || !maps.Equal(rec.Kept, map[string]int{"sessions": 1, "": 1}) {
+		t.Errorf("Recover counted tallies %d, importer entries %d, kept %v; want 2, 1 and a session row and an unknown key",
+			rec.Tallies, rec.Importer, rec.Kept)
 	}
 }

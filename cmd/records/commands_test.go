@@ -155,12 +155,20 @@ func TestNoSuchSession(t *testing.T) {
 	dir := writeGoldenStore(t)
 	for _, args := range [][]string{
 		{"summary"}, {"timeline"}, {"report"}, {"export", "--format", "chrome"}, {"export", "--format", "otlp-json"},
+		// dump and show printed nothing (show its header) and exit 0, as
+		// for a session that holds none of the kind asked.
+		{"dump"}, {"dump", "--json"}, {"dump", "--kind", "compile"}, {"show", "compile"}, {"show", "compile", "--json"},
 	} {
 		args = append(args, "--dir", dir, "--session", "7")
 		code, out, errOut := runCLI(t, args...)
 		if want := "records: the store has no session 7 (records sessions lists them)\n"; code != 1 || errOut != want || out != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, code, out, errOut, want)
 		}
+	}
+	// A session the store has, holding no record of the kind asked, is
+	// no mistake: nothing to print.
+	if code, out, errOut := runCLI(t, "dump", "--dir", dir, "--kind", "bench", "--session", "1735790645006000000"); code != 0 || out != "" || errOut != "" {
+		t.Errorf("dump --kind bench of a session with none: exit %d, stdout %q, stderr %q; want exit 0 and nothing", code, out, errOut)
 	}
 }
 

@@ -47,6 +47,9 @@ stores, which do not say), and the attributes as key=value.`,
 				kinds = []string{k}
 			}
 			return a.read(cmd, func(r *sessions.Records) error {
+				if err := session.need(r); err != nil {
+					return err
+				}
 				if kinds == nil {
 					var err error
 					if kinds, err = r.Kinds(); err != nil {

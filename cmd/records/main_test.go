@@ -370,7 +370,7 @@ func TestDumpFilters(t *testing.T) {
 		{[]string{"--kind", "/marks/"}, []string{"load weights", "plan turn 7"}},
 		{[]string{"--session", id2.String()}, []string{"compile \x1b[31mred", "plan turn 7"}},
 		{[]string{"--session", id1.String(), "--kind", "marks"}, []string{"load weights"}},
-		{[]string{"--session", "42"}, nil},
+		// A session the store does not have is an error: TestNoSuchSession.
 	} {
 		if got := names(tc.args...); !slices.Equal(got, tc.want) {
 			t.Errorf("dump %v: got %q, want %q", tc.args, got, tc.want)

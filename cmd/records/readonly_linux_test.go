@@ -43,3 +43,25 @@ func TestReadOnlyStoreShowsTheSpool(t *testing.T) {
 		t.Errorf("stderr %q, want %q", errOut, want)
 	}
 }
+
+// TestReadOnlyStoreRefusesChanges runs the commands that change a store
+// (prune, compact) on read-only media: each says that the store cannot be
+// written, and that nothing was changed, rather than Badger's words about
+// a pid file.
+func TestReadOnlyStoreRefusesChanges(t *testing.T) {
+	src := writeStore(t)
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	testsupport.MountTmpfs(t, mnt, "160m")
+	dir := filepath.Join(mnt, "store")
+	if out, err := exec.Command("cp", "-a", src, dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	testsupport.RemountReadOnly(t, mnt)
+	for _, args := range [][]string{{"prune", "--keep", "1"}, {"compact"}} {
+		code, out, errOut := runCLI(t, append([]string{"--dir", dir}, args...)...)
+		want := "records: the store at " + dir + " cannot be written (read-only media, or no permission to write it): nothing was changed\n"
+		if code != exitError || out != "" || errOut != want {
+			t.Errorf("records %s on read-only media: exit %d, stdout %q, stderr %q; want exit 1 and %q", args[0], code, out, errOut, want)
+		}
+	}
+}

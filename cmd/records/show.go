@@ -52,6 +52,9 @@ prints them (docs/FORMAT.md).`,
 				if err := needKind(r, kind); err != nil {
 					return err
 				}
+				if err := session.need(r); err != nil {
+					return err
+				}
 				return show(cmd, r, kind, filters, session.readOptions(), asJSON)
 			})
 		},

@@ -246,6 +246,58 @@ func TestWhySaysTalliedHits(t *testing.T) {
 	}
 }
 
+// Why of a key of a kind no kept record has, only tallies (a server kept
+// by trace, whose lookups all hit and were let go), says how often each
+// session hit it; a kind neither kept nor tallied is named as missing,
+// with the kinds there are.
+func TestWhyOfAKindOnlyTallied(t *testing.T) {
+	dir, ids := writeTallyStore(t, tallyStart)
+	e := tallies.Entry{Kind: "dns", Name: "resolve", Key: sessions.Attrs{str("dns.key", "example.com")}}
+	for range 4 {
+		e.Add(3*time.Microsecond, "hit")
+	}
+	e.Add(5*time.Microsecond, "miss") // a lookup that changed nothing, though the cache said miss
+	tl := tallies.Tally{Session: ids[3], Part: 2, Entries: []tallies.Entry{e}}
+	v, err := tl.MarshalCBOR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := badgerstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.Write([]sessions.Entry{{Key: keys.Tally(uint64(ids[3]), 2), Value: v}})
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "why", "--dir", dir, "dns", "dns.key=example.com")
+	// The text says the results its JSON counts: one of the 5 said miss.
+	if r := row(out, ids[3].String()); code != 0 || !strings.Contains(r, "hit 5 times, let go (tallied)") || !strings.HasSuffix(r, "; results: hit=4 miss=1\n") {
+		t.Errorf("why of a key only tallied: exit %d, stderr %q, stdout\n%s\nwant session %s's 5 tallied hits, and their results", code, errOut, out, ids[3])
+	}
+	code, out, errOut = runCLI(t, "why", "--dir", dir, "dnz", "dns.key=example.com")
+	if want := "records: the store has no records of kind dnz; its kinds are: cache (and let go, tallied: dns, resolve)\n"; code != 1 || out != "" || errOut != want {
+		t.Errorf("why of a kind neither kept nor tallied: exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, want)
+	}
+	// Of an attribute tallies do not keep, records let go cannot be told
+	// apart: the error does not say no tally had it.
+	code, out, errOut = runCLI(t, "why", "--dir", dir, "cache", "cache.result=miss")
+	if want := "records: no record of kind cache has cache.result=miss; of the records let go, tallies keep only key and *.key attributes, so cannot tell\n"; code != 1 || out != "" || errOut != want {
+		t.Errorf("why of an attribute tallies do not keep: exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, want)
+	}
+	// show and dump list kept records only: of a kind only tallied they
+	// say where its records went, rather than that there were none.
+	for _, args := range [][]string{{"show", "dns"}, {"dump", "--kind", "dns"}} {
+		code, out, errOut := runCLI(t, append(args, "--dir", dir)...)
+		if want := "records: the store keeps no record of kind dns: its sessions let them go, and counted them in their tallies (records cost and records why count them)\n"; code != 1 || out != "" || errOut != want {
+			t.Errorf("%v of a kind only tallied: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, code, out, errOut, want)
+		}
+	}
+}
+
 // Summary shows each kind's hit rate, kept and tallied hits together, and
 // says which sessions have no tally.
 func TestSummaryHitRates(t *testing.T) {
@@ -298,6 +350,27 @@ func TestServeDiffReadsTallies(t *testing.T) {
 	for _, w := range []string{"B only hit it: 12 hits, tallied", "12/12 100%, 12 tallied", "<h2>Hits</h2>"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("serve's diff page does not say %q", w)
+		}
+	}
+}
+
+// Serve's history of a key says what each session tallied of it, as
+// records why does: its JSON is why --json's lines, tallies included, and
+// its page lists a key only tallied rather than no record at all (the
+// cost page links every key there, tallied hits and all).
+func TestServeWhyReadsTallies(t *testing.T) {
+	dir, ids := writeTallyStore(t, tallyStart)
+	base := startServe(t, dir)
+	for _, k := range []string{"k3", "k1"} {
+		want := mustRun(t, "why", "--dir", dir, "cache", "cache.key="+k, "--json")
+		if got := get(t, base, "/api/why?kind=cache&key=cache.key&value="+k); got != want {
+			t.Errorf("serve's why JSON of %s:\n%s\nrecords why --json:\n%s", k, got, want)
+		}
+	}
+	page := get(t, base, "/why?kind=cache&key=cache.key&value=k3")
+	for _, w := range []string{"/sessions/" + ids[2].String() + "\"", "hit 12 times, let go (tallied)", "1 record, and 12 hits let go and tallied"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("serve's why page of k3 does not say %q", w)
 		}
 	}
 }

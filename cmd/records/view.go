@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/explain"
+	"github.com/otelrecords/otelrecords/explain/tallied"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -69,8 +70,16 @@ func (f *sessionFlag) Type() string { return "id" }
 
 // needKind returns an error naming the kinds the store has when it has no
 // record of kind: a typed read of a kind that is not there would print
-// nothing, and leave the user to guess whether the kind was misspelt.
-func needKind(r *sessions.Records, kind string) error {
+// nothing, and leave the user to guess whether the kind was misspelt. A
+// kind whose records the sessions all let go, and tallied (a server kept
+// by trace, whose lookups all hit), is said to be so.
+func needKind(r *sessions.Records, kind string) error { return checkKind(r, kind, false) }
+
+// needKindOrTallied is needKind for a view that counts what kept sessions
+// let go too (why): a kind only tallied is there.
+func needKindOrTallied(r *sessions.Records, kind string) error { return checkKind(r, kind, true) }
+
+func checkKind(r *sessions.Records, kind string, tallies bool) error {
 	kinds, err := r.Kinds()
 	if err != nil {
 		return err
@@ -78,14 +87,33 @@ func needKind(r *sessions.Records, kind string) error {
 	if slices.Contains(kinds, kind) {
 		return nil
 	}
+	sum, err := tallied.Read(r, nil, nil, false)
+	if err != nil {
+		return err
+	}
+	var let []string // the kinds only tallied
+	for _, e := range sum.Kinds() {
+		switch {
+		case e.Kind == kind && tallies:
+			return nil
+		case e.Kind == kind:
+			return fmt.Errorf("the store keeps no record of kind %s: its sessions let them go, and counted them in their tallies (records cost and records why count them)", render.String(kind))
+		case e.Kind != "" && !slices.Contains(kinds, e.Kind): // "": the rest of kinds past a tally's bound
+			let = append(let, render.String(e.Kind))
+		}
+	}
+	var also string
+	if len(let) > 0 {
+		also = " (and let go, tallied: " + strings.Join(let, ", ") + ")"
+	}
 	if len(kinds) == 0 {
-		return fmt.Errorf("the store has no records of kind %s: it has no records at all", render.String(kind))
+		return fmt.Errorf("the store has no records of kind %s: it has no records at all%s", render.String(kind), also)
 	}
 	names := make([]string, len(kinds))
 	for i, k := range kinds {
 		names[i] = render.String(k)
 	}
-	return fmt.Errorf("the store has no records of kind %s; its kinds are: %s", render.String(kind), strings.Join(names, ", "))
+	return fmt.Errorf("the store has no records of kind %s; its kinds are: %s%s", render.String(kind), strings.Join(names, ", "), also)
 }
 
 // readOptions returns the read options that narrow a read to the session.
@@ -100,6 +128,18 @@ func (f *sessionFlag) readOptions() []sessions.ReadOption {
 // store.
 func (f *sessionFlag) missing() error {
 	return fmt.Errorf("the store has no session %d (records sessions lists them)", f.id)
+}
+
+// need returns missing's error when the flag names a session the store
+// holds neither a row nor a record of, and nil otherwise: a command that
+// lists records (dump, show) would print none, as it does for a session
+// that holds none of the kind asked, and leave a mistyped id unsaid.
+func (f *sessionFlag) need(r *sessions.Records) error {
+	if !f.set {
+		return nil
+	}
+	_, err := pickSession(r, *f)
+	return err
 }
 
 // sessionRows reads the session rows the options select, oldest first.

@@ -68,7 +68,9 @@ answer changed), "came out the same: winner=tiled" when none does.
 After a session's records, a line says how often the session hit the key
 without keeping a record of it: the records its tally counted (let go,
 every one a hit; only for KEY "key" or a name ending in ".key", which a
-tally keeps), how long they took (median, mean, shortest to longest).
+tally keeps), how long they took (median, mean, shortest to longest),
+and the values their outcome attribute (result, or a name ending in
+.result) took, counted ("results: hit=388 miss=1").
 
 With --json, one JSON object per record and line: session (a string, as
 every session id the JSON output prints), seq, kind, name, wall_ns, effect
@@ -98,7 +100,7 @@ median_ns, mean_ns, outcomes} (docs/FORMAT.md §8.5).`,
 				return usageError{Err: fmt.Errorf("%q: want KEY=VALUE, an attribute and its value", args[1])}
 			}
 			return a.read(cmd, func(r *sessions.Records) error {
-				if err := needKind(r, kind); err != nil {
+				if err := needKindOrTallied(r, kind); err != nil {
 					return err
 				}
 				return views.Why(cmd.OutOrStdout(), r, kind, key, value, asJSON)

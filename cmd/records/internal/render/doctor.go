@@ -48,7 +48,7 @@ func Recovered(w io.Writer, dir string, rec *doctor.Recovery) {
 		fmt.Fprintf(w, "  %s\n", Clean(l))
 	}
 	if rec.LostEntries > 0 {
-		fmt.Fprintf(w, "At least %d entries (records or session rows) were lost.\n", rec.LostEntries)
+		fmt.Fprintf(w, "At least %d entries were lost: each a record, a chunk of up to 256 records written together, a session row or a tally.\n", rec.LostEntries)
 	}
 }
 
@@ -59,7 +59,7 @@ func printKept(w io.Writer, rec *doctor.Recovery) {
 		kinds = append(kinds, k)
 	}
 	slices.Sort(kinds)
-	if len(kinds) == 0 {
+	if len(kinds) == 0 && rec.Tallies == 0 && rec.Importer == 0 {
 		fmt.Fprintln(w, "  nothing")
 	}
 	for _, k := range kinds {
@@ -72,9 +72,23 @@ func printKept(w io.Writer, rec *doctor.Recovery) {
 			fmt.Fprintf(w, "  %-12s %s\n", Clean(k), Plural(n, "record"))
 		}
 	}
+	if rec.Tallies > 0 {
+		fmt.Fprintf(w, "  %-12s %s of what kept sessions let go\n", "tallies", plurals(rec.Tallies, "tally", "tallies"))
+	}
+	if rec.Importer > 0 {
+		fmt.Fprintf(w, "  %-12s %s of an Importer's bookkeeping\n", "importer", plurals(rec.Importer, "entry", "entries"))
+	}
 	if rec.Spool {
 		fmt.Fprintln(w, "  and the spool (records set aside while the store was busy), which the next program to open the store writes in")
 	}
+}
+
+// plurals is Plural for a word whose plural is not its singular and s.
+func plurals(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // printDamage prints the files found damaged, and why.

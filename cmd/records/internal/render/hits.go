@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -109,8 +111,20 @@ func HitTime(s summary.HitSide, d time.Duration) string {
 }
 
 // TallyEntry says how a tallied key's records went: "hit 389 times, let
-// go (tallied): median 1.0µs, mean 1.2µs, 800ns to 3.1µs".
+// go (tallied): median 1.0µs, mean 1.2µs, 800ns to 3.1µs", then, when
+// the records had an outcome attribute, its values counted ("; results:
+// hit=388 miss=1"): every tallied record is a hit, as changing nothing,
+// but a program that says a lookup missed finds its own counts here, as
+// why --json gives them.
 func TallyEntry(e tallies.Entry) string {
-	return fmt.Sprintf("hit %s, let go (tallied): median %s, mean %s, %s to %s", Plural(int(e.Count), "time"),
+	out := fmt.Sprintf("hit %s, let go (tallied): median %s, mean %s, %s to %s", Plural(int(e.Count), "time"),
 		Duration(e.Quantile(0.5)), Duration(e.Mean()), Duration(e.Min), Duration(e.Max))
+	if len(e.Outcomes) == 0 {
+		return out
+	}
+	out += "; results:"
+	for _, v := range slices.Sorted(maps.Keys(e.Outcomes)) {
+		out += " " + String(v) + "=" + strconv.FormatInt(e.Outcomes[v], 10)
+	}
+	return out
 }

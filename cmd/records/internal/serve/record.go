@@ -8,6 +8,7 @@ import (
 	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/stores"
+	"github.com/otelrecords/otelrecords/cmd/records/internal/views"
 	"github.com/otelrecords/otelrecords/explain"
 	"github.com/otelrecords/otelrecords/sessions"
 )
@@ -237,7 +238,13 @@ type whyPage struct {
 	frame
 	Kind, Key, Value string
 	Rows             []whyRow
-	Total            int // records of the key; Rows holds the first whyRows
+	Total            int // records of the key
+	// Tallied is how many hits of the key sessions let go and their
+	// tallies counted: a row each session's tally, after its records.
+	Tallied int64
+	// Lines is how many rows the whole history has: a record's or a
+	// tally's each. Rows holds the first whyRows.
+	Lines int
 }
 
 // whyRow is one record of the key and why it was done.
@@ -250,6 +257,7 @@ type whyRow struct {
 	Reason   string // the one word
 	Why      string // the sentence
 	Previous string // the record compared with: its page
+	Tallied  bool   // a session's tally of the key: no record, no seq
 }
 
 // whyRows bounds the records the why page lists; its JSON lists them all,
@@ -273,22 +281,36 @@ func (s *Server) why(w http.ResponseWriter, r *http.Request) {
 		lines = newLineWriter(w)
 	}
 	err := s.cfg.Stores.Read(r.Context(), func(all *sessions.Records, _ []stores.Store) error {
-		for reason, err := range explain.Why(all, kind, key, sessions.StringValue(value)) {
+		whys, _, err := views.WhyLines(all, kind, key, value)
+		if err != nil {
+			return err
+		}
+		for l, err := range whys {
 			if err != nil {
 				return err
 			}
 			if err := r.Context().Err(); err != nil {
 				return err
 			}
-			p.Total++
-			if asJSON {
-				if err := lines.encode(api.NewWhy(reason)); err != nil {
-					return err
-				}
-				continue
+			p.Lines++
+			if l.Tallied {
+				p.Tallied += l.Entry.Count
+			} else {
+				p.Total++
 			}
-			if len(p.Rows) < whyRows {
-				p.Rows = append(p.Rows, newWhyRow(reason, key, value))
+			switch {
+			case asJSON && l.Tallied:
+				err = lines.encode(api.NewWhyTally(l.Session, l.Entry))
+			case asJSON:
+				err = lines.encode(api.NewWhy(l.Reason))
+			case len(p.Rows) < whyRows && l.Tallied:
+				p.Rows = append(p.Rows, whyRow{Session: l.Session, Name: cut(l.Entry.Name), Wall: render.Duration(l.Entry.Wall),
+					Verdict: "hit", Reason: "tallied", Why: render.TallyEntry(l.Entry), Tallied: true})
+			case len(p.Rows) < whyRows:
+				p.Rows = append(p.Rows, newWhyRow(l.Reason, key, value))
+			}
+			if err != nil {
+				return err
 			}
 		}
 		return nil

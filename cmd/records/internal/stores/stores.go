@@ -23,6 +23,7 @@ import (
 
 	"github.com/otelrecords/otelrecords/badgerstore"
 	"github.com/otelrecords/otelrecords/cmd/records/internal/render"
+	"github.com/otelrecords/otelrecords/internal/store/storedir"
 	"github.com/otelrecords/otelrecords/sessions"
 )
 
@@ -155,8 +156,13 @@ func (d *Dirs) Write(ctx context.Context, stderr io.Writer, create bool, fn func
 		if err != nil {
 			return OpenError(dir, err)
 		}
+		path := ro.Path()
 		if err := ro.Close(); err != nil {
 			return fmt.Errorf("close the store at %s: %w", dir, err)
+		}
+		// Else Badger would say it cannot write its pid file.
+		if !storedir.Writable(path) {
+			return fmt.Errorf("the store at %s cannot be written (read-only media, or no permission to write it): nothing was changed", dir)
 		}
 	}
 	st, err := badgerstore.OpenWait(ctx, dir, onWait)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"iter"
 	"strconv"
 
 	"github.com/otelrecords/otelrecords/cmd/records/internal/api"
@@ -14,10 +15,64 @@ import (
 	"github.com/otelrecords/otelrecords/tallies"
 )
 
-// sessionTally is what one session tallied of a key: its records let go.
-type sessionTally struct {
-	session sessions.SessionID
-	entry   tallies.Entry
+// WhyLine is one line of why's history of a key: a record and why it was
+// done, or, when Tallied, what a session let go of the key and its tally
+// counted (every one a hit).
+type WhyLine struct {
+	// Reason is the record and why it was done; zero when Tallied.
+	Reason explain.Reason
+	// Tallied says the line is a session's tally entry of the key.
+	Tallied bool
+	// Session and Entry are the tally's session and entry, when Tallied.
+	Session sessions.SessionID
+	Entry   tallies.Entry
+}
+
+// WhyLines returns the lines of why's history of the key: each record of
+// kind whose attribute key is value, oldest first (explain.Why), and after
+// each session's records that session's tally entries of the key. It
+// returns the tallies read too, for what a view says of them.
+func WhyLines(r *sessions.Records, kind, key, value string) (iter.Seq2[WhyLine, error], *tallied.Sum, error) {
+	sum, err := tallied.Read(r, nil, []string{kind}, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pending []WhyLine // in session order, as Records.Sessions
+	for s, err := range r.Sessions() {
+		if err != nil {
+			return nil, nil, err
+		}
+		t, _ := sum.Session(s.ID)
+		for _, e := range t.Entries {
+			if v, ok := e.Key.Get(key); ok && e.Kind == kind && (v.Equal(sessions.StringValue(value)) || v.String() == value) {
+				pending = append(pending, WhyLine{Tallied: true, Session: s.ID, Entry: e})
+			}
+		}
+	}
+	return func(yield func(WhyLine, error) bool) {
+		// flush yields the tallies of the sessions before id (all of
+		// them, with all).
+		flush := func(before sessions.SessionID, all bool) bool {
+			for len(pending) > 0 && (all || pending[0].Session < before) {
+				p := pending[0]
+				pending = pending[1:]
+				if !yield(p, nil) {
+					return false
+				}
+			}
+			return true
+		}
+		for reason, err := range explain.Why(r, kind, key, sessions.StringValue(value)) {
+			if err != nil {
+				yield(WhyLine{}, err)
+				return
+			}
+			if !flush(reason.Stamp.Session, false) || !yield(WhyLine{Reason: reason}, nil) {
+				return
+			}
+		}
+		flush(0, true)
+	}, sum, nil
 }
 
 // Why prints why each record of kind whose attribute key is value was
@@ -26,71 +81,38 @@ type sessionTally struct {
 // it (its tally). It returns an error when neither a record nor a tally
 // has the key.
 func Why(w io.Writer, r *sessions.Records, kind, key, value string, asJSON bool) error {
-	sum, err := tallied.Read(r, nil, []string{kind}, true)
+	lines, sum, err := WhyLines(r, kind, key, value)
 	if err != nil {
 		return err
-	}
-	var pending []sessionTally // in session order, as Records.Sessions
-	for s, err := range r.Sessions() {
-		if err != nil {
-			return err
-		}
-		t, _ := sum.Session(s.ID)
-		for _, e := range t.Entries {
-			if v, ok := e.Key.Get(key); ok && e.Kind == kind && (v.Equal(sessions.StringValue(value)) || v.String() == value) {
-				pending = append(pending, sessionTally{s.ID, e})
-			}
-		}
 	}
 	out := bufio.NewWriter(w)
 	enc := api.NewEncoder(out)
 	t := render.NewTable(out)
 	n := 0
-	header := func() error {
-		if n++; n == 1 && !asJSON {
-			return t.Row("SESSION", "SEQ", "WALL", "WHY")
-		}
-		return nil
-	}
-	// printTallies prints the tallies of the sessions before id.
-	printTallies := func(before sessions.SessionID, all bool) error {
-		for len(pending) > 0 && (all || pending[0].session < before) {
-			p := pending[0]
-			pending = pending[1:]
-			if err := header(); err != nil {
-				return err
-			}
-			if asJSON {
-				err = enc.Encode(api.NewWhyTally(p.session, p.entry))
-			} else {
-				err = t.Row(p.session.String(), "-", render.Duration(p.entry.Wall), render.TallyEntry(p.entry))
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for reason, err := range explain.Why(r, kind, key, sessions.StringValue(value)) {
-		if err == nil {
-			err = printTallies(reason.Stamp.Session, false)
-		}
+	for l, err := range lines {
 		if err != nil {
 			t.Flush()
 			out.Flush() // show what was read before the error
 			return err
 		}
-		if err := header(); err != nil {
-			return err
-		}
-		if asJSON {
-			if err := enc.Encode(api.NewWhy(reason)); err != nil {
+		if n++; n == 1 && !asJSON {
+			if err := t.Row("SESSION", "SEQ", "WALL", "WHY"); err != nil {
 				return err
 			}
-			continue
 		}
-		if err := t.Row(reason.Stamp.Session.String(), strconv.FormatUint(reason.Stamp.Seq, 10),
-			render.Duration(reason.Record.Wall), render.Why(reason, key, value)); err != nil {
+		switch {
+		case asJSON && l.Tallied:
+			err = enc.Encode(api.NewWhyTally(l.Session, l.Entry))
+		case asJSON:
+			err = enc.Encode(api.NewWhy(l.Reason))
+		case l.Tallied:
+			err = t.Row(l.Session.String(), "-", render.Duration(l.Entry.Wall), render.TallyEntry(l.Entry))
+		default:
+			reason := l.Reason
+			err = t.Row(reason.Stamp.Session.String(), strconv.FormatUint(reason.Stamp.Seq, 10),
+				render.Duration(reason.Record.Wall), render.Why(reason, key, value))
+		}
+		if err != nil {
 			return err
 		}
 		if n%render.FlushEvery == 0 {
@@ -98,9 +120,6 @@ func Why(w io.Writer, r *sessions.Records, kind, key, value string, asJSON bool)
 				return err
 			}
 		}
-	}
-	if err := printTallies(0, true); err != nil {
-		return err
 	}
 	if err := t.Flush(); err != nil {
 		return err
@@ -116,6 +135,11 @@ func Why(w io.Writer, r *sessions.Records, kind, key, value string, asJSON bool)
 	}
 	if err := out.Flush(); err != nil {
 		return err
+	}
+	if n == 0 && !tallies.IsKey(key) && sum.Tallied() {
+		// "and no tally of one" would say the records let go had none:
+		// a tally does not keep the attribute, so cannot tell.
+		return fmt.Errorf("no record of kind %s has %s=%s; of the records let go, tallies keep only key and *.key attributes, so cannot tell", render.String(kind), render.String(key), render.String(value))
 	}
 	if n == 0 {
 		return fmt.Errorf("no record of kind %s has %s=%s, and no tally of one", render.String(kind), render.String(key), render.String(value))
