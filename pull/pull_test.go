@@ -291,12 +291,6 @@ func TestPullByServiceAndTime(t *testing.T) {
 // What is not a Jaeger query service, or does not answer, is said to be
 // so; a query service that wants credentials too.
 func TestPullErrors(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + l.Addr().String()
-	l.Close()
 	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write([]byte("<html><body>It works!</body></html>"))
@@ -310,6 +304,14 @@ func TestPullErrors(t *testing.T) {
 		}
 	}))
 	defer refused.Close()
+	// A port nothing listens on, taken after the servers above have
+	// theirs: one taken before could be given again to one of them.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
 	for _, c := range []struct {
 		url  string
 		want error
