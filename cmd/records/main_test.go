@@ -485,18 +485,27 @@ func TestSkippedValues(t *testing.T) {
 	}
 }
 
+// TestUsageErrors checks that a wrong command line exits 2 with a hint
+// naming the help of the command it was wrong for: the subcommand's, or
+// the root's for a command that is not there.
 func TestUsageErrors(t *testing.T) {
 	dir := writeStore(t)
-	for _, args := range [][]string{
-		{"frobnicate"},
-		{"dump", "--dir", dir, "--no-such-flag"},
-		{"dump", "--dir", dir, "--session", "yesterday"},
-		{"dump", "--dir", dir, "--kind", "sessions"},
-		{"sessions", "--dir", dir, "extra"},
+	for _, c := range []struct {
+		args []string
+		help string
+	}{
+		{[]string{"frobnicate"}, "records"},
+		{[]string{"dump", "--dir", dir, "--no-such-flag"}, "records dump"},
+		{[]string{"dump", "--dir", dir, "--session", "yesterday"}, "records dump"},
+		{[]string{"dump", "--dir", dir, "--kind", "sessions"}, "records dump"},
+		{[]string{"sessions", "--dir", dir, "extra"}, "records sessions"},
+		{[]string{"why", "--dir", dir}, "records why"},
+		{[]string{"--dir", dir, "why", "--no-such-flag"}, "records why"},
 	} {
-		code, out, errOut := runCLI(t, args...)
-		if code != 2 || out != "" || !strings.HasPrefix(errOut, "records: ") || !strings.Contains(errOut, "records --help") {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and a usage hint", args, code, out, errOut)
+		code, out, errOut := runCLI(t, c.args...)
+		hint := "\nRun '" + c.help + " --help' for usage.\n"
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, "records: ") || !strings.HasSuffix(errOut, hint) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and the hint %q", c.args, code, out, errOut, hint)
 		}
 	}
 }
