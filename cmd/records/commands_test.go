@@ -143,10 +143,12 @@ func TestNewCommandsUsageErrors(t *testing.T) {
 		{"why", "autotune", "no-equals-sign"},
 		{"why", "sessions", "key=value"},
 	} {
+		// The hint names the subcommand's help, not the root's.
+		hint := "\nRun 'records " + args[0] + " --help' for usage.\n"
 		args = append(args, "--dir", dir)
 		code, out, errOut := runCLI(t, args...)
-		if code != 2 || out != "" || !strings.HasPrefix(errOut, "records: ") || !strings.Contains(errOut, "records --help") {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and a usage hint", args, code, out, errOut)
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, "records: ") || !strings.HasSuffix(errOut, hint) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and the hint %q", args, code, out, errOut, hint)
 		}
 	}
 }

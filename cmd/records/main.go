@@ -68,7 +68,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
 	}
@@ -76,9 +76,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// anyone's: it is cleaned as every field printed is.
 	fmt.Fprintf(stderr, "records: %s\n", render.CleanMessage(err.Error()))
 	// Cobra reports a bad flag, argument or command before any command
-	// starts; our own flag checks say so with usageError.
+	// starts; our own flag checks say so with usageError. The hint names
+	// the help of the command whose line was wrong (records why --help),
+	// which is the root's for a command that is not there.
 	if !a.started || errors.As(err, new(usageError)) {
-		fmt.Fprintln(stderr, "Run 'records --help' for usage.")
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		return exitUsage
 	}
 	return exitError

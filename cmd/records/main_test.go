@@ -457,21 +457,7 @@ func TestBusyStore(t *testing.T) {
 }
 
 func TestSkippedValues(t *testing.T) {
-	dir := writeStore(t)
-	st, err := badgerstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad := []sessions.Entry{
-		{Key: testsupport.RecordKey("compile", sessions.Stamp{Session: id1, Seq: 7}), Value: []byte{0xff, 0x00}},
-		{Key: testsupport.RecordKey("marks", sessions.Stamp{Session: id2, Seq: 9}), Value: []byte("not cbor")},
-	}
-	if err := st.Write(bad); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeSkippedStore(t)
 
 	code, out, errOut := runCLI(t, "dump", "--dir", dir, "--json")
 	if code != 0 {
@@ -480,23 +466,42 @@ func TestSkippedValues(t *testing.T) {
 	if n := len(decodeLines(t, out)); n != 5 {
 		t.Errorf("dumped %d records, want the 5 that decode", n)
 	}
-	if want := "records: 2 values did not decode and were skipped\n"; errOut != want {
+	// The count names the next step: the doctor's check of the store's
+	// files, a damaged block being one reason a value does not decode.
+	want := "records: 2 values did not decode and were skipped; run records doctor --check --dir " + dir + " to check the store's files for damage\n"
+	if errOut != want {
 		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+
+	// Read with another store, the values may be in either.
+	_, _, errOut = runCLI(t, "dump", "--dir", dir, "--dir", writeStore(t))
+	want = "records: 2 values did not decode and were skipped; run records doctor --check --dir on each store to check its files for damage\n"
+	if !strings.Contains(errOut, want) {
+		t.Errorf("stderr of two stores %q, want it to hold %q", errOut, want)
 	}
 }
 
+// TestUsageErrors checks that a wrong command line exits 2 with a hint
+// naming the help of the command it was wrong for: the subcommand's, or
+// the root's for a command that is not there.
 func TestUsageErrors(t *testing.T) {
 	dir := writeStore(t)
-	for _, args := range [][]string{
-		{"frobnicate"},
-		{"dump", "--dir", dir, "--no-such-flag"},
-		{"dump", "--dir", dir, "--session", "yesterday"},
-		{"dump", "--dir", dir, "--kind", "sessions"},
-		{"sessions", "--dir", dir, "extra"},
+	for _, c := range []struct {
+		args []string
+		help string
+	}{
+		{[]string{"frobnicate"}, "records"},
+		{[]string{"dump", "--dir", dir, "--no-such-flag"}, "records dump"},
+		{[]string{"dump", "--dir", dir, "--session", "yesterday"}, "records dump"},
+		{[]string{"dump", "--dir", dir, "--kind", "sessions"}, "records dump"},
+		{[]string{"sessions", "--dir", dir, "extra"}, "records sessions"},
+		{[]string{"why", "--dir", dir}, "records why"},
+		{[]string{"--dir", dir, "why", "--no-such-flag"}, "records why"},
 	} {
-		code, out, errOut := runCLI(t, args...)
-		if code != 2 || out != "" || !strings.HasPrefix(errOut, "records: ") || !strings.Contains(errOut, "records --help") {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and a usage hint", args, code, out, errOut)
+		code, out, errOut := runCLI(t, c.args...)
+		hint := "\nRun '" + c.help + " --help' for usage.\n"
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, "records: ") || !strings.HasSuffix(errOut, hint) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and the hint %q", c.args, code, out, errOut, hint)
 		}
 	}
 }

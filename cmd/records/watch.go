@@ -80,8 +80,11 @@ and line, as records dump --json prints it.`,
 				kinds = []string{k}
 			}
 			if a.Dir != "" {
-				// A directory that is not there is a mistake, not a store
-				// yet to come: nothing creates a store's parent.
+				// A --dir that is not there is refused rather than waited
+				// for, though a writer would create it and its parents: a
+				// mistyped path would be watched for ever with nothing
+				// said (issue 22). A store yet to come is waited for in a
+				// --dir that exists, and at $OTELRECORDS_DIR or the default.
 				if _, err := os.Stat(a.Dir); errors.Is(err, fs.ErrNotExist) {
 					return usageError{Err: fmt.Errorf("--dir %s: no such directory", render.Clean(a.Dir))}
 				}

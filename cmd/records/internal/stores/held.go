@@ -93,9 +93,11 @@ func (h *Held) Read(ctx context.Context, fn func(all *sessions.Records, each []S
 	}
 	before := h.all.Skipped()
 	err := fn(h.all, h.each)
-	if n := h.all.Skipped() - before; n > 0 {
-		fmt.Fprintf(h.log, "records: %s did not decode and were skipped\n", render.Plural(int(n), "value"))
+	one := "" // the store the skipped values are in, where only one is held
+	if len(h.each) == 1 {
+		one = h.each[0].Dir
 	}
+	reportSkipped(h.log, one, h.all.Skipped()-before)
 	return err
 }
 

@@ -77,7 +77,7 @@ func (d *Dirs) Read(ctx context.Context, stderr io.Writer, fn func(*sessions.Rec
 		}
 	}()
 	reportUnmerged(stderr, "", st.Unmerged())
-	return readRecords(stderr, st, fn)
+	return readRecords(stderr, dir, st, fn)
 }
 
 // One returns the store directory: --dir, else the default. A path
@@ -278,19 +278,33 @@ func reportUnmerged(stderr io.Writer, where string, n int) {
 	}
 }
 
-// readRecords hands a reader of st to fn, and then counts on stderr the
-// values the reader skipped because they did not decode.
-func readRecords(stderr io.Writer, st sessions.Store, fn func(*sessions.Records) error) error {
+// readRecords hands a reader of st, the store in dir ("" for several
+// read as one), to fn, and then counts on stderr the values the reader
+// skipped because they did not decode (reportSkipped).
+func readRecords(stderr io.Writer, dir string, st sessions.Store, fn func(*sessions.Records) error) error {
 	r := sessions.NewRecords(st)
-	defer func() {
-		switch n := r.Skipped(); {
-		case n == 1:
-			fmt.Fprintln(stderr, "records: 1 value did not decode and was skipped")
-		case n > 1:
-			fmt.Fprintf(stderr, "records: %d values did not decode and were skipped\n", n)
-		}
-	}()
+	defer func() { reportSkipped(stderr, dir, r.Skipped()) }()
 	return fn(r)
+}
+
+// reportSkipped counts on stderr n values a read of the store in dir ("",
+// several stores) skipped because they did not decode, and names the next
+// step: a damaged block of a store's file is one cause, and records doctor
+// --check reads every block of every file and says which is damaged.
+func reportSkipped(stderr io.Writer, dir string, n int64) {
+	if n <= 0 {
+		return
+	}
+	were := "were"
+	if n == 1 {
+		were = "was"
+	}
+	check := "records doctor --check --dir on each store to check its files"
+	if dir != "" {
+		check = "records doctor --check --dir " + render.Clean(dir) + " to check the store's files"
+	}
+	fmt.Fprintf(stderr, "records: %s did not decode and %s skipped; run %s for damage\n",
+		render.Plural(int(n), "value"), were, check)
 }
 
 // readMany is read for several stores: it opens them all at once (each
@@ -342,7 +356,11 @@ func (d *Dirs) readMany(ctx context.Context, w io.Writer, fn func(*sessions.Reco
 		fmt.Fprintf(stderr, "records: warning: the store at %s failed while read, and is left out of the rest: %s\n",
 			render.CleanMessage(names[i]), render.CleanMessage(err.Error()))
 	})
-	return readRecords(w, u, fn)
+	one := "" // the store the skipped values are in, where only one is read
+	if len(names) == 1 {
+		one = names[0]
+	}
+	return readRecords(w, one, u, fn)
 }
 
 // lockedWriter lets several goroutines write whole lines to one writer.
