@@ -225,22 +225,23 @@ func TestTallyRecordCountsARecordLetGoBeforeIt(t *testing.T) {
 // TestHeldRecordsAreTalliedFromTheirHint: a record held, then let go — by
 // the budget outside any trace, or with its trace after its grace — is
 // counted from the hint it was routed with. The hint here is true to the
-// value's shape but names the record by its span_kind's text, so that
+// value's shape but names the record by the value of its attribute
+// "name", which follows a key "name" as the record's name does, so that
 // the tally shows which it was read from.
 func TestHeldRecordsAreTalliedFromTheirHint(t *testing.T) {
 	v, err := recorder.AppendEncoded(nil, "cache", sessions.Stamp{Session: 1, Seq: 1}, &sessions.Record{
-		Name: "lookup", Wall: time.Millisecond, SpanKind: "internal",
-		Attributes: sessions.Attrs{{Key: "cache.key", Value: sessions.StringValue("k1")}},
+		Name: "lookup", Wall: time.Millisecond,
+		Attributes: sessions.Attrs{{Key: "name", Value: sessions.StringValue("internal")}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	kindAt := bytes.Index(v, append([]byte{0x60 | 8}, "internal"...))
+	nameAt := bytes.Index(v, append([]byte{0x64, 'n', 'a', 'm', 'e', 0x60 | 8}, "internal"...)) + 5
 	wallAt := bytes.Index(v, []byte{0x1a, 0x00, 0x0f, 0x42, 0x40}) // 1,000,000 ns
-	if kindAt < 0 || wallAt < 0 {
-		t.Fatalf("span_kind at %d, wall_ns at %d in %x", kindAt, wallAt, v)
+	if nameAt < 5 || wallAt < 0 {
+		t.Fatalf("the attribute name at %d, wall_ns at %d in %x", nameAt, wallAt, v)
 	}
-	hint := tally.Hint{Name: uint32(kindAt), Wall: uint32(wallAt)}
+	hint := tally.Hint{Name: uint32(nameAt), Wall: uint32(wallAt)}
 	for _, c := range []struct {
 		name string
 		cfg  recorder.Config

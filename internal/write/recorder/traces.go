@@ -72,9 +72,9 @@ const (
 	decidedEvicted                     // the budget pushed it out before a decision
 )
 
-// heldTrace is a trace not decided yet: its records, encoded as the
-// session's held records are (seq, kind's length, kind), each followed by
-// the value's length and the value.
+// heldTrace is a trace not decided yet: its records as holdInTrace lays
+// them out in buf (seq, kind's length, kind, the value's length, the
+// tally hint, the value), for traceEntry to read back.
 type heldTrace struct {
 	buf     []byte
 	n       int // records held

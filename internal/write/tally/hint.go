@@ -44,20 +44,32 @@ func ReadHint(b []byte) Hint {
 
 // hinted reads what read reads at the places h says, and reports whether
 // each was what it should be there.
+// Each place must follow its key (name, attrs, wall_ns): a hint paired
+// with a value it was not made for is not trusted by chance.
 func (rec *record) hinted(b []byte, h Hint) bool {
 	var i int
+	if !after(b, int(h.Name), cw.KeyName) {
+		return false
+	}
 	if rec.name, i = textAt(b, int(h.Name)); i < 0 {
 		return false
 	}
-	if h.Attrs != 0 && rec.attrs(b, int(h.Attrs)) < 0 {
+	if h.Attrs != 0 && (!after(b, int(h.Attrs), cw.KeyAttrs) || rec.attrs(b, int(h.Attrs)) < 0) {
 		return false
 	}
 	j := int(h.Wall)
-	if j >= len(b) || b[j]>>5 != byte(cw.MajorUint) {
+	if !after(b, j, cw.KeyWall) || j >= len(b) || b[j]>>5 != byte(cw.MajorUint) {
 		return false
 	}
 	if d, _, ok := arg(b, j); ok && d <= 1<<62 {
 		rec.wall = time.Duration(d)
 	}
 	return true
+}
+
+// after reports whether the text key, shorter than 24 bytes, ends at b[i]
+// (encoded as a key of the record's map is).
+func after(b []byte, i int, key string) bool {
+	at := i - len(key) - 1
+	return at >= 0 && i <= len(b) && b[at] == byte(cw.MajorText)<<5|byte(len(key)) && string(b[at+1:i]) == key
 }

@@ -1,6 +1,7 @@
 package tally_test
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -155,10 +156,16 @@ func TestHintThatDoesNotFitIsWalked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	valueAt := bytes.Index(v, []byte{0x62, 'k', '1'})              // cache.key's value: a text, not after "name"
+	wallAt := bytes.Index(v, []byte{0x1a, 0x00, 0x0f, 0x42, 0x40}) // wall_ns, 1 ms
+	if valueAt < 0 || wallAt < 0 {
+		t.Fatalf("k1 at %d, wall_ns at %d in %x", valueAt, wallAt, v)
+	}
 	for _, h := range []tally.Hint{
-		{Name: 1, Wall: 2},              // the stamp's key, then a map head
-		{Name: 1, Attrs: 1, Wall: 3},    // text where a map should be
-		{Name: uint32(len(v)), Wall: 1}, // past the end
+		{Name: uint32(valueAt), Wall: uint32(wallAt)}, // a text and a number where a hint could point, but the text after the wrong key
+		{Name: 1, Wall: 2},                            // the stamp's key, then a map head
+		{Name: 1, Attrs: 1, Wall: 3},                  // text where a map should be
+		{Name: uint32(len(v)), Wall: 1},               // past the end
 		{Name: uint32(len(v) + 9), Wall: 1 << 31},
 	} {
 		got := tally.New()
