@@ -186,3 +186,42 @@ func TestHintThatDoesNotFitIsWalked(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCounterAddWarmHinted is BenchmarkCounterAddWarm with each
+// record's hint, as the plain encoder notes it: what a warm session pays
+// now for each record its budget lets go.
+func BenchmarkCounterAddWarmHinted(b *testing.B) {
+	c := tally.New()
+	var vs [][]byte
+	var hs []tally.Hint
+	at := func(v []byte, key string) uint32 {
+		i := bytes.Index(v, append([]byte{0x60 | byte(len(key))}, key...))
+		if i < 0 {
+			b.Fatalf("no %s in %x", key, v)
+		}
+		return uint32(i + 1 + len(key))
+	}
+	for i := range 1024 {
+		v, err := recorder.AppendEncoded(nil, "autotune", sessions.Stamp{Session: 1 << 60, Seq: uint64(i) << 20, Offset: 1 << 40}, &sessions.Record{
+			Name: "workload", Wall: 3 * time.Microsecond, Scope: sessions.Scope{Name: "bench"},
+			Attributes: sessions.Attrs{{Key: "key", Value: sessions.StringValue(fmt.Sprint("k", i))}, {Key: "n", Value: sessions.Int64Value(int64(i))}, {Key: "ok", Value: sessions.BoolValue(true)}},
+			Inputs:     []string{"key", "n", "ok"}, SpanID: [8]byte{1, 2}, TraceID: [16]byte{3}, SpanKind: "internal",
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		vs = append(vs, v)
+		hs = append(hs, tally.Hint{Name: at(v, "name"), Attrs: at(v, "attrs"), Wall: at(v, "wall_ns")})
+	}
+	kind := []byte("autotune")
+	for i, v := range vs {
+		if !c.AddHinted(kind, v, hs[i]) {
+			b.Fatalf("the hint of record %d does not fit", i)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		c.AddHinted(kind, vs[i%len(vs)], hs[i%len(vs)])
+	}
+}
