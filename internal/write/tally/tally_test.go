@@ -169,7 +169,7 @@ func benchmarkWarm(b *testing.B, hinted bool) {
 			c.Add(kind, vs[i])
 		}
 	}
-	for i := range vs { // every key seen once, so that the loop counts only
+	for i := range vs { // each key seen once: the loop counts only keys it has
 		if !hinted {
 			c.Add(kind, vs[i])
 		} else if !c.AddHinted(kind, vs[i], hs[i]) {
